@@ -1,0 +1,43 @@
+"""Exceptions that carry one-line, user-facing messages.
+
+Every error a user can cause by bad input is a :class:`NetsimError`; the CLI
+prints ``netsim: error: <message>`` and exits non-zero without a traceback.
+Messages name the file, field and value where they are known.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
+           "ScheduleError", "SimulationError"]
+
+
+class NetsimError(Exception):
+    """Base class of every error caused by the user's input."""
+
+    exit_code = 1
+
+
+class InputError(NetsimError, ValueError):
+    """A malformed file, field or argument."""
+
+    exit_code = 2
+
+
+class UnitError(InputError):
+    """A quantity string with an unknown or wrong unit, e.g. ``'25GB'`` where a rate is due."""
+
+
+class TopologyError(InputError):
+    """An impossible topology: unknown family, missing node, non-positive bandwidth..."""
+
+
+class RoutingError(NetsimError):
+    """No path between two endpoints, or an explicit path that is not a path."""
+
+
+class ScheduleError(InputError):
+    """A malformed schedule: unknown rank, negative bytes, cyclic dependencies..."""
+
+
+class SimulationError(NetsimError):
+    """The engine cannot proceed (e.g. a flow with no capacity left on its path)."""

@@ -1,0 +1,370 @@
+"""The Schedule IR: the contract between a collective algorithm and a machine.
+
+A schedule is a DAG of operations over logical ranks ``0..num_ranks-1``:
+
+* ``send(src, dst, nbytes)``: move ``nbytes`` bytes from rank ``src`` to rank ``dst``;
+* ``compute(rank, seconds)``: local work (a reduction, a matmul) taking ``seconds``;
+* ``barrier()``: a no-op that completes when its dependencies do (joins phases cheaply).
+
+Each op lists the ops it depends on. Ops are stored column-wise in numpy arrays, so a
+schedule of a million sends costs a few arrays, not a million objects. Build one with
+:class:`ScheduleBuilder`; compose with :func:`concurrent`, :func:`sequential` and
+:meth:`Schedule.relabel`.
+
+An op may carry a ``tag`` (a phase or group name, used for per-phase timings) and an
+explicit path (link ids) that overrides routing. Algorithms may attach ``data``: what
+chunks the send carries, used to check symbolically that a schedule delivers what the
+collective promises.
+
+>>> b = ScheduleBuilder(2)
+>>> s = b.send(0, 1, 1e6)
+>>> _ = b.compute(1, 1e-6, deps=[s])
+>>> b.build().num_ops
+2
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import ScheduleError
+
+__all__ = ["SEND", "COMPUTE", "BARRIER", "Schedule", "ScheduleBuilder", "concurrent",
+           "sequential", "schedule_from_dict", "load_schedule", "save_schedule"]
+
+SEND, COMPUTE, BARRIER = 0, 1, 2
+_KIND_NAMES = {SEND: "send", COMPUTE: "compute", BARRIER: "barrier"}
+_KIND_CODES = {v: k for k, v in _KIND_NAMES.items()}
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """An immutable DAG of ops; see the module docstring.
+
+    Arrays (one entry per op): ``kind`` (SEND/COMPUTE/BARRIER), ``src`` (rank; the rank of a
+    compute; -1 for a barrier), ``dst`` (rank; -1 unless a send), ``nbytes`` (bytes, sends),
+    ``seconds`` (s, computes), ``tag`` (index into ``tags``, -1 for none). Dependencies are
+    CSR: op i waits for ``dep_idx[dep_ptr[i]:dep_ptr[i+1]]``.
+    """
+
+    num_ranks: int
+    kind: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    seconds: np.ndarray
+    dep_ptr: np.ndarray
+    dep_idx: np.ndarray
+    tag: np.ndarray
+    tags: tuple[str, ...] = ()
+    paths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    data: Mapping[int, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def num_ops(self) -> int:
+        return len(self.kind)
+
+    @property
+    def num_sends(self) -> int:
+        return int(np.count_nonzero(self.kind == SEND))
+
+    @property
+    def total_bytes(self) -> float:
+        """Bytes moved by all sends together."""
+        return float(self.nbytes[self.kind == SEND].sum())
+
+    def deps(self, op: int) -> np.ndarray:
+        return self.dep_idx[self.dep_ptr[op]:self.dep_ptr[op + 1]]
+
+    def tag_of(self, op: int) -> str | None:
+        t = int(self.tag[op])
+        return self.tags[t] if t >= 0 else None
+
+    def relabel(self, mapping: Sequence[int] | np.ndarray, num_ranks: int | None = None
+                ) -> "Schedule":
+        """Rename ranks: rank r becomes ``mapping[r]`` (e.g. a sub-group into a bigger job)."""
+        mapping = np.asarray(mapping, dtype=np.int64)
+        if mapping.shape != (self.num_ranks,):
+            raise ScheduleError(f"relabel: mapping has {mapping.size} entries for "
+                                f"{self.num_ranks} ranks")
+        n = int(num_ranks if num_ranks is not None else mapping.max() + 1)
+        src = np.where(self.src >= 0, mapping[np.maximum(self.src, 0)], -1)
+        dst = np.where(self.dst >= 0, mapping[np.maximum(self.dst, 0)], -1)
+        return replace(self, num_ranks=n, src=src, dst=dst)
+
+    def scaled(self, factor: float) -> "Schedule":
+        """The same schedule with every send's bytes multiplied by ``factor``."""
+        return replace(self, nbytes=self.nbytes * float(factor))
+
+    def with_tag(self, tag: str) -> "Schedule":
+        """Every op tagged ``tag`` (e.g. the phase a collective belongs to)."""
+        return replace(self, tag=np.zeros(self.num_ops, dtype=np.int64), tags=(tag,))
+
+    def to_dict(self, message_size: float | None = None) -> dict:
+        """The JSON form. With ``message_size``, bytes are written as fractions of it."""
+        ops = []
+        for i in range(self.num_ops):
+            kind = _KIND_NAMES[int(self.kind[i])]
+            op: dict[str, Any] = {"id": i, "op": kind}
+            if kind == "send":
+                op.update(src=int(self.src[i]), dst=int(self.dst[i]))
+                if message_size:
+                    op["fraction"] = float(self.nbytes[i]) / message_size
+                else:
+                    op["bytes"] = float(self.nbytes[i])
+            elif kind == "compute":
+                op.update(rank=int(self.src[i]), seconds=float(self.seconds[i]))
+            deps = self.deps(i)
+            if deps.size:
+                op["deps"] = deps.tolist()
+            if self.tag[i] >= 0:
+                op["tag"] = self.tags[int(self.tag[i])]
+            ops.append(op)
+        out = {"format": "netsim-schedule", "version": 1, "ranks": self.num_ranks,
+               "relative": bool(message_size), "ops": ops}
+        if self.meta:
+            out["meta"] = {k: v for k, v in self.meta.items() if _jsonable(v)}
+        return out
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except TypeError:
+        return False
+
+
+class ScheduleBuilder:
+    """Appends ops one at a time; :meth:`build` checks them and freezes the arrays.
+
+    Dependencies may only name ops already added, which keeps every built schedule acyclic.
+    """
+
+    def __init__(self, num_ranks: int, meta: dict[str, Any] | None = None) -> None:
+        if int(num_ranks) < 1:
+            raise ScheduleError(f"a schedule needs at least one rank, got {num_ranks}")
+        self.num_ranks = int(num_ranks)
+        self.meta = dict(meta or {})
+        self._kind: list[int] = []
+        self._src: list[int] = []
+        self._dst: list[int] = []
+        self._bytes: list[float] = []
+        self._seconds: list[float] = []
+        self._tag: list[int] = []
+        self._deps: list[Sequence[int]] = []
+        self._tags: dict[str, int] = {}
+        self._paths: dict[int, tuple[int, ...]] = {}
+        self._data: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    def _rank(self, rank: int, what: str) -> int:
+        rank = int(rank)
+        if not 0 <= rank < self.num_ranks:
+            raise ScheduleError(f"op {len(self._kind)}: {what} rank {rank} is not in "
+                                f"0..{self.num_ranks - 1}")
+        return rank
+
+    def _add(self, kind: int, src: int, dst: int, nbytes: float, seconds: float,
+             deps: Iterable[int], tag: str | None) -> int:
+        op = len(self._kind)
+        deps = [int(d) for d in deps]
+        for d in deps:
+            if not 0 <= d < op:
+                raise ScheduleError(f"op {op}: dependency {d} is not an earlier op")
+        self._kind.append(kind)
+        self._src.append(src)
+        self._dst.append(dst)
+        self._bytes.append(nbytes)
+        self._seconds.append(seconds)
+        self._deps.append(deps)
+        self._tag.append(-1 if tag is None else self._tags.setdefault(tag, len(self._tags)))
+        return op
+
+    def send(self, src: int, dst: int, nbytes: float, deps: Iterable[int] = (), *,
+             tag: str | None = None, path: Sequence[int] | None = None, data: Any = None) -> int:
+        """Add a send of ``nbytes`` bytes from rank ``src`` to rank ``dst``; returns its op id."""
+        nbytes = float(nbytes)
+        if not np.isfinite(nbytes) or nbytes < 0:
+            raise ScheduleError(f"op {len(self._kind)}: send bytes must be a finite number >= 0, "
+                                f"got {nbytes!r}")
+        op = self._add(SEND, self._rank(src, "source"), self._rank(dst, "destination"), nbytes,
+                       0.0, deps, tag)
+        if path is not None:
+            self._paths[op] = tuple(int(x) for x in path)
+        if data is not None:
+            self._data[op] = data
+        return op
+
+    def compute(self, rank: int, seconds: float, deps: Iterable[int] = (), *,
+                tag: str | None = None) -> int:
+        """Add ``seconds`` of local work on ``rank``; returns its op id."""
+        seconds = float(seconds)
+        if not np.isfinite(seconds) or seconds < 0:
+            raise ScheduleError(f"op {len(self._kind)}: compute seconds must be a finite number "
+                                f">= 0, got {seconds!r}")
+        return self._add(COMPUTE, self._rank(rank, "compute"), -1, 0.0, seconds, deps, tag)
+
+    def barrier(self, deps: Iterable[int] = (), *, tag: str | None = None) -> int:
+        """A no-op that completes as soon as all of ``deps`` have."""
+        return self._add(BARRIER, -1, -1, 0.0, 0.0, deps, tag)
+
+    def build(self) -> Schedule:
+        counts = np.fromiter((len(d) for d in self._deps), dtype=np.int64, count=len(self._deps))
+        dep_ptr = np.zeros(len(self._deps) + 1, dtype=np.int64)
+        np.cumsum(counts, out=dep_ptr[1:])
+        dep_idx = np.fromiter((d for deps in self._deps for d in deps), dtype=np.int64,
+                              count=int(dep_ptr[-1]))
+        return Schedule(
+            num_ranks=self.num_ranks, kind=np.asarray(self._kind, dtype=np.int8),
+            src=np.asarray(self._src, dtype=np.int64), dst=np.asarray(self._dst, dtype=np.int64),
+            nbytes=np.asarray(self._bytes, dtype=np.float64),
+            seconds=np.asarray(self._seconds, dtype=np.float64), dep_ptr=dep_ptr, dep_idx=dep_idx,
+            tag=np.asarray(self._tag, dtype=np.int64), tags=tuple(self._tags),
+            paths=dict(self._paths), data=dict(self._data), meta=dict(self.meta))
+
+
+def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
+    """Stack schedules; with ``barrier_between`` each starts after the previous one ends."""
+    if not schedules:
+        raise ScheduleError("nothing to compose: no schedules given")
+    num_ranks = max(s.num_ranks for s in schedules)
+    parts: dict[str, list] = {k: [] for k in ("kind", "src", "dst", "nbytes", "seconds", "tag",
+                                              "deps")}
+    tags: dict[str, int] = {}
+    paths: dict[int, tuple[int, ...]] = {}
+    data: dict[int, Any] = {}
+    offset = 0
+    previous_end: int | None = None
+    for s in schedules:
+        tag_map = np.array([tags.setdefault(t, len(tags)) for t in s.tags] + [-1], dtype=np.int64)
+        deps = [s.deps(i) + offset for i in range(s.num_ops)]
+        if previous_end is not None:
+            deps = [d if d.size else np.array([previous_end]) for d in deps]
+        for key in ("kind", "src", "dst", "nbytes", "seconds"):
+            parts[key].append(getattr(s, key))
+        parts["tag"].append(tag_map[s.tag])
+        parts["deps"].extend(deps)
+        paths.update({op + offset: p for op, p in s.paths.items()})
+        data.update({op + offset: d for op, d in s.data.items()})
+        offset += s.num_ops
+        if barrier_between:
+            # A barrier after every part: cheaper than linking each sink to each next source.
+            sinks = _sinks(s) + (offset - s.num_ops)
+            parts["kind"].append(np.array([BARRIER], dtype=np.int8))
+            for key in ("src", "dst"):
+                parts[key].append(np.array([-1]))
+            for key in ("nbytes", "seconds"):
+                parts[key].append(np.array([0.0]))
+            parts["tag"].append(np.array([-1]))
+            parts["deps"].append(sinks)
+            previous_end = offset
+            offset += 1
+    counts = np.fromiter((len(d) for d in parts["deps"]), dtype=np.int64)
+    dep_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    dep_idx = (np.concatenate(parts["deps"]).astype(np.int64) if dep_ptr[-1]
+               else np.zeros(0, dtype=np.int64))
+    return Schedule(
+        num_ranks=num_ranks, kind=np.concatenate(parts["kind"]).astype(np.int8),
+        src=np.concatenate(parts["src"]).astype(np.int64),
+        dst=np.concatenate(parts["dst"]).astype(np.int64),
+        nbytes=np.concatenate(parts["nbytes"]).astype(np.float64),
+        seconds=np.concatenate(parts["seconds"]).astype(np.float64),
+        dep_ptr=dep_ptr, dep_idx=dep_idx, tag=np.concatenate(parts["tag"]).astype(np.int64),
+        tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta))
+
+
+def _sinks(s: Schedule) -> np.ndarray:
+    """Ops no other op depends on."""
+    has_dependant = np.zeros(s.num_ops, dtype=bool)
+    has_dependant[s.dep_idx] = True
+    return np.flatnonzero(~has_dependant)
+
+
+def concurrent(*schedules: Schedule) -> Schedule:
+    """Run schedules at the same time (their ops share the network)."""
+    return _merge(schedules, barrier_between=False)
+
+
+def sequential(*schedules: Schedule) -> Schedule:
+    """Run schedules one after another: each starts when the previous one has finished."""
+    return _merge(schedules, barrier_between=True)
+
+
+def _field(op: Mapping, key: str, where: str, kinds=(int, float)):
+    if key not in op:
+        raise ScheduleError(f"{where}: missing field {key!r}")
+    value = op[key]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ScheduleError(f"{where}.{key}: expected a number, got {value!r}")
+    return value
+
+
+def schedule_from_dict(doc: Mapping, message_size: float | None = None,
+                       source: str = "schedule") -> Schedule:
+    """Build a schedule from its JSON form; relative files need ``message_size`` (bytes)."""
+    from .units import parse_size, parse_time
+
+    if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
+        raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
+    relative = bool(doc.get("relative", False))
+    if relative and message_size is None:
+        raise ScheduleError(f"{source}: sizes are fractions of the message: give a message size")
+    builder = ScheduleBuilder(_field(doc, "ranks", source, (int,)), meta=doc.get("meta"))
+    ids: dict[Any, int] = {}
+    for n, op in enumerate(doc["ops"]):
+        where = f"{source}: ops[{n}]"
+        if not isinstance(op, Mapping):
+            raise ScheduleError(f"{where}: expected an object, got {op!r}")
+        deps = []
+        for d in op.get("deps", []):
+            if d not in ids:
+                raise ScheduleError(f"{where}.deps: {d!r} is not the id of an earlier op")
+            deps.append(ids[d])
+        kind = op.get("op", "send")
+        try:
+            if kind == "send":
+                if "fraction" in op:
+                    nbytes = float(_field(op, "fraction", where)) * (message_size or 0.0)
+                else:
+                    nbytes = parse_size(op.get("bytes", 0), f"{where}.bytes")
+                new = builder.send(_field(op, "src", where, (int,)), _field(op, "dst", where, (int,)),
+                                   nbytes, deps, tag=op.get("tag"))
+            elif kind == "compute":
+                new = builder.compute(_field(op, "rank", where, (int,)),
+                                      parse_time(op.get("seconds", 0), f"{where}.seconds"),
+                                      deps, tag=op.get("tag"))
+            elif kind == "barrier":
+                new = builder.barrier(deps, tag=op.get("tag"))
+            else:
+                raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
+        except ScheduleError as err:
+            msg = str(err)
+            raise ScheduleError(msg if msg.startswith(source) else f"{where}: {msg}") from None
+        ids[op.get("id", n)] = new
+    return builder.build()
+
+
+def load_schedule(path: str | Path, message_size: float | None = None) -> Schedule:
+    """Read a schedule JSON file (see :meth:`Schedule.to_dict` for the format)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as err:
+        raise ScheduleError(f"{path}: cannot read: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise ScheduleError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
+    return schedule_from_dict(doc, message_size, source=str(path))
+
+
+def save_schedule(schedule: Schedule, path: str | Path, message_size: float | None = None) -> None:
+    """Write ``schedule`` as JSON (fractions of ``message_size`` when it is given)."""
+    Path(path).write_text(json.dumps(schedule.to_dict(message_size), indent=1))

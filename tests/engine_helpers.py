@@ -1,0 +1,31 @@
+"""Small builders shared by the engine tests: a line of links and hand-made routes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from netsim.topology.model import TopologyBuilder
+
+
+def chain_topology(bandwidths, latencies=None, name="chain"):
+    """Nodes n0..nk joined by one directed link each (n_i -> n_{i+1}), ids 0..k-1."""
+    latencies = latencies if latencies is not None else [0.0] * len(bandwidths)
+    b = TopologyBuilder(name)
+    nodes = [b.add_node(f"n{i}") for i in range(len(bandwidths) + 1)]
+    for i, (bw, lat) in enumerate(zip(bandwidths, latencies)):
+        b.add_link(nodes[i], nodes[i + 1], bw, lat, name=f"l{i}")
+    return b.build()
+
+
+def explicit_routes(topology, paths):
+    """A Routes-shaped object: one sub-flow per request on the given link-id path."""
+    lengths = np.array([len(p) for p in paths], dtype=np.int64)
+    path_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    links = np.array([l for p in paths for l in p], dtype=np.int64)
+    n = len(paths)
+    latency = np.array([topology.latency[list(p)].sum() if p else 0.0 for p in paths])
+    return SimpleNamespace(sub_ptr=np.arange(n + 1), sub_req=np.arange(n),
+                           sub_frac=np.ones(n), path_ptr=path_ptr, path_links=links,
+                           sub_latency=latency)

@@ -1,0 +1,25 @@
+"""Topologies: the array-based model, generators, spec strings, files and summaries.
+
+>>> from netsim.topology import parse_topology, summarize
+>>> summarize(parse_topology("torus:4x4,bw=25GB/s"))["bisection_bandwidth"]
+200000000000.0
+"""
+
+from .grid import mesh, torus
+from .io import (check_connected, from_networkx, load_topology_file, read_graphml,
+                 to_graphml, topology_file_schema)
+from .model import Topology, TopologyBuilder
+from .ring import ring
+from .spec import FAMILIES, parse_topology, register_family
+from .summary import bisection_bandwidth, diameter, summarize
+from .switched import full_mesh, nvswitch
+from .trees import fat_tree, leaf_spine
+
+__all__ = [
+    "Topology", "TopologyBuilder",
+    "ring", "mesh", "torus", "fat_tree", "leaf_spine", "nvswitch", "full_mesh",
+    "parse_topology", "register_family", "FAMILIES",
+    "from_networkx", "to_graphml", "read_graphml", "load_topology_file",
+    "topology_file_schema", "check_connected",
+    "summarize", "diameter", "bisection_bandwidth",
+]

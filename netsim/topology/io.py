@@ -1,0 +1,578 @@
+"""Topologies from and to files: networkx graphs, GraphML and the topology YAML format.
+
+A topology YAML file describes a machine by a generator spec, by explicit nodes and
+links, or by both (a generator's machine plus extra nodes and links)::
+
+    name: my-machine
+    description: two GPUs and a switch          # optional
+    sources: ["vendor datasheet, p. 3"]         # optional, where the numbers come from
+    generator: "mesh:8x4,links=4"               # optional: any spec string
+    defaults: {bandwidth: 25GB/s, latency: 1us, links: 1}
+    nodes:
+      - {name: gpu0, kind: endpoint, coord: [0, 0]}
+      - {name: sw0, kind: switch, reduce: true, reduce_bandwidth: 400GB/s}
+    links:
+      - {src: gpu0, dst: sw0, bandwidth: 25GB/s, latency: 1us, duplex: true, count: 18}
+    endpoints: [gpu0]                           # optional natural rank order
+
+Precedence of bandwidth / latency / links, highest first: a value on the link itself; an
+override passed to :func:`load_topology_file` (``galaxy-wh,links=1``); an option in the
+``generator`` spec; the file's ``defaults``; the generator's own default (50 GB/s, 0 s, 1).
+``count`` on a link is its number of parallel links per direction, each of ``bandwidth``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import math
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any, Literal, Mapping
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from ..errors import InputError, NetsimError, TopologyError, UnitError
+from ..units import parse_rate, parse_time
+from .model import Topology, TopologyBuilder
+
+__all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file",
+           "topology_from_dict", "topology_file_schema", "check_connected", "TopologyFile",
+           "NodeSpec", "LinkSpec", "Defaults"]
+
+# Option names a preset or file override may carry besides the generator's own options.
+_LINK_OPTIONS = ("bandwidth", "latency", "links")
+
+
+# -- schema ------------------------------------------------------------------------------
+
+def _positive_rate(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return value  # let pydantic report the wrong type
+    try:
+        rate = parse_rate(value)
+    except UnitError:
+        raise ValueError("must be a rate such as 25GB/s or 400Gbps") from None
+    if not (math.isfinite(rate) and rate > 0):
+        raise ValueError("must be a positive finite rate (bytes/s)")
+    return rate
+
+
+def _latency(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return value
+    try:
+        seconds = parse_time(value)
+    except UnitError:
+        raise ValueError("must be a time such as 711ns or 1us") from None
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError("must be a finite time >= 0")
+    return seconds
+
+
+def _name(value: Any) -> Any:
+    # YAML reads `- 0` as an int; node names are strings.
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Rate = Annotated[float, BeforeValidator(_positive_rate)]
+Time = Annotated[float, BeforeValidator(_latency)]
+NodeName = Annotated[str, BeforeValidator(_name)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Defaults(_Strict):
+    """Values for links that do not give their own (bytes/s, s, parallel links)."""
+
+    bandwidth: Rate | None = None
+    latency: Time | None = None
+    links: int | None = Field(default=None, ge=1)
+
+
+class NodeSpec(_Strict):
+    """One node; ``attrs`` holds free-form attributes (``tier``, ``pod`` ...)."""
+
+    name: NodeName
+    kind: Literal["endpoint", "switch"] = "endpoint"
+    coord: list[float] | None = None
+    reduce: bool = False
+    reduce_bandwidth: Rate | None = None
+    attrs: dict[str, Any] = Field(default_factory=dict)
+
+
+class LinkSpec(_Strict):
+    """A cable (``duplex: true``, two directions) or a one-way link, ``count`` times."""
+
+    src: NodeName
+    dst: NodeName
+    bandwidth: Rate | None = None
+    latency: Time | None = None
+    duplex: bool = True
+    count: int | None = Field(default=None, ge=1)
+
+
+class TopologyFile(_Strict):
+    """A topology YAML file; see the module docstring."""
+
+    name: str | None = None
+    description: str | None = None
+    sources: list[str] = Field(default_factory=list)
+    generator: str | None = None
+    defaults: Defaults = Field(default_factory=Defaults)
+    nodes: list[NodeSpec] = Field(default_factory=list)
+    links: list[LinkSpec] = Field(default_factory=list)
+    endpoints: list[NodeName] | None = None
+
+
+def topology_file_schema() -> dict[str, Any]:
+    """The JSON Schema of topology files (for editors)."""
+    return TopologyFile.model_json_schema()
+
+
+# -- one-line errors ---------------------------------------------------------------------
+
+def _loc_text(loc: tuple) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _yaml_line(root: yaml.Node | None, loc: tuple) -> int | None:
+    """1-based line of the YAML node at ``loc`` (the deepest one that exists)."""
+    node, line = root, None
+    for part in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+                and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+    return node.start_mark.line + 1 if node is not None else line
+
+
+_SUB_MODELS = {"nodes": NodeSpec, "links": LinkSpec, "defaults": Defaults}
+
+
+def _pydantic_message(err: ValidationError) -> tuple[tuple, str]:
+    first = err.errors()[0]
+    loc, msg, kind = tuple(first["loc"]), first["msg"], first["type"]
+    msg = msg.removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        model = _SUB_MODELS.get(loc[0], TopologyFile) if len(loc) > 1 else TopologyFile
+        return loc, f"unknown field (allowed: {', '.join(model.model_fields)})"
+    if kind == "missing":
+        return loc, "missing (required)"
+    msg = msg[:1].lower() + msg[1:]
+    return loc, f"{msg}, got {first.get('input')!r}"
+
+
+class _FileErrors:
+    """Formats ``file: field.path: message (line N)`` messages for one file."""
+
+    def __init__(self, source: str, root: yaml.Node | None) -> None:
+        self.source, self.root = source, root
+
+    def __call__(self, loc: tuple, message: str, error=TopologyError) -> NetsimError:
+        line = _yaml_line(self.root, loc) if loc else None
+        where = f"{_loc_text(loc)}: " if loc else ""
+        suffix = f" (line {line})" if line else ""
+        return error(f"{self.source}: {where}{message}{suffix}")
+
+
+# -- loading -----------------------------------------------------------------------------
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps ``3_2`` a string: YAML 1.1 reads it as the int 32, which
+    would turn grid node names into numbers. Numbers with underscores are rare in files."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?0b[0-1]+|[-+]?0[0-7]+|[-+]?(?:0|[1-9][0-9]*)|[-+]?0x[0-9a-fA-F]+)$"),
+    list("-+0123456789"))
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:[0-9][0-9]*)?\.[0-9]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+               r"|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."))
+
+
+_LOADING: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("_LOADING",
+                                                                           default=())
+
+
+def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = None
+                       ) -> Topology:
+    """Read and check a topology YAML file (see the module docstring).
+
+    ``overrides`` are spec options (``{'bandwidth': '25GB/s', 'links': 1, ...}``, canonical
+    names): bandwidth/latency/links replace the generator's options and the file's
+    ``defaults``; ``name`` renames the topology; any other option goes to the generator.
+    Every error is a one-line :class:`InputError` naming the file, the field and the value.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"{source}: cannot read topology file: {err.strerror or err}") from None
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(f"{source}: not valid YAML: {problem}{where}") from None
+    key = str(Path(path).resolve())
+    if key in _LOADING.get():
+        raise TopologyError(f"topology file {source!r} includes itself")
+    token = _LOADING.set(_LOADING.get() + (key,))
+    try:
+        return topology_from_dict(data, source, overrides, _root=root,
+                                  default_name=Path(path).stem)
+    finally:
+        _LOADING.reset(token)
+
+
+def topology_from_dict(data: Any, source: str = "<topology>",
+                       overrides: Mapping[str, Any] | None = None, *, _root=None,
+                       default_name: str | None = None) -> Topology:
+    """A Topology from the parsed content of a topology file; ``source`` names it in errors."""
+    fail = _FileErrors(source, _root)
+    if not isinstance(data, dict):
+        raise fail((), f"expected a mapping of fields at the top level, got "
+                       f"{type(data).__name__}")
+    try:
+        spec = TopologyFile.model_validate(data)
+    except ValidationError as err:
+        loc, message = _pydantic_message(err)
+        raise fail(loc, message, InputError) from None
+    overrides = dict(overrides or {})
+    name = str(overrides.pop("name", None) or spec.name or default_name or "topology")
+    defaults = _merged_defaults(spec.defaults, overrides, fail)
+    base = _generated(spec, overrides, fail)
+    if base is not None and not spec.nodes and not spec.links and spec.endpoints is None:
+        meta = {**base.meta, **_meta(spec, source)}
+        return replace(base, name=name, meta=meta)
+    builder = TopologyBuilder(name, family="custom")
+    if base is not None:
+        builder.params = {"generator": spec.generator, "base_family": base.family,
+                          **base.params}
+        _copy_into(builder, base)
+    _add_nodes(builder, spec.nodes, fail)
+    _add_links(builder, spec.links, defaults, fail)
+    builder.set_endpoints(_endpoints(builder, spec, base, fail))
+    builder.meta = _meta(spec, source)
+    try:
+        topo = builder.build()
+        check_connected(topo)
+    except TopologyError as err:
+        raise TopologyError(f"{source}: {err}") from None
+    return topo
+
+
+def _meta(spec: TopologyFile, source: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"source_file": source}
+    if spec.description:
+        meta["description"] = spec.description
+    if spec.sources:
+        meta["sources"] = list(spec.sources)
+    return meta
+
+
+def _merged_defaults(defaults: Defaults, overrides: dict, fail) -> Defaults:
+    """The file's defaults with bandwidth/latency/links overrides applied."""
+    values = defaults.model_dump()
+    for key in _LINK_OPTIONS:
+        if key in overrides:
+            values[key] = overrides[key]
+    try:
+        return Defaults.model_validate(values)
+    except ValidationError as err:
+        loc, message = _pydantic_message(err)
+        raise fail((), f"override {_loc_text(loc)}: {message}") from None
+
+
+def _generated(spec: TopologyFile, overrides: dict, fail) -> Topology | None:
+    """The generator's topology with the file defaults below and the overrides above."""
+    if spec.generator is None:
+        extra = sorted(set(overrides) - set(_LINK_OPTIONS))
+        if extra:
+            raise fail((), f"option {extra[0]!r} needs a 'generator' in the file "
+                           f"(this file takes only: {', '.join(_LINK_OPTIONS)}, name)")
+        return None
+    from .spec import parse_topology  # spec strings may name files: import late
+
+    file_defaults = {k: v for k, v in spec.defaults.model_dump().items() if v is not None}
+    try:
+        return parse_topology(spec.generator, defaults=file_defaults, overrides=overrides)
+    except NetsimError as err:
+        raise fail(("generator",), str(err), type(err)) from None
+
+
+def _copy_into(builder: TopologyBuilder, topo: Topology) -> None:
+    for i, node in enumerate(topo.node_names):
+        builder.add_node(node, switch=bool(topo.is_switch[i]), coord=topo.coords[i],
+                         **topo.node_attrs[i])
+    for lid in range(topo.num_links):
+        builder.add_link(int(topo.link_src[lid]), int(topo.link_dst[lid]),
+                         float(topo.bandwidth[lid]), float(topo.latency[lid]),
+                         dim=int(topo.dim[lid]), sign=int(topo.sign[lid]),
+                         wrap=bool(topo.wrap[lid]))
+
+
+def _add_nodes(builder: TopologyBuilder, nodes: list[NodeSpec], fail) -> None:
+    for i, node in enumerate(nodes):
+        if node.name in builder._index:
+            raise fail(("nodes", i, "name"), f"duplicate node {node.name!r}")
+        attrs = dict(node.attrs)
+        if node.reduce:
+            attrs["reduce"] = True
+        if node.reduce_bandwidth is not None:
+            attrs["reduce_bandwidth"] = node.reduce_bandwidth
+        builder.add_node(node.name, switch=node.kind == "switch", coord=node.coord, **attrs)
+
+
+def _add_links(builder: TopologyBuilder, links: list[LinkSpec], defaults: Defaults,
+               fail) -> None:
+    for i, link in enumerate(links):
+        for end in ("src", "dst"):
+            if getattr(link, end) not in builder._index:
+                raise fail(("links", i, end), f"unknown node {getattr(link, end)!r}")
+        if link.src == link.dst:
+            raise fail(("links", i, "dst"), f"self-loop on node {link.src!r}")
+        bandwidth = link.bandwidth if link.bandwidth is not None else defaults.bandwidth
+        if bandwidth is None:
+            raise fail(("links", i), "no bandwidth (give it on the link or in defaults)")
+        latency = link.latency if link.latency is not None else (defaults.latency or 0.0)
+        count = link.count or defaults.links or 1
+        for _ in range(count):
+            if link.duplex:
+                builder.add_cable(link.src, link.dst, bandwidth, latency)
+            else:
+                builder.add_link(link.src, link.dst, bandwidth, latency)
+
+
+def _endpoints(builder: TopologyBuilder, spec: TopologyFile, base: Topology | None,
+               fail) -> list[int]:
+    if spec.endpoints is None:
+        order = [] if base is None else [int(e) for e in base.endpoints]
+        first_new = 0 if base is None else base.num_nodes
+        order += [i for i in range(first_new, len(builder._names)) if not builder._switch[i]]
+        return order
+    seen: set[str] = set()
+    for i, node in enumerate(spec.endpoints):
+        if node not in builder._index:
+            raise fail(("endpoints", i), f"unknown node {node!r}")
+        if builder._switch[builder._index[node]]:
+            raise fail(("endpoints", i), f"node {node!r} is a switch, not an endpoint")
+        if node in seen:
+            raise fail(("endpoints", i), f"node {node!r} is listed twice")
+        seen.add(node)
+    return [builder._index[n] for n in spec.endpoints]
+
+
+def check_connected(topo: Topology) -> None:
+    """Raise TopologyError ``endpoint 'a' cannot reach 'b'`` unless all endpoints reach all."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    if topo.num_endpoints < 2:
+        return
+    n = topo.num_nodes
+    graph = csr_matrix((np.ones(topo.num_links), (topo.link_src, topo.link_dst)), shape=(n, n))
+    _, label = connected_components(graph, directed=True, connection="strong")
+    ends = topo.endpoints
+    if np.all(label[ends] == label[ends[0]]):
+        return
+    first = int(ends[0])
+    reached = np.zeros(n, dtype=bool)
+    reached[breadth_first_order(graph, first, directed=True, return_predecessors=False)] = True
+    missing = ends[~reached[ends]]
+    if missing.size:
+        a, b = first, int(missing[0])
+    else:  # all reachable from the first endpoint, so some endpoint cannot get back to it
+        a, b = int(ends[label[ends] != label[first]][0]), first
+    raise TopologyError(f"endpoint {topo.node_names[a]!r} cannot reach {topo.node_names[b]!r}")
+
+
+# -- networkx and GraphML ----------------------------------------------------------------
+
+def _coord(value: Any, node: str) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[\s,()\[\]]+", value) if v]
+    try:
+        return tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise TopologyError(f"node {node!r}: coord must be a list of numbers, "
+                            f"got {value!r}") from None
+
+
+def _tuples(value: Any) -> Any:
+    """JSON lists back to tuples (``params['dims']`` is a tuple)."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _edge_value(parse, data: dict, key: str, edge: str, default=None):
+    if key not in data:
+        if default is None:
+            raise TopologyError(f"from_networkx: edge {edge}: no {key!r} attribute")
+        return default
+    try:
+        return parse(data[key], key)
+    except UnitError as err:
+        raise TopologyError(f"from_networkx: edge {edge}: {err}") from None
+
+
+def from_networkx(graph, name: str | None = None, check: bool = True) -> Topology:
+    """A Topology from a networkx (Multi)(Di)Graph.
+
+    Edges need ``bandwidth`` (bytes/s, a number or a unit string) and may have ``latency``
+    (s, default 0), grid tags ``dim``/``sign``/``wrap`` and ``index`` (when every edge has
+    one, links are created in that order). An undirected edge becomes a cable (two links);
+    a directed edge one link; parallel edges become planes. Nodes may
+    have ``kind`` (``'switch'`` or ``'endpoint'``, the default), ``coord`` (a sequence or a
+    string such as ``'3,2'``), ``rank`` (the endpoints' order; default: graph order) and any
+    other attributes, which are kept. Graph attributes ``name``, ``family`` and ``params``
+    (a dict or JSON text) are restored when present, as :func:`to_graphml` writes them.
+    With ``check``, every endpoint must reach every other one.
+
+    >>> import networkx as nx
+    >>> g = nx.Graph()
+    >>> g.add_edge("a", "b", bandwidth="25GB/s", latency="1us")
+    >>> from_networkx(g, name="pair").num_links
+    2
+    """
+    gattrs = graph.graph
+    params = gattrs.get("params", {})
+    if isinstance(params, str):
+        params = json.loads(params) if params else {}
+    builder = TopologyBuilder(str(name or gattrs.get("name") or "custom"),
+                              family=str(gattrs.get("family") or "custom"), **_tuples(params))
+    ranks: dict[int, Any] = {}
+    for node, data in graph.nodes(data=True):
+        data = {k: v for k, v in data.items() if k != "switch"}  # 'kind' says that
+        kind = data.pop("kind", "endpoint")
+        if kind not in ("switch", "endpoint"):
+            raise TopologyError(f"from_networkx: node {node!r}: kind must be 'switch' or "
+                                f"'endpoint', got {kind!r}")
+        coord = _coord(data.pop("coord", None), str(node))
+        rank = data.pop("rank", None)
+        index = builder.add_node(str(node), switch=kind == "switch", coord=coord, **data)
+        if rank is not None and kind == "endpoint":
+            ranks[index] = rank
+    edges = list(graph.edges(keys=True, data=True) if graph.is_multigraph()
+                 else ((u, v, None, d) for u, v, d in graph.edges(data=True)))
+    if edges and all("index" in e[3] for e in edges):   # link ids as to_graphml wrote them
+        edges.sort(key=lambda e: int(e[3]["index"]))
+    for u, v, _, data in edges:
+        edge = f"({u!r}, {v!r})"
+        bw = _edge_value(parse_rate, data, "bandwidth", edge)
+        lat = _edge_value(parse_time, data, "latency", edge, default=0.0)
+        dim = int(data.get("dim", -1))
+        if graph.is_directed():
+            builder.add_link(str(u), str(v), bw, lat, dim=dim, sign=int(data.get("sign", 0)),
+                             wrap=bool(data.get("wrap", False)))
+        else:
+            builder.add_cable(str(u), str(v), bw, lat, dim=dim,
+                              wrap=bool(data.get("wrap", False)))
+    endpoints = [i for i, s in enumerate(builder._switch) if not s]
+    if ranks and len(ranks) == len(endpoints):
+        endpoints.sort(key=lambda i: ranks[i])
+    builder.set_endpoints(endpoints)
+    topo = builder.build()
+    if check:
+        check_connected(topo)
+    return topo
+
+
+def _graphml_value(value: Any) -> Any:
+    """GraphML keeps str, int, float and bool; other values become JSON text."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+
+
+def to_graphml(topology: Topology, path: str | Path) -> None:
+    """Write ``topology`` as GraphML (atomically: a temporary file, then a rename).
+
+    Nodes carry ``kind``, ``coord`` (as text ``'3.0,2.0'``), ``rank`` (endpoints) and their
+    attributes; links carry ``index`` (the link id), ``bandwidth`` (bytes/s), ``latency``
+    (s), ``plane``, ``dim``, ``sign`` and ``wrap``; the graph carries ``name``, ``family`` and ``params`` (JSON).
+    :func:`read_graphml` (or ``from_networkx(networkx.read_graphml(path))``) reads it back.
+    """
+    import networkx as nx
+
+    graph = nx.MultiDiGraph()
+    graph.graph.update(name=topology.name, family=topology.family,
+                       params=_graphml_value(dict(topology.params)))
+    rank = {int(node): r for r, node in enumerate(topology.endpoints)}
+    for i, node in enumerate(topology.node_names):
+        attrs = {k: _graphml_value(v) for k, v in topology.node_attrs[i].items()
+                 if v is not None}
+        attrs["kind"] = "switch" if topology.is_switch[i] else "endpoint"
+        if topology.coords[i] is not None:
+            attrs["coord"] = ",".join(repr(float(c)) for c in topology.coords[i])
+        if i in rank:
+            attrs["rank"] = rank[i]
+        graph.add_node(node, **attrs)
+    for lid, link in enumerate(topology.link_names):
+        graph.add_edge(topology.node_names[topology.link_src[lid]],
+                       topology.node_names[topology.link_dst[lid]], key=link,
+                       bandwidth=float(topology.bandwidth[lid]),
+                       latency=float(topology.latency[lid]), index=lid,
+                       plane=int(topology.plane[lid]),
+                       dim=int(topology.dim[lid]), sign=int(topology.sign[lid]),
+                       wrap=bool(topology.wrap[lid]))
+    path = Path(path)
+    temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        nx.write_graphml(graph, temp)
+        os.replace(temp, path)
+    finally:
+        if temp.exists():
+            temp.unlink()
+
+
+def read_graphml(path: str | Path, name: str | None = None) -> Topology:
+    """Read a GraphML file written by :func:`to_graphml` (or any GraphML with bandwidths)."""
+    from xml.etree.ElementTree import ParseError
+
+    import networkx as nx
+
+    try:
+        graph = nx.read_graphml(str(path), force_multigraph=True)
+    except (OSError, nx.NetworkXError, ParseError) as err:
+        raise InputError(f"{path}: cannot read GraphML: {err}") from None
+    try:
+        return from_networkx(graph, name=name)
+    except TopologyError as err:
+        raise TopologyError(f"{path}: {err}") from None

@@ -40,8 +40,8 @@ from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..units import parse_rate, parse_time
 from .model import Topology, TopologyBuilder
 
-__all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file",
-           "topology_from_dict", "topology_file_schema", "check_connected", "TopologyFile",
+__all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
+           "topology_from_dict", "topology_to_dict", "save_topology_file", "topology_file_schema", "check_connected", "TopologyFile",
            "NodeSpec", "LinkSpec", "Defaults"]
 
 # Option names a preset or file override may carry besides the generator's own options.
@@ -386,6 +386,91 @@ def _endpoints(builder: TopologyBuilder, spec: TopologyFile, base: Topology | No
             raise fail(("endpoints", i), f"node {node!r} is listed twice")
         seen.add(node)
     return [builder._index[n] for n in spec.endpoints]
+
+
+#: Short name of :func:`load_topology_file`.
+load_yaml = load_topology_file
+
+
+# -- writing -----------------------------------------------------------------------------
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and tuples to plain YAML types."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def topology_to_dict(topology: Topology) -> dict[str, Any]:
+    """The topology-file form of ``topology``: explicit nodes and links (bytes/s, s).
+
+    A link a->b of plane p whose reverse b->a of plane p has the same bandwidth and latency
+    is written as one duplex cable; equal cables of a pair are merged into ``count``.
+    Grid tags (dim/sign/wrap) and the family are not kept: a reloaded file is 'custom',
+    and link ids may be numbered differently (the same links, planes and values).
+    """
+    t, names = topology, topology.node_names
+    nodes = []
+    for i, name in enumerate(names):
+        attrs = {k: _plain(v) for k, v in t.node_attrs[i].items()
+                 if k not in ("reduce", "reduce_bandwidth")}
+        node: dict[str, Any] = {"name": name, "kind": "switch" if t.is_switch[i] else "endpoint"}
+        if t.coords[i] is not None:
+            node["coord"] = _plain(t.coords[i])
+        if t.node_attrs[i].get("reduce"):
+            node["reduce"] = True
+        if t.node_attrs[i].get("reduce_bandwidth") is not None:
+            node["reduce_bandwidth"] = float(t.node_attrs[i]["reduce_bandwidth"])
+        if attrs:
+            node["attrs"] = attrs
+        nodes.append(node)
+    by_key = {(int(s), int(d), int(p)): lid for lid, (s, d, p)
+              in enumerate(zip(t.link_src, t.link_dst, t.plane))}
+    done, groups = set(), {}
+    for lid in range(t.num_links):
+        if lid in done:
+            continue
+        s, d, p = int(t.link_src[lid]), int(t.link_dst[lid]), int(t.plane[lid])
+        back = by_key.get((d, s, p))
+        duplex = bool(back is not None and back not in done and back != lid
+                  and t.bandwidth[back] == t.bandwidth[lid] and t.latency[back] == t.latency[lid])
+        done.update((lid, back) if duplex else (lid,))
+        key = (s, d, float(t.bandwidth[lid]), float(t.latency[lid]), duplex)
+        groups[key] = groups.get(key, 0) + 1
+    links = []
+    for (s, d, bw, lat, duplex), count in groups.items():
+        link: dict[str, Any] = {"src": names[s], "dst": names[d], "bandwidth": bw,
+                                "latency": lat, "duplex": duplex}
+        if count > 1:
+            link["count"] = count
+        links.append(link)
+    doc: dict[str, Any] = {"name": t.name}
+    for key in ("description", "sources"):
+        if t.meta.get(key):
+            doc[key] = _plain(t.meta[key])
+    doc.update(nodes=nodes, links=links, endpoints=[names[e] for e in t.endpoints])
+    return doc
+
+
+def save_topology_file(topology: Topology, path: str | Path) -> None:
+    """Write ``topology`` as a topology YAML file (atomically); see :func:`topology_to_dict`."""
+    path = Path(path)
+    temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        temp.write_text(yaml.safe_dump(topology_to_dict(topology), sort_keys=False,
+                                       default_flow_style=None), encoding="utf-8")
+        os.replace(temp, path)
+    finally:
+        if temp.exists():
+            temp.unlink()
 
 
 def check_connected(topo: Topology) -> None:

@@ -1,0 +1,199 @@
+"""Up/down (valley-free) routing with ECMP on switched fabrics (see :class:`UpDownRouter`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from ..errors import RoutingError
+from ._routing_core import (BaseRouter, Pairs, PathTable, hash_choice, no_path, ramp,
+                            seg_ptr)
+from .model import Topology
+
+__all__ = ["UpDownRouter"]
+
+_I = np.int64
+
+_SALT_ECMP = 0x45434D50      # keeps ECMP choices independent of plane choices
+
+
+@dataclass
+class _TreeState:
+    pairs: Pairs
+    level: np.ndarray
+    up: sparse.csr_matrix            # up links (level increases)
+    down_rev: sparse.csr_matrix      # down links, reversed
+    up_in: list[list[int]]           # node -> up pairs arriving at it
+    down_out: list[list[int]]        # node -> down pairs leaving it
+    anchor_out: np.ndarray           # single up-neighbour of a node, else -1
+    anchor_in: np.ndarray            # single down-neighbour feeding a node, else -1
+    up_rows: dict
+    down_rows: dict
+    ups: dict
+    downs: dict
+    anchor_paths: dict
+
+
+def _levels(topo: Topology, pairs: Pairs) -> np.ndarray:
+    """Tier attribute of every node if all have one, else hops from the nearest endpoint."""
+    tiers = [a.get("tier") for a in topo.node_attrs]
+    if all(t is not None for t in tiers):
+        return np.asarray(tiers, dtype=np.float64)
+    n = topo.num_nodes
+    hosts = np.flatnonzero(~topo.is_switch)
+    rows = np.concatenate([pairs.src, pairs.dst, np.full(len(hosts), n)])
+    cols = np.concatenate([pairs.dst, pairs.src, hosts])
+    graph = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n + 1, n + 1))
+    dist = csgraph.shortest_path(graph, method="D", unweighted=True, indices=[n])[0]
+    return dist[:n] - 1
+
+
+class UpDownRouter(BaseRouter):
+    """Shortest valley-free (up then down) paths with ECMP, for switched fabrics.
+
+    Levels are the nodes' ``tier`` attribute when every node has one (fat_tree,
+    leaf_spine), else each node's hop distance from the nearest non-switch node (NVSwitch:
+    GPUs 0, switches 1). A path climbs links to higher levels, then descends; links within
+    a level are not used. ``ecmp='hash'`` puts a request on one of its equal-cost paths
+    chosen by a splitmix64 hash of (seed, key, src, dst); ``ecmp='spray'`` splits it evenly
+    over all of them.
+    Path sets are cached per pair of attachment switches (an endpoint with a single
+    up-neighbour is routed from that switch) and enumerated in a fixed order.
+    """
+
+    def __init__(self, ecmp: str = "hash", seed: int = 0, *, planes: str | int = "spray") -> None:
+        super().__init__(planes, seed)
+        if ecmp not in ("hash", "spray"):
+            raise RoutingError(f"ecmp must be 'hash' or 'spray', got {ecmp!r}")
+        self.ecmp = ecmp
+
+    def _options(self) -> dict[str, Any]:
+        return {"ecmp": self.ecmp, **super()._options()}
+
+    def _prepare(self, topo: Topology) -> _TreeState:
+        pairs = Pairs.of(topo)
+        level = _levels(topo, pairs)
+        is_up = level[pairs.dst] > level[pairs.src]
+        is_down = level[pairs.dst] < level[pairs.src]
+        n = topo.num_nodes
+        up_in: list[list[int]] = [[] for _ in range(n)]
+        down_out: list[list[int]] = [[] for _ in range(n)]
+        for q in np.flatnonzero(is_up).tolist():
+            up_in[pairs.dst[q]].append(q)
+        for q in np.flatnonzero(is_down).tolist():
+            down_out[pairs.src[q]].append(q)
+        out_deg = np.bincount(pairs.src, minlength=n)
+        in_deg = np.bincount(pairs.dst, minlength=n)
+        up_src = np.bincount(pairs.src[is_up], minlength=n)
+        down_dst = np.bincount(pairs.dst[is_down], minlength=n)
+        anchor_out = np.full(n, -1, dtype=_I)
+        one = (out_deg == 1) & (up_src == 1)
+        anchor_out[pairs.src[is_up & one[pairs.src]]] = pairs.dst[is_up & one[pairs.src]]
+        anchor_in = np.full(n, -1, dtype=_I)
+        one = (in_deg == 1) & (down_dst == 1)
+        anchor_in[pairs.dst[is_down & one[pairs.dst]]] = pairs.src[is_down & one[pairs.dst]]
+        return _TreeState(pairs, level, pairs.graph(is_up), pairs.graph(is_down).T.tocsr(),
+                          up_in, down_out, anchor_out, anchor_in, {}, {}, {}, {}, {})
+
+    @staticmethod
+    def _rows(graph: sparse.csr_matrix, cache: dict, nodes: np.ndarray) -> None:
+        missing = [int(x) for x in nodes if int(x) not in cache]
+        if missing:
+            dist = csgraph.shortest_path(graph, method="D", unweighted=True, indices=missing)
+            cache.update(zip(missing, dist))
+
+    def _up_paths(self, st: _TreeState, a: int, x: int) -> list[tuple[int, ...]]:
+        """Shortest up paths a -> x as tuples of pair ids."""
+        key = (a, x)
+        if key not in st.ups:
+            dist = st.up_rows[a]
+            if x == a:
+                st.ups[key] = [()]
+            else:
+                st.ups[key] = [p + (q,) for q in st.up_in[x]
+                               if dist[st.pairs.src[q]] == dist[x] - 1
+                               for p in self._up_paths(st, a, int(st.pairs.src[q]))]
+        return st.ups[key]
+
+    def _down_paths(self, st: _TreeState, x: int, b: int) -> list[tuple[int, ...]]:
+        """Shortest down paths x -> b as tuples of pair ids."""
+        key = (x, b)
+        if key not in st.downs:
+            dist = st.down_rows[b]
+            if x == b:
+                st.downs[key] = [()]
+            else:
+                st.downs[key] = [(q,) + p for q in st.down_out[x]
+                                 if dist[st.pairs.dst[q]] == dist[x] - 1
+                                 for p in self._down_paths(st, int(st.pairs.dst[q]), b)]
+        return st.downs[key]
+
+    def _between(self, st: _TreeState, a: int, b: int) -> np.ndarray | None:
+        """All shortest valley-free paths a -> b, (paths x hops) pair ids; None if none."""
+        key = (a, b)
+        if key not in st.anchor_paths:
+            total = st.up_rows[a] + st.down_rows[b]
+            best = total.min()
+            if not np.isfinite(best):
+                st.anchor_paths[key] = None
+            else:
+                paths = [u + d for x in np.flatnonzero(total == best).tolist()
+                         for u in self._up_paths(st, a, x) for d in self._down_paths(st, x, b)]
+                st.anchor_paths[key] = np.asarray(paths, dtype=_I).reshape(len(paths), int(best))
+        return st.anchor_paths[key]
+
+    def _path_sets(self, topo: Topology, st: _TreeState, src: np.ndarray, dst: np.ndarray,
+                   a: np.ndarray, b: np.ndarray):
+        """Equal-cost path sets of the distinct (a, b) attachment pairs, flattened.
+
+        Returns the set of each request and, per set, its number of paths, their length
+        and the offset of its (paths x hops) block in the flat array of pair ids.
+        """
+        n = topo.num_nodes
+        groups, g_of = np.unique(a * n + b, return_inverse=True)
+        ga, gb = groups // n, groups % n
+        self._rows(st.up, st.up_rows, np.unique(ga[ga != gb]))
+        self._rows(st.down_rev, st.down_rows, np.unique(gb[ga != gb]))
+        blocks = [np.zeros((1, 0), _I) if x == y else self._between(st, x, y)
+                  for x, y in zip(ga.tolist(), gb.tolist())]
+        for g, block in enumerate(blocks):
+            if block is None:
+                r = int(np.flatnonzero(g_of == g)[0])
+                raise no_path(topo, src[r], dst[r])
+        g_n = np.array([len(x) for x in blocks], dtype=_I)
+        g_len = np.array([x.shape[1] for x in blocks], dtype=_I)
+        g_start = seg_ptr(g_n * g_len)
+        return g_of, g_n, g_len, g_start, np.concatenate([x.ravel() for x in blocks]).astype(_I)
+
+    def _pair_paths(self, topo: Topology, st: _TreeState, src: np.ndarray, dst: np.ndarray,
+                    keys: np.ndarray) -> PathTable:
+        # An endpoint with a single up-neighbour (a host under its edge switch) is routed
+        # from that switch, so path sets are per switch pair, not per host pair.
+        a, b = st.anchor_out[src], st.anchor_in[dst]
+        pre = (a >= 0) & (src != b)
+        suf = (b >= 0) & (dst != a)
+        a, b = np.where(pre, a, src), np.where(suf, b, dst)
+        g_of, g_n, g_len, g_start, flat = self._path_sets(topo, st, src, dst, a, b)
+        n_paths = g_n[g_of]
+        if self.ecmp == "spray":
+            sub_ptr, nth = ramp(n_paths)
+            owner = np.repeat(np.arange(len(src), dtype=_I), n_paths)
+            frac = 1.0 / n_paths[owner]
+        else:
+            sub_ptr, owner = np.arange(len(src) + 1, dtype=_I), np.arange(len(src), dtype=_I)
+            nth = hash_choice(self.seed, _SALT_ECMP, [keys, src, dst], n_paths)
+            frac = np.ones(len(src))
+        g = g_of[owner]
+        mid, p, s = g_len[g], pre[owner], suf[owner]
+        path_ptr = seg_ptr(p + mid + s)
+        out = np.empty(path_ptr[-1], dtype=_I)
+        _, t = ramp(mid)
+        out[np.repeat(path_ptr[:-1] + p, mid) + t] = flat[np.repeat(g_start[g] + nth * mid, mid)
+                                                          + t]
+        out[path_ptr[:-1][p]] = st.pairs.lookup(src, a)[owner[p]]
+        out[path_ptr[1:][s] - 1] = st.pairs.lookup(b, dst)[owner[s]]
+        return PathTable(sub_ptr, frac, path_ptr, out)

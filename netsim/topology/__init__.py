@@ -6,8 +6,8 @@
 """
 
 from .grid import mesh, torus
-from .io import (check_connected, from_networkx, load_topology_file, read_graphml,
-                 to_graphml, topology_file_schema)
+from .io import (check_connected, from_networkx, load_topology_file, load_yaml, read_graphml,
+                 save_topology_file, to_graphml, topology_file_schema)
 from .model import Topology, TopologyBuilder
 from .ring import ring
 from .spec import FAMILIES, parse_topology, register_family
@@ -19,7 +19,7 @@ __all__ = [
     "Topology", "TopologyBuilder",
     "ring", "mesh", "torus", "fat_tree", "leaf_spine", "nvswitch", "full_mesh",
     "parse_topology", "register_family", "FAMILIES",
-    "from_networkx", "to_graphml", "read_graphml", "load_topology_file",
-    "topology_file_schema", "check_connected",
+    "from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
+    "save_topology_file", "topology_file_schema", "check_connected",
     "summarize", "diameter", "bisection_bandwidth",
 ]

@@ -8,7 +8,7 @@ Messages name the file, field and value where they are known.
 from __future__ import annotations
 
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
-           "ScheduleError", "SimulationError"]
+           "ScheduleError", "SimulationError", "unknown_name"]
 
 
 class NetsimError(Exception):
@@ -41,3 +41,18 @@ class ScheduleError(InputError):
 
 class SimulationError(NetsimError):
     """The engine cannot proceed (e.g. a flow with no capacity left on its path)."""
+
+
+def unknown_name(what: str, name: str, choices, error: type[InputError] = InputError
+                 ) -> InputError:
+    """An error for an unknown ``name`` that suggests the closest of ``choices``.
+
+    >>> str(unknown_name("topology family", "mseh", ["mesh", "torus"]))
+    "unknown topology family 'mseh': did you mean 'mesh'?"
+    """
+    import difflib
+
+    choices = sorted(str(c) for c in choices)
+    close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.5)
+    hint = f": did you mean {close[0]!r}?" if close else f" (choose from {', '.join(choices)})"
+    return error(f"unknown {what} {name!r}{hint}")

@@ -35,7 +35,7 @@ import numpy as np
 from .errors import ScheduleError
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "Schedule", "ScheduleBuilder", "concurrent",
-           "sequential", "schedule_from_dict", "load_schedule", "save_schedule"]
+           "sequential", "sends_from_arrays", "schedule_from_dict", "load_schedule", "save_schedule"]
 
 SEND, COMPUTE, BARRIER = 0, 1, 2
 _KIND_NAMES = {SEND: "send", COMPUTE: "compute", BARRIER: "barrier"}
@@ -230,6 +230,31 @@ class ScheduleBuilder:
             seconds=np.asarray(self._seconds, dtype=np.float64), dep_ptr=dep_ptr, dep_idx=dep_idx,
             tag=np.asarray(self._tag, dtype=np.int64), tags=tuple(self._tags),
             paths=dict(self._paths), data=dict(self._data), meta=dict(self.meta))
+
+
+def sends_from_arrays(num_ranks: int, src, dst, nbytes, *, tag: str | None = None,
+                      meta: dict[str, Any] | None = None) -> Schedule:
+    """Independent sends given as arrays (no dependencies), built without a Python loop."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    nbytes = np.broadcast_to(np.asarray(nbytes, dtype=np.float64), src.shape).copy()
+    n = src.size
+    if dst.shape != src.shape:
+        raise ScheduleError(f"sends: {src.size} sources but {dst.size} destinations")
+    for name, ranks in (("source", src), ("destination", dst)):
+        bad = (ranks < 0) | (ranks >= num_ranks)
+        if bad.any():
+            raise ScheduleError(f"op {int(np.flatnonzero(bad)[0])}: {name} rank "
+                                f"{int(ranks[bad][0])} is not in 0..{num_ranks - 1}")
+    bad = ~np.isfinite(nbytes) | (nbytes < 0)
+    if bad.any():
+        raise ScheduleError(f"op {int(np.flatnonzero(bad)[0])}: send bytes must be a finite "
+                            f"number >= 0, got {nbytes[bad][0]!r}")
+    return Schedule(num_ranks=int(num_ranks), kind=np.zeros(n, dtype=np.int8), src=src, dst=dst,
+                    nbytes=nbytes, seconds=np.zeros(n), dep_ptr=np.zeros(n + 1, dtype=np.int64),
+                    dep_idx=np.zeros(0, dtype=np.int64),
+                    tag=np.full(n, 0 if tag else -1, dtype=np.int64),
+                    tags=(tag,) if tag else (), meta=dict(meta or {}))
 
 
 def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:

@@ -249,6 +249,8 @@ class _Execution:
             topology=self.topo.name, makespan=float(finish.max()) if finish.size else 0.0,
             op_release=self.op_release, op_start=self.op_start, op_finish=finish,
             link_names=self.topo.link_names, link_bandwidth=self.topo.bandwidth,
+            link_ends=tuple(zip((self.topo.node_names[i] for i in self.topo.link_src),
+                                (self.topo.node_names[i] for i in self.topo.link_dst))),
             link_bytes=np.asarray(link_bytes, dtype=np.float64), link_busy=self.link_busy,
             link_peak_flows=self.link_peak, events=self.events, num_flows=len(self.sub_op),
             op_tags=self.schedule.tag, tags=self.schedule.tags, timeline=self.timeline)

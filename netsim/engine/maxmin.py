@@ -20,46 +20,46 @@ import scipy.sparse as sp
 __all__ = ["max_min_rates"]
 
 
-def _segment_min(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
-    """Minimum of each CSR row segment of ``values``; +inf for empty rows."""
-    out = np.full(len(indptr) - 1, np.inf)
-    nonempty = indptr[:-1] < indptr[1:]
-    if values.size:
-        out[nonempty] = np.minimum.reduceat(values, indptr[:-1][nonempty])
-    return out
-
-
-def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray,
-                  link_flows: sp.csr_matrix | None = None) -> np.ndarray:
+def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray:
     """Max-min fair rate (bytes/s) of each flow.
 
-    ``flow_links`` is the flows x links incidence (CSR, any non-zero value means the flow
-    crosses the link; a flow crosses each link at most once). ``capacity`` is bytes/s per
-    link. ``link_flows`` may pass the precomputed transpose (links x flows, CSR).
-    A flow that crosses no link gets rate +inf.
-    """
-    num_flows = flow_links.shape[0]
-    if link_flows is None:
-        link_flows = flow_links.T.tocsr()
-    f_ptr, f_links = flow_links.indptr, flow_links.indices
-    l_ptr, l_flows = link_flows.indptr, link_flows.indices
-    ones = np.ones(len(l_flows))
-    counter = sp.csr_matrix((ones, l_flows, l_ptr), shape=link_flows.shape)
+    ``flow_links`` is the flows x links incidence (CSR; any stored entry means the flow
+    crosses the link, at most once). ``capacity`` is bytes/s per link. A flow that crosses
+    no link gets rate +inf.
 
-    rate = np.full(num_flows, np.inf)
-    unfrozen = np.diff(f_ptr) > 0
+    Everything runs on flow-major arrays (gathers from the small per-link arrays stay in
+    cache), and the arrays are compacted to the unfrozen flows after every pass, so later
+    passes cost only what is left.
+    """
+    num_links = flow_links.shape[1]
+    lengths = np.diff(flow_links.indptr)
+    flows = np.flatnonzero(lengths > 0)          # global ids of the unfrozen flows
+    links = flow_links.indices[_rows_mask(lengths, lengths > 0)].astype(np.intp)
+    lengths = lengths[flows]
+    rate = np.full(flow_links.shape[0], np.inf)
     remaining = capacity.astype(np.float64, copy=True)
-    while unfrozen.any():
-        count = counter @ unfrozen.astype(np.float64)
+    while flows.size:
+        starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
+        row = np.repeat(np.arange(flows.size), lengths)
+        count = np.bincount(links, minlength=num_links)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(count > 0, np.maximum(remaining, 0.0) / count, np.inf)
-        flow_min = _segment_min(share[f_links], f_ptr)
-        flow_min_on_link = _segment_min(
-            np.where(unfrozen[l_flows], flow_min[l_flows], np.inf), l_ptr)
-        ready = (count > 0) & (share <= flow_min_on_link)
-        ready_share = np.where(ready, share, np.inf)
-        frozen_now = unfrozen & (_segment_min(ready_share[f_links], f_ptr) <= flow_min)
-        rate[frozen_now] = flow_min[frozen_now]
-        remaining -= counter @ np.where(frozen_now, rate, 0.0)
-        unfrozen &= ~frozen_now
+        share_on = share[links]
+        flow_min = np.minimum.reduceat(share_on, starts)
+        smallest_seen = np.full(num_links, np.inf)
+        np.minimum.at(smallest_seen, links, flow_min[row])
+        ready = share <= smallest_seen          # locally minimal links (count > 0 implied)
+        hit = ready[links] & (share_on <= flow_min[row])
+        frozen = np.bincount(row[hit], minlength=flows.size) > 0
+        rate[flows[frozen]] = flow_min[frozen]
+        frozen_on = frozen[row]
+        remaining -= np.bincount(links[frozen_on], weights=flow_min[row[frozen_on]],
+                                 minlength=num_links)
+        links = links[~frozen_on]
+        flows, lengths = flows[~frozen], lengths[~frozen]
     return rate
+
+
+def _rows_mask(lengths: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Mask over CSR entries that keeps the rows where ``keep`` is true."""
+    return np.repeat(keep, lengths)

@@ -23,7 +23,7 @@ class Result:
 
     Per op (index = op id in the schedule): ``op_release`` (dependencies met, s),
     ``op_start`` (first byte on the wire for sends, = release otherwise, s), ``op_finish`` (s).
-    Per link: ``link_bytes`` (bytes carried), ``link_busy`` (s with at least one flow
+    Per link: ``link_ends`` (source and destination node names), ``link_bytes`` (bytes carried), ``link_busy`` (s with at least one flow
     transferring), ``link_peak_flows`` (most flows transferring at once).
     ``timeline``, when recorded, holds ``(t0, t1, link_ids, rates)`` per interval.
     """
@@ -40,6 +40,7 @@ class Result:
     link_peak_flows: np.ndarray
     events: int
     num_flows: int
+    link_ends: tuple[tuple[str, str], ...] = ()
     op_ids: tuple | None = None
     op_tags: np.ndarray | None = None
     tags: tuple[str, ...] = ()
@@ -77,7 +78,9 @@ class Result:
         for lid, name in enumerate(self.link_names):
             if only_used and self.link_bytes[lid] == 0:
                 continue
-            rows.append({"id": name, "bytes": float(self.link_bytes[lid]),
+            ends = self.link_ends[lid] if self.link_ends else (None, None)
+            rows.append({"id": name, "src": ends[0], "dst": ends[1],
+                         "bytes": float(self.link_bytes[lid]),
                          "bandwidth": float(self.link_bandwidth[lid]),
                          "utilization": float(util[lid]), "busy_s": float(self.link_busy[lid]),
                          "peak_flows": int(self.link_peak_flows[lid])})

@@ -1,0 +1,118 @@
+"""Options and output helpers shared by the subcommands (one place, as in rasterio's rio)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+import click
+
+from ..outputs import check_writable, write_atomic
+
+__all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
+           "records_csv", "progress_reporter", "to_jsonable"]
+
+format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
+                             default="table", show_default=True, help="Output format.")
+output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+                             help="Write the output to this file instead of stdout.")
+overwrite_option = click.option("--overwrite", is_flag=True,
+                                help="Replace output files that already exist.")
+
+
+def to_jsonable(value: Any) -> Any:
+    """numpy scalars and arrays -> Python numbers and lists, recursively."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def records_csv(records: Sequence[dict[str, Any]]) -> str:
+    columns: list[str] = []
+    for row in records:
+        columns += [k for k in row if k not in columns]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for row in records:
+        writer.writerow({k: to_jsonable(v) for k, v in row.items()})
+    return out.getvalue()
+
+
+def render_table(records: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str, Callable]]
+                 | None = None, title: str | None = None) -> str:
+    """A rich table as text. ``columns`` are (key, header, formatter) triples."""
+    from rich.console import Console
+    from rich.table import Table
+
+    if columns is None:
+        keys: list[str] = []
+        for row in records:
+            keys += [k for k in row if k not in keys]
+        columns = [(k, k, _plain) for k in keys]
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for key, header, _ in columns:
+        numeric = all(isinstance(r.get(key), (int, float)) for r in records if key in r)
+        table.add_column(header, justify="right" if numeric else "left")
+    for row in records:
+        table.add_row(*[fmt(row.get(key)) if row.get(key) is not None else "-"
+                        for key, _, fmt in columns])
+    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    console.print(table)
+    return console.file.getvalue()
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def emit(text: str, output: str | None, overwrite: bool) -> None:
+    """Print ``text`` or write it atomically to ``output``."""
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        write_atomic(output, text, overwrite)
+        click.echo(f"wrote {output}", err=True)
+
+
+def format_records(records: Sequence[dict[str, Any]], fmt: str, document: Any = None,
+                   columns=None, title: str | None = None) -> str:
+    """Records as a table, CSV, or JSON (``document`` if given, else the records)."""
+    if fmt == "json":
+        return json.dumps(to_jsonable(document if document is not None else list(records)),
+                          indent=1) + "\n"
+    if fmt == "csv":
+        return records_csv(records)
+    return render_table(records, columns, title)
+
+
+def progress_reporter(label: str = "simulating"):
+    """A callback drawing a progress line on stderr when it is a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+
+    console = Console(stderr=True)
+
+    def report(events: int, sim_time: float) -> None:
+        from ..units import format_time
+
+        console.print(f"{label}: {events} events, t = {format_time(sim_time)}", end="\r")
+    return report
+
+
+__all__.append("format_records")
+__all__.append("check_writable")

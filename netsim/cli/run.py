@@ -1,0 +1,42 @@
+"""``netsim run [SCENARIO.yaml]``: run a scenario (the built-in default without an argument)."""
+
+from __future__ import annotations
+
+import click
+
+from ..scenario import default_scenario_path, load_scenario, run_scenario
+from ..units import format_size, format_time
+from .options import (check_writable, emit, format_option, format_records, output_option,
+                      overwrite_option, progress_reporter, to_jsonable)
+
+__all__ = ["command"]
+
+_COLUMNS = None
+
+
+@click.command("run")
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False))
+@format_option
+@output_option
+@overwrite_option
+def command(scenario, fmt, output, overwrite):
+    """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results."""
+    if output:
+        check_writable(output, overwrite)
+    path = scenario or default_scenario_path()
+    loaded = load_scenario(path)
+    outcome = run_scenario(loaded, progress=progress_reporter())
+    records = outcome.records
+    if fmt == "table":
+        shown = [{**r, **({"time": format_time(r["time_s"])} if "time_s" in r else {}),
+                  **({"size": format_size(r["bytes"])} if "bytes" in r else {})}
+                 for r in records]
+        title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
+                                               else "")
+        text = format_records([{k: v for k, v in r.items() if k not in ("time_s", "bytes")}
+                               for r in shown], "table", title=title)
+    else:
+        doc = {"scenario": loaded.name, "description": loaded.description,
+               "records": to_jsonable(records)}
+        text = format_records(records, fmt, document=doc)
+    emit(text, output, overwrite)

@@ -1,0 +1,46 @@
+"""``netsim topo SPEC``: summarise a topology (generator spec, preset name or YAML file)."""
+
+from __future__ import annotations
+
+import click
+
+from ..topology import parse_topology, summarize
+from ..units import format_rate
+from .options import emit, format_option, format_records, output_option, overwrite_option
+
+__all__ = ["command"]
+
+_UNITS = {"bytes/s": format_rate}
+
+
+def _human(key: str, value):
+    if isinstance(value, float) and ("bandwidth" in key or key.endswith("_Bps")):
+        return format_rate(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+@click.command("topo")
+@click.argument("spec", required=False)
+@click.option("--list", "list_presets", is_flag=True, help="List the machine catalogue.")
+@format_option
+@output_option
+@overwrite_option
+def command(spec, list_presets, fmt, output, overwrite):
+    """Summarise SPEC: `mesh:8x4,bw=12.5GB/s,lat=711ns,links=4`, `fattree:k=8`, a preset, a file."""
+    if list_presets:
+        from .. import catalogue
+
+        records = catalogue.preset_table()
+        emit(format_records(records, fmt, title="machine catalogue"), output, overwrite)
+        return
+    if spec is None:
+        raise click.UsageError("give a topology SPEC (e.g. mesh:4x4) or --list")
+    summary = summarize(parse_topology(spec))
+    if fmt == "table":
+        rows = [{"field": k, "value": _human(k, v)} for k, v in summary.items()]
+        text = format_records(rows, "table", title=f"topology {summary.get('name', spec)}")
+    else:
+        text = format_records([summary], fmt, document=summary)
+    emit(text, output, overwrite)

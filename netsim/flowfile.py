@@ -1,0 +1,181 @@
+"""Flow files: explicit traffic on an explicit or generated network, as JSON.
+
+.. code-block:: json
+
+    {"links": [{"id": "l0", "src": "a", "dst": "b", "bandwidth": 5e10, "latency": 1e-6}],
+     "flows": [{"id": 0, "src": "a", "dst": "b", "bytes": 1048576, "start": 0.0,
+                "path": ["l0"], "deps": []}]}
+
+Numbers may be unit strings (``"50GB/s"``, ``"1us"``, ``"1MiB"``). ``path`` is optional
+(the flow is then routed), ``deps`` lists flow ids that must finish first, ``start`` is the
+earliest release time. Instead of ``links`` a ``"topology": "mesh:4x4,bw=50GB/s"`` key may
+name a generated machine whose endpoints the flows name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import InputError
+from .schedule import Schedule, ScheduleBuilder
+from .topology.model import Topology, TopologyBuilder
+from .units import parse_rate, parse_size, parse_time
+
+__all__ = ["FlowSet", "load_flow_file", "flows_from_dict", "simulate_flows"]
+
+
+@dataclass(frozen=True)
+class FlowSet:
+    """A topology, a schedule of its flows (ranks = node indices) and per-op metadata."""
+
+    topology: Topology
+    schedule: Schedule
+    flow_ids: tuple            # the file's id of each schedule op
+    not_before: np.ndarray     # earliest release per op, s
+
+
+def _require(obj: Mapping, key: str, where: str):
+    if key not in obj:
+        raise InputError(f"{where}: missing field {key!r}")
+    return obj[key]
+
+
+def _links_topology(links: Any, source: str) -> Topology:
+    if not isinstance(links, list) or not links:
+        raise InputError(f"{source}: 'links' must be a non-empty list")
+    builder = TopologyBuilder(Path(source).stem or "flows", family="custom")
+    for n, link in enumerate(links):
+        where = f"{source}: links[{n}]"
+        if not isinstance(link, Mapping):
+            raise InputError(f"{where}: expected an object, got {link!r}")
+        for end in ("src", "dst"):
+            name = str(_require(link, end, where))
+            if name not in builder._index:
+                builder.add_node(name)
+        bandwidth = parse_rate(_require(link, "bandwidth", where), f"{where}.bandwidth")
+        if not bandwidth > 0:
+            raise InputError(f"{where}.bandwidth: must be > 0, got {link['bandwidth']!r}")
+        latency = parse_time(link.get("latency", 0.0), f"{where}.latency")
+        if latency < 0:
+            raise InputError(f"{where}.latency: must be >= 0, got {link['latency']!r}")
+        if str(link["src"]) == str(link["dst"]):
+            raise InputError(f"{where}: self-loop on node {link['src']!r}")
+        builder.add_link(str(link["src"]), str(link["dst"]), bandwidth, latency,
+                         name=str(link.get("id", f"l{n}")))
+    return builder.build()
+
+
+def _topological_order(flows: list, ids: list, source: str) -> list[int]:
+    """Flow positions ordered so that every flow comes after its deps; cycles are errors."""
+    position = {}
+    for n, fid in enumerate(ids):
+        if fid in position:
+            raise InputError(f"{source}: flows[{n}].id: duplicate id {fid!r}")
+        position[fid] = n
+    deps = []
+    for n, flow in enumerate(flows):
+        listed = flow.get("deps", [])
+        if not isinstance(listed, list):
+            raise InputError(f"{source}: flows[{n}].deps: expected a list, got {listed!r}")
+        for d in listed:
+            if d not in position:
+                raise InputError(f"{source}: flows[{n}].deps: no flow with id {d!r}")
+        deps.append([position[d] for d in listed])
+    indegree = [len(d) for d in deps]
+    dependants: list[list[int]] = [[] for _ in flows]
+    for n, ds in enumerate(deps):
+        for d in ds:
+            dependants[d].append(n)
+    order = [n for n in range(len(flows)) if indegree[n] == 0]
+    for n in order:
+        for m in dependants[n]:
+            indegree[m] -= 1
+            if indegree[m] == 0:
+                order.append(m)
+    if len(order) < len(flows):
+        stuck = next(n for n in range(len(flows)) if indegree[n] > 0)
+        raise InputError(f"{source}: flows[{stuck}] (id {ids[stuck]!r}): dependency cycle "
+                         f"among the flows' deps")
+    return order
+
+
+def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
+    """Validate a flow document and build its :class:`FlowSet`."""
+    from .topology import parse_topology
+
+    if not isinstance(doc, Mapping):
+        raise InputError(f"{source}: expected a JSON object with 'flows'")
+    if "topology" in doc and "links" in doc:
+        raise InputError(f"{source}: give either 'links' or 'topology', not both")
+    if "topology" in doc:
+        topology = parse_topology(str(doc["topology"]))
+    else:
+        topology = _links_topology(_require(doc, "links", source), source)
+    flows = _require(doc, "flows", source)
+    if not isinstance(flows, list):
+        raise InputError(f"{source}: 'flows' must be a list")
+    for n, flow in enumerate(flows):
+        if not isinstance(flow, Mapping):
+            raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")
+    ids = [flow.get("id", n) for n, flow in enumerate(flows)]
+    order = _topological_order(flows, ids, source)
+    position = {fid: n for n, fid in enumerate(ids)}
+    op_of = {n: k for k, n in enumerate(order)}
+    builder = ScheduleBuilder(topology.num_nodes)
+    not_before = np.zeros(len(flows))
+    for k, n in enumerate(order):
+        flow, where = flows[n], f"{source}: flows[{n}]"
+        src = _node(topology, _require(flow, "src", where), f"{where}.src")
+        dst = _node(topology, _require(flow, "dst", where), f"{where}.dst")
+        nbytes = parse_size(_require(flow, "bytes", where), f"{where}.bytes")
+        if nbytes < 0:
+            raise InputError(f"{where}.bytes: must be >= 0, got {flow['bytes']!r}")
+        not_before[k] = parse_time(flow.get("start", 0.0), f"{where}.start")
+        if not_before[k] < 0:
+            raise InputError(f"{where}.start: must be >= 0, got {flow['start']!r}")
+        path = flow.get("path")
+        if path is not None:
+            path = [_link(topology, l, f"{where}.path") for l in path]
+        deps = [op_of[position[d]] for d in flow.get("deps", [])]
+        builder.send(src, dst, nbytes, deps, path=path)
+    return FlowSet(topology, builder.build(), tuple(ids[n] for n in order), not_before)
+
+
+def _node(topology: Topology, name: Any, where: str) -> int:
+    if str(name) not in topology.node_index:
+        raise InputError(f"{where}: unknown node {name!r}")
+    return topology.node_index[str(name)]
+
+
+def _link(topology: Topology, name: Any, where: str) -> int:
+    if str(name) not in topology.link_index:
+        raise InputError(f"{where}: unknown link {name!r}")
+    return topology.link_index[str(name)]
+
+
+def load_flow_file(path: str | Path) -> FlowSet:
+    """Read and validate a flow file (see the module docstring)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
+    return flows_from_dict(doc, str(path))
+
+
+def simulate_flows(flowset: FlowSet, **options):
+    """Simulate a :class:`FlowSet`; the result's flow ids are the file's ids."""
+    from .engine import simulate
+
+    result = simulate(flowset.topology, flowset.schedule,
+                      np.arange(flowset.topology.num_nodes), not_before=flowset.not_before,
+                      **options)
+    result.op_ids = flowset.flow_ids
+    return result

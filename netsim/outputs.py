@@ -1,0 +1,39 @@
+"""Writing result files safely: atomically, and never over an existing file unless asked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+__all__ = ["check_writable", "write_atomic"]
+
+
+def check_writable(path: str | Path, overwrite: bool) -> Path:
+    """Fail early, before any work, if ``path`` exists and ``overwrite`` is off."""
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise InputError(f"{path}: already exists (use --overwrite to replace it)")
+    if path.parent and not path.parent.exists():
+        raise InputError(f"{path}: folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -> Path:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
+
+    A crash or an error half-way leaves no partial file behind.
+    """
+    path = check_writable(path, overwrite)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, mode) as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

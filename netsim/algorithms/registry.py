@@ -1,0 +1,165 @@
+"""The registry of collective algorithms: every algorithm is a schedule builder.
+
+An algorithm is a function ``build(num_ranks, size, options) -> Schedule`` registered under
+an op and a name::
+
+    @register("allreduce", "ring", "bandwidth-optimal ring: reduce-scatter + all-gather")
+    def ring(num_ranks, size, options): ...
+
+``size`` follows nccl-tests, in bytes:
+
+* ``allreduce``: the buffer S (every rank's input and output);
+* ``allgather``: the OUTPUT size S (each rank contributes S/n);
+* ``reducescatter``: the INPUT size S (each rank keeps S/n);
+* ``alltoall``: one rank's send buffer S (S/n to each peer);
+* ``broadcast`` / ``reduce``: the buffer S.
+
+:func:`build_schedule` checks the arguments, refuses algorithms that cannot run here with a
+one-line :class:`~netsim.errors.InputError`, and stores ``{"op", "algorithm", "size",
+"ranks"}`` in the schedule's ``meta``. A schedule that needs ranks on switches (in-network
+reduction) lists their node indices in ``meta["extra_placement"]``: ranks n, n+1, ...
+run there, and the caller appends those nodes to the placement.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from ..errors import InputError, unknown_name
+from ..schedule import Schedule
+from .options import AlgoOptions
+
+__all__ = ["OPS", "REQUIREMENTS", "Algorithm", "register", "get_algorithm", "algorithms_for",
+           "build_schedule"]
+
+OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
+#: What an algorithm may require beyond a rank count (see :meth:`Algorithm.why_not`).
+REQUIREMENTS = (None, "grid", "reducing-switch", "groups")
+
+Builder = Callable[[int, float, AlgoOptions], Schedule]
+#: ``check(num_ranks, options)`` -> None if the algorithm can run, else the reason.
+Check = Callable[[int, AlgoOptions], "str | None"]
+
+_REGISTRY: dict[str, dict[str, "Algorithm"]] = {op: {} for op in OPS}
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A registered algorithm of one collective op.
+
+    ``summary`` is one line for ``netsim coll --list``; ``power_of_two`` marks algorithms
+    that refuse other rank counts; ``requires`` is None, ``"grid"`` (a mesh, torus or ring
+    topology), ``"reducing-switch"`` (a switch with ``reduce: True``) or ``"groups"``
+    (options.groups, or groups inferred from the topology). ``check`` tells, for the
+    requirement, why an algorithm cannot run with these options.
+    """
+
+    op: str
+    name: str
+    summary: str
+    build: Builder
+    power_of_two: bool = False
+    requires: str | None = None
+    check: Check | None = None
+
+    def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
+        """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
+        if self.power_of_two and not _is_power_of_two(num_ranks):
+            return f"{self.name} needs a power of two number of ranks, got {num_ranks}"
+        if self.check is not None:
+            reason = self.check(num_ranks, options)
+            if reason:
+                return f"{self.name} {reason}"
+        return None
+
+    def applies(self, num_ranks: int, options: AlgoOptions) -> bool:
+        """Can it run on ``num_ranks`` ranks with ``options``?"""
+        return self.why_not(num_ranks, options) is None
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
+             requires: str | None = None, check: Check | None = None):
+    """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
+
+    The registry is open: a user module may register more algorithms the same way.
+    """
+    if op not in _REGISTRY:
+        raise unknown_name("collective op", op, OPS)
+    if requires not in REQUIREMENTS:
+        raise InputError(f"unknown requirement {requires!r} (choose from "
+                         f"{', '.join(map(str, REQUIREMENTS))})")
+
+    def decorate(build: Builder) -> Builder:
+        _REGISTRY[op][name] = Algorithm(op, name, summary, build, power_of_two, requires, check)
+        return build
+
+    return decorate
+
+
+def _load_builtins() -> None:
+    """Import the algorithm modules, whose decorators fill the registry."""
+    from .. import algorithms  # noqa: F401  (the package imports every algorithm module)
+
+
+def get_algorithm(op: str, name: str) -> Algorithm:
+    """The algorithm ``name`` of ``op``; an unknown op or name raises a 'did you mean' error."""
+    _load_builtins()
+    if op not in _REGISTRY:
+        raise unknown_name("collective op", op, OPS)
+    try:
+        return _REGISTRY[op][name]
+    except KeyError:
+        raise unknown_name(f"{op} algorithm", name, _REGISTRY[op]) from None
+
+
+def algorithms_for(op: str) -> list[Algorithm]:
+    """Every registered algorithm of ``op``, in registration order."""
+    _load_builtins()
+    if op not in _REGISTRY:
+        raise unknown_name("collective op", op, OPS)
+    return list(_REGISTRY[op].values())
+
+
+def _check_args(num_ranks, size) -> tuple[int, float]:
+    """``num_ranks`` as an int >= 1 and ``size`` as bytes >= 0, else a one-line InputError."""
+    try:
+        ranks = operator.index(num_ranks)
+    except TypeError:
+        ranks = 0
+    if isinstance(num_ranks, bool) or ranks < 1:
+        raise InputError(f"number of ranks must be a positive integer, got {num_ranks!r}")
+    try:
+        size = float(size)
+    except (TypeError, ValueError):
+        raise InputError(f"size must be a number of bytes, got {size!r}") from None
+    if not math.isfinite(size) or size < 0:
+        raise InputError(f"size must be a finite number of bytes >= 0, got {size!r}")
+    return ranks, size
+
+
+def build_schedule(op: str, name: str, num_ranks: int, size: float,
+                   options: AlgoOptions = AlgoOptions()) -> Schedule:
+    """Build the schedule of algorithm ``name`` for ``op`` on ``num_ranks`` ranks.
+
+    ``size`` in bytes, as nccl-tests defines it for ``op`` (module docstring). Raises
+    InputError when the algorithm cannot run here, naming the algorithms that can.
+    """
+    algorithm = get_algorithm(op, name)
+    num_ranks, size = _check_args(num_ranks, size)
+    options.check(num_ranks)
+    reason = algorithm.why_not(num_ranks, options)
+    if reason:
+        usable = [a.name for a in algorithms_for(op) if a.applies(num_ranks, options)]
+        hint = f"; use {', '.join(usable)}" if usable else ""
+        raise InputError(f"{reason}{hint}")
+    schedule = algorithm.build(num_ranks, size, options)
+    meta = dict(schedule.meta)
+    meta.update(op=op, algorithm=name, size=size, ranks=num_ranks)
+    return replace(schedule, meta=meta)

@@ -24,7 +24,7 @@ import simpy
 
 from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
-from .maxmin import max_min_rates
+from .maxmin import max_min_rates_csr
 from .result import Result
 
 __all__ = ["execute", "ProgressCallback"]
@@ -68,7 +68,10 @@ class _Execution:
         self.sub_bytes = schedule.nbytes[self.sub_op] * routes.sub_frac
         self.sub_latency = routes.sub_latency
         n_sub = len(self.sub_op)
-        self.sub_empty = np.diff(routes.path_ptr) == 0
+        self.path_ptr = np.asarray(routes.path_ptr, dtype=np.intp)
+        self.path_links = np.asarray(routes.path_links, dtype=np.intp)
+        self.path_len = np.diff(self.path_ptr)
+        self.sub_empty = self.path_len == 0
         self.flow_links = sp.csr_matrix(
             (np.ones(len(routes.path_links)), routes.path_links, routes.path_ptr),
             shape=(n_sub, topology.num_links))
@@ -165,9 +168,10 @@ class _Execution:
         if self.active.size == 0:
             self.link_count[:] = 0
             return
-        sub = self.flow_links[self.active]
-        self.rate[self.active] = max_min_rates(sub, self.capacity)
-        self.link_count = np.bincount(sub.indices, minlength=self.topo.num_links)
+        links = _gather_ranges(self.path_ptr, self.path_links, self.active)
+        self.rate[self.active] = max_min_rates_csr(self.path_len[self.active], links,
+                                                   self.capacity)
+        self.link_count = np.bincount(links, minlength=self.topo.num_links)
         np.maximum(self.link_peak, self.link_count, out=self.link_peak)
         if (self.rate[self.active] <= 0).any():
             raise SimulationError("a flow has no capacity left on its path")

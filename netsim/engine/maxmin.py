@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["max_min_rates"]
+__all__ = ["max_min_rates", "max_min_rates_csr"]
 
 
 def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray:
@@ -26,40 +26,42 @@ def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray
     ``flow_links`` is the flows x links incidence (CSR; any stored entry means the flow
     crosses the link, at most once). ``capacity`` is bytes/s per link. A flow that crosses
     no link gets rate +inf.
-
-    Everything runs on flow-major arrays (gathers from the small per-link arrays stay in
-    cache), and the arrays are compacted to the unfrozen flows after every pass, so later
-    passes cost only what is left.
     """
-    num_links = flow_links.shape[1]
     lengths = np.diff(flow_links.indptr)
-    flows = np.flatnonzero(lengths > 0)          # global ids of the unfrozen flows
-    links = flow_links.indices[_rows_mask(lengths, lengths > 0)].astype(np.intp)
+    return max_min_rates_csr(lengths, flow_links.indices.astype(np.intp), capacity)
+
+
+def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray
+                      ) -> np.ndarray:
+    """:func:`max_min_rates` on raw flow-major CSR arrays.
+
+    Flow f crosses the ``lengths[f]`` links that follow those of flow f-1 in ``links``.
+    Everything runs on flow-major arrays (gathers from the small per-link arrays stay in
+    cache), compacted to the unfrozen flows after every pass, so later passes cost only
+    what is left.
+    """
+    num_links = len(capacity)
+    rate = np.full(len(lengths), np.inf)
+    flows = np.flatnonzero(lengths > 0)          # ids of the unfrozen flows
     lengths = lengths[flows]
-    rate = np.full(flow_links.shape[0], np.inf)
     remaining = capacity.astype(np.float64, copy=True)
     while flows.size:
-        starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
-        row = np.repeat(np.arange(flows.size), lengths)
+        starts = np.zeros(flows.size, dtype=np.intp)
+        np.cumsum(lengths[:-1], out=starts[1:])
         count = np.bincount(links, minlength=num_links)
         with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(count > 0, np.maximum(remaining, 0.0) / count, np.inf)
+            share = np.maximum(remaining, 0.0) / count      # inf (or nan) on unused links
         share_on = share[links]
         flow_min = np.minimum.reduceat(share_on, starts)
+        flow_min_on = np.repeat(flow_min, lengths)
         smallest_seen = np.full(num_links, np.inf)
-        np.minimum.at(smallest_seen, links, flow_min[row])
-        ready = share <= smallest_seen          # locally minimal links (count > 0 implied)
-        hit = ready[links] & (share_on <= flow_min[row])
-        frozen = np.bincount(row[hit], minlength=flows.size) > 0
+        np.minimum.at(smallest_seen, links, flow_min_on)
+        ready = share <= smallest_seen          # locally minimal links (nan/unused: False)
+        hit = ready[links] & (share_on <= flow_min_on)
+        frozen = np.logical_or.reduceat(hit, starts)
         rate[flows[frozen]] = flow_min[frozen]
-        frozen_on = frozen[row]
-        remaining -= np.bincount(links[frozen_on], weights=flow_min[row[frozen_on]],
-                                 minlength=num_links)
+        frozen_on = np.repeat(frozen, lengths)
+        remaining -= np.bincount(links, weights=flow_min_on * frozen_on, minlength=num_links)
         links = links[~frozen_on]
         flows, lengths = flows[~frozen], lengths[~frozen]
     return rate
-
-
-def _rows_mask(lengths: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """Mask over CSR entries that keeps the rows where ``keep`` is true."""
-    return np.repeat(keep, lengths)

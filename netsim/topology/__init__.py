@@ -6,14 +6,25 @@
 """
 
 from .grid import mesh, torus
-from .io import (check_connected, from_networkx, load_topology_file, load_yaml, read_graphml,
-                 save_topology_file, to_graphml, topology_file_schema)
 from .model import Topology, TopologyBuilder
 from .ring import ring
 from .spec import FAMILIES, parse_topology, register_family
 from .summary import bisection_bandwidth, diameter, summarize
 from .switched import full_mesh, nvswitch
 from .trees import fat_tree, leaf_spine
+
+# File IO pulls in pydantic (a few hundred ms): load it on first use, not on import.
+_LAZY_IO = ("check_connected", "from_networkx", "load_topology_file", "load_yaml",
+            "read_graphml", "save_topology_file", "to_graphml", "topology_file_schema")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_IO:
+        from . import io
+
+        return getattr(io, name)
+    raise AttributeError(f"module 'netsim.topology' has no attribute {name!r}")
+
 
 __all__ = [
     "Topology", "TopologyBuilder",

@@ -1,0 +1,309 @@
+"""Lower bounds on the time of a collective on a machine, whatever the algorithm.
+
+:func:`lower_bound` returns the largest of the bounds that apply to ``(op, topology, size,
+ranks, placement)``; :func:`all_bounds` lists each of them. A schedule's efficiency is
+``bound / simulated time`` (1.0: nothing can do better on this machine). Sizes follow
+nccl-tests (S = all-reduce buffer, all-gather output, reduce-scatter input, one rank's
+all-to-all send buffer, broadcast/reduce buffer); n is the number of ranks, B_out(r) and
+B_in(r) the total bandwidth (bytes/s) of the links leaving and entering rank r's node.
+
+**injection** (per endpoint; Chan, Heimlich, Purkayastha & van de Geijn 2007, bandwidth
+column of their lower-bound table, in its multi-port form; Thakur, Rabenseifner & Gropp
+2005 for the same n-terms). T >= max over ranks r of max(out_r / B_out(r), in_r / B_in(r)):
+
+=============  ===========================  ===========================  =================
+op             bytes out of rank r          bytes into rank r            why
+=============  ===========================  ===========================  =================
+allreduce      2 (n-1)/n S                  2 (n-1)/n S                  reductions at
+                                                                          endpoints only
+allreduce,     S                            S                            every input
+in-network                                                                element leaves,
+                                                                          every output
+                                                                          element enters
+allgather      -                            (n-1)/n S                    the others' blocks
+reducescatter  (n-1)/n S                    -                            its other blocks
+alltoall       (n-1)/n S                    (n-1)/n S                    one block per peer
+broadcast      S (root)                     S (each non-root)
+reduce         S (each non-root)            S (root)
+=============  ===========================  ===========================  =================
+
+The all-reduce bound 2 (n-1)/n S is the one nccl-tests derives its busbw from (``t = (S/B)
+2(n-1)/n``) and that the ring meets (Patarasuk & Yuan 2009). When some switch of the
+machine can reduce (``reduce: true``, NVLS / SHARP), the in-network bound S / B applies
+instead (hardware-specs 5.4): data can be combined on the way, so only S must leave and
+S must enter each rank.
+
+**bisection** (only when the ranks occupy every endpoint of the machine; cf. Dally &
+Towles 2004 ch. 3 and hardware-specs 5.5). Split the ranks into halves of floor(n/2) and
+ceil(n/2); these bytes must cross the cut in each direction, so T >= bytes / W, W being
+the machine's bisection bandwidth (bytes/s, the cut of an actual balanced split, see
+:func:`netsim.topology.bisection_bandwidth`):
+
+* alltoall: floor(n/2) ceil(n/2) S/n (each pair exchanges S/n). On a k x k mesh with m
+  bytes per pair this is k^3 m / (4B), on a torus k^3 m / (8B);
+* allgather, reducescatter: floor(n/2) S/n (the blocks owned on one side, needed or
+  produced on the other);
+* allreduce: S (the other half's contribution, however combined).
+
+**latency**: information must travel from every rank whose input an output depends on, in
+at least one message: T >= alpha + max over such (source, destination) pairs of the
+smallest total link latency between their nodes. For allreduce, allgather, reducescatter
+and alltoall every ordered pair counts; for broadcast the root to each rank, for reduce
+each rank to the root. The textbook ceil(log2 n) alpha of Chan et al. assumes one message
+in flight per node; netsim's nodes may send to many peers at once (a direct broadcast
+through a switch takes two hops, not ceil(log2 n)), so that bound is not valid here and the
+distance bound is used instead.
+
+**compute** (only with a reduction rate gamma, bytes/s, and no reducing switch; Chan et al.
+2007, compute column): an allreduce, reducescatter or reduce needs (n-1) S bytes of
+reduction work in total, so some rank does at least (n-1)/n S / gamma.
+
+>>> from netsim.topology import ring
+>>> b = lower_bound("allreduce", ring(4, bandwidth=1e9), 4e9, 4)
+>>> b.name, b.seconds
+('injection', 3.0)
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError, unknown_name
+from ..units import format_rate, format_size, format_time
+
+__all__ = ["Bound", "lower_bound", "all_bounds", "injection_bound", "bisection_bound",
+           "latency_bound", "compute_bound", "in_network_reduction", "BOUND_OPS"]
+
+#: The collectives the bounds know.
+BOUND_OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
+_ALL_PAIRS = ("allreduce", "allgather", "reducescatter", "alltoall")
+# Beyond this many ranks the latency bound measures distances from rank 0 only (still a
+# valid bound: rank 0's data must reach everyone), to keep it O(links log nodes).
+_ALL_SOURCES_LIMIT = 1024
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A lower bound: ``seconds``, the ``name`` of the argument and a one-line ``detail``."""
+
+    seconds: float
+    name: str
+    detail: str
+
+
+def _nodes(topology, num_ranks: int, placement) -> np.ndarray:
+    """Node index of each rank: ``placement[:num_ranks]`` or the first endpoints."""
+    if placement is None:
+        if num_ranks > topology.num_endpoints:
+            raise InputError(f"{num_ranks} ranks do not fit on the {topology.num_endpoints} "
+                             f"endpoints of {topology.name!r}")
+        return np.asarray(topology.endpoints[:num_ranks], dtype=np.int64)
+    nodes = np.asarray(placement, dtype=np.int64)[:num_ranks]
+    if nodes.size < num_ranks:
+        raise InputError(f"placement names {nodes.size} nodes for {num_ranks} ranks")
+    return nodes
+
+
+def in_network_reduction(topology) -> bool:
+    """True if some switch of ``topology`` can reduce in-network (``reduce: true``)."""
+    return any(topology.can_reduce(int(v)) for v in np.flatnonzero(topology.is_switch))
+
+
+def _per_rank_bytes(op: str, size: float, n: int, root: int, in_network: bool):
+    """(bytes that must leave, bytes that must enter) each rank, arrays of n (see module)."""
+    out, into = np.zeros(n), np.zeros(n)
+    share = (n - 1) / n * size
+    if op == "allreduce":
+        need = size if in_network else 2 * share
+        out[:], into[:] = need, need
+    elif op == "allgather":
+        into[:] = share
+    elif op == "reducescatter":
+        out[:] = share
+    elif op == "alltoall":
+        out[:], into[:] = share, share
+    elif op == "broadcast":
+        out[root], into[:] = size, size
+        into[root] = 0.0
+    elif op == "reduce":
+        out[:], into[root] = size, size
+        out[root] = 0.0
+    return out, into
+
+
+_INJECTION_TEXT = {"allreduce": "sends and receives 2(n-1)/n S", "allgather": "receives (n-1)/n S",
+                   "reducescatter": "sends (n-1)/n S", "alltoall": "sends and receives (n-1)/n S",
+                   "broadcast": "root sends S, each other rank receives S",
+                   "reduce": "each non-root sends S, the root receives S"}
+
+
+def injection_bound(op: str, topology, size: float, num_ranks: int, placement=None, *,
+                    root: int = 0) -> Bound | None:
+    """Per-endpoint bound (s): the busiest rank's bytes over its own links; see the module.
+
+    None when it does not apply: one rank, or two ranks sharing a node (their exchange
+    needs no link).
+    """
+    n = int(num_ranks)
+    nodes = _nodes(topology, n, placement)
+    if n < 2 or np.unique(nodes).size < n:
+        return None
+    in_network = op == "allreduce" and in_network_reduction(topology)
+    out, into = _per_rank_bytes(op, float(size), n, root % n, in_network)
+    b_out = topology.out_degree_bandwidth[nodes]
+    b_in = topology.in_degree_bandwidth[nodes]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        times = np.maximum(np.where(out > 0, out / b_out, 0.0), np.where(into > 0, into / b_in, 0.0))
+    worst = int(np.argmax(times))
+    what = "each rank sends and receives S" if in_network else _INJECTION_TEXT[op]
+    name = "injection (in-network reduction)" if in_network else "injection"
+    bandwidth = min(b_out[worst] if out[worst] else math.inf, b_in[worst] if into[worst]
+                    else math.inf)
+    return Bound(float(times[worst]), name,
+                 f"{what}; rank {worst} moves {format_size(max(out[worst], into[worst]))} "
+                 f"over {format_rate(bandwidth)}")
+
+
+# Bisection bandwidth of a topology, computed once (enumeration or Kernighan-Lin can be slow).
+_BISECTION: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _bisection(topology) -> tuple[float | None, str]:
+    if topology not in _BISECTION:
+        from ..topology import bisection_bandwidth
+
+        _BISECTION[topology] = bisection_bandwidth(topology)
+    return _BISECTION[topology]
+
+
+def _crossing_bytes(op: str, size: float, n: int) -> tuple[float, str] | None:
+    low, high = n // 2, n - n // 2
+    if op == "alltoall":
+        return low * high * size / n, "floor(n/2) ceil(n/2) S/n"
+    if op in ("allgather", "reducescatter"):
+        return low * size / n, "floor(n/2) S/n"
+    if op == "allreduce":
+        return float(size), "S"
+    return None
+
+
+def bisection_bound(op: str, topology, size: float, num_ranks: int, placement=None
+                    ) -> Bound | None:
+    """Bytes that must cross the machine's bisection / its bandwidth (s); see the module.
+
+    None unless the ranks occupy every endpoint (the machine's bisection is then the
+    ranks' bisection), or for broadcast and reduce.
+    """
+    n = int(num_ranks)
+    nodes = _nodes(topology, n, placement)
+    crossing = _crossing_bytes(op, float(size), n)
+    whole = (n == topology.num_endpoints and np.unique(nodes).size == n
+             and np.array_equal(np.sort(nodes), np.sort(topology.endpoints)))
+    if n < 2 or crossing is None or not whole:
+        return None
+    bandwidth, method = _bisection(topology)
+    if not bandwidth:
+        return None
+    nbytes, formula = crossing
+    return Bound(nbytes / bandwidth, "bisection",
+                 f"{formula} = {format_size(nbytes)} across a bisection of "
+                 f"{format_rate(bandwidth)} ({method})")
+
+
+def _latency_graph(topology, reverse: bool):
+    """Sparse node graph weighted by the smallest latency of the links of each pair."""
+    from scipy.sparse import csr_matrix
+
+    src, dst = topology.link_src, topology.link_dst
+    if reverse:
+        src, dst = dst, src
+    key = src * topology.num_nodes + dst
+    order = np.lexsort((topology.latency, key))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = key[order][1:] != key[order][:-1]
+    keep = order[first]
+    # Zero latencies stay explicit entries: scipy's csgraph treats them as edges.
+    return csr_matrix((topology.latency[keep], (src[keep], dst[keep])),
+                      shape=(topology.num_nodes,) * 2)
+
+
+def _farthest(topology, sources: np.ndarray, targets: np.ndarray, reverse: bool) -> float:
+    from scipy.sparse.csgraph import dijkstra
+
+    dist = dijkstra(_latency_graph(topology, reverse), directed=True, indices=sources)
+    return float(np.atleast_2d(dist)[:, targets].max())
+
+
+def latency_bound(op: str, topology, num_ranks: int, placement=None, *, alpha: float = 0.0,
+                  root: int = 0) -> Bound | None:
+    """alpha + the largest smallest-latency distance an input must travel (s); see the module."""
+    n = int(num_ranks)
+    nodes = _nodes(topology, n, placement)
+    if n < 2:
+        return None
+    if not np.any(topology.latency > 0):
+        if alpha <= 0:
+            return None
+        return Bound(float(alpha), "latency", f"one message's overhead alpha = "
+                                              f"{format_time(alpha)} (links have no latency)")
+    root_node = nodes[root % n : root % n + 1]
+    if op == "broadcast":
+        farthest, where = _farthest(topology, root_node, nodes, False), "from the root"
+    elif op == "reduce":
+        farthest, where = _farthest(topology, root_node, nodes, True), "to the root"
+    elif n <= _ALL_SOURCES_LIMIT:
+        farthest, where = _farthest(topology, np.unique(nodes), nodes, False), "between ranks"
+    else:
+        farthest, where = _farthest(topology, nodes[:1], nodes, False), "from rank 0"
+    if math.isinf(farthest):
+        raise InputError(f"some ranks cannot reach each other on {topology.name!r}")
+    return Bound(float(alpha) + farthest, "latency",
+                 f"alpha {format_time(alpha)} + farthest path {where} {format_time(farthest)}")
+
+
+def compute_bound(op: str, topology, size: float, num_ranks: int, gamma: float | None
+                  ) -> Bound | None:
+    """(n-1)/n S / gamma (s) for reducing ops when ranks reduce at ``gamma`` bytes/s."""
+    n = int(num_ranks)
+    reducing = op in ("allreduce", "reducescatter", "reduce")
+    if n < 2 or not gamma or not reducing or in_network_reduction(topology):
+        return None
+    work = (n - 1) / n * float(size)
+    return Bound(work / gamma, "compute", f"(n-1)/n S = {format_size(work)} reduced at "
+                                          f"{format_rate(gamma)} by some rank")
+
+
+def all_bounds(op: str, topology, size: float, num_ranks: int,
+               placement: Sequence[int] | None = None, *, alpha: float = 0.0,
+               gamma: float | None = None, root: int = 0) -> list[Bound]:
+    """Every bound that applies, in the order injection, bisection, latency, compute."""
+    if op not in BOUND_OPS:
+        raise unknown_name("collective", op, BOUND_OPS)
+    if size < 0:
+        raise InputError(f"collective size must be >= 0 bytes, got {size!r}")
+    found = [injection_bound(op, topology, size, num_ranks, placement, root=root),
+             bisection_bound(op, topology, size, num_ranks, placement),
+             latency_bound(op, topology, num_ranks, placement, alpha=alpha, root=root),
+             compute_bound(op, topology, size, num_ranks, gamma)]
+    return [b for b in found if b is not None]
+
+
+def lower_bound(op: str, topology, size: float, num_ranks: int,
+                placement: Sequence[int] | None = None, *, alpha: float = 0.0,
+                gamma: float | None = None, root: int = 0) -> Bound:
+    """The largest applicable bound (s, name, detail); ``Bound(0, 'none', ...)`` if none.
+
+    ``placement`` gives each rank's node (extra entries, such as switch ranks, are
+    ignored); ``alpha`` is the per-message overhead (s), ``gamma`` the reduction rate at
+    a rank (bytes/s), ``root`` the root rank of broadcast and reduce.
+    """
+    found = all_bounds(op, topology, size, num_ranks, placement, alpha=alpha, gamma=gamma,
+                       root=root)
+    if not found:
+        return Bound(0.0, "none", "no bound applies (a single rank or nothing to move)")
+    return max(found, key=lambda b: b.seconds)

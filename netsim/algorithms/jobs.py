@@ -1,0 +1,110 @@
+"""Scenario job kind ``collective``: run a collective (one size or a sweep) on the machine.
+
+.. code-block:: yaml
+
+    jobs:
+      - kind: collective
+        name: ring-allreduce
+        op: allreduce
+        algorithm: ring          # default: auto (the fastest that applies)
+        sizes: 1MiB:64MiB        # or size: 64MiB, or sizes: [1MiB, 8MiB]
+        ranks: 16                # default: every endpoint
+        chunks: 4
+        alpha: 2us               # per-message overhead at the sender
+        gamma: 100GB/s           # reduction rate at a rank
+        order: snake
+
+Each size gives one record, the nccl-tests-like row of :meth:`CollectiveRun.record` with
+the job's name in front; the engine results are kept for plots, keyed ``'<name> <size>'``.
+The scenario loader imports this module for its side effect of registering the kind.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from ..errors import InputError, unknown_name
+from ..scenario.jobs import JobContext, JobResult, register_job
+from ..scenario.schema import Rate, Size, Strict, Time
+
+__all__ = ["CollectiveJob", "run_collective_job"]
+
+
+class CollectiveJob(Strict):
+    """A collective run: ``op`` with ``algorithm`` over ``size`` or ``sizes`` (bytes)."""
+
+    kind: Literal["collective"] = "collective"
+    name: str | None = None
+    topology: str | None = None         # default: the scenario's topology
+    op: str
+    algorithm: str = "auto"
+    size: Size | None = None            # bytes, nccl-tests meaning
+    sizes: str | list[Size] | None = None   # 'START:STOP[:FACTOR]' (doubling) or a list
+    ranks: int | None = Field(default=None, ge=1)
+    chunks: int = Field(default=1, ge=1)
+    alpha: Time = 0.0                   # s per message
+    gamma: Rate | None = None           # bytes/s of reduction at a rank
+    order: str = "natural"
+    root: int = Field(default=0, ge=0)
+
+    @field_validator("op")
+    @classmethod
+    def _known_op(cls, op: str) -> str:
+        from ..report.nccl import BUSBW_FACTOR
+
+        if op not in BUSBW_FACTOR:
+            raise ValueError(str(unknown_name("collective", op, BUSBW_FACTOR)))
+        return op
+
+    @field_validator("algorithm")
+    @classmethod
+    def _known_algorithm(cls, name: str, info: ValidationInfo) -> str:
+        from ..collective import resolve_algorithms
+
+        if name != "auto" and "op" in info.data:
+            resolve_algorithms(info.data["op"], name)   # raises a did-you-mean InputError
+        return name
+
+    @field_validator("sizes")
+    @classmethod
+    def _readable_sweep(cls, sizes):
+        from ..collective import sweep_sizes
+
+        if isinstance(sizes, str):
+            sweep_sizes(sizes)
+        return sizes
+
+    @model_validator(mode="after")
+    def _one_size(self) -> "CollectiveJob":
+        if (self.size is None) == (self.sizes is None):
+            raise ValueError("give exactly one of 'size' and 'sizes'")
+        return self
+
+
+def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
+    """Simulate every size of ``job``; one record per size."""
+    from ..collective import run_sweep
+    from ..topology import parse_topology
+    from ..units import format_size
+    from .options import AlgoOptions
+
+    spec = job.topology or ctx.topology
+    if spec is None:
+        raise InputError("collective job: no topology (set 'topology' in the job or the "
+                         "scenario)")
+    topology = parse_topology(spec)
+    options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
+    runs = run_sweep(job.op, topology, job.algorithm,
+                     job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
+                     options=options, alpha=job.alpha, progress=ctx.progress)
+    name = job.name or f"{job.op}-{job.algorithm}"
+    records = [{"job": name, **run.record()} for run in runs]
+    keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]
+    return JobResult(name, "collective", records,
+                     {key: run.result for key, run in zip(keys, runs)},
+                     {key: topology for key in keys})
+
+
+register_job("collective", CollectiveJob, run_collective_job)

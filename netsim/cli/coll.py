@@ -1,0 +1,138 @@
+"""``netsim coll OP --topo SPEC``: simulate a collective, print an nccl-tests-like table.
+
+Examples::
+
+    netsim coll allreduce --topo torus:8x8,bw=50GB/s --algo ring --size 64MiB
+    netsim coll alltoall --topo mesh:4x4 --sizes 1KiB:1GiB --format csv -o a2a.csv
+    netsim coll --list
+
+Other report options plug in with :func:`add_report_option` (a click option plus a hook
+that sees the runs and records after the simulation), so e.g. ``--measured FILE.csv`` and
+``--heatmap FILE`` are added without changing this command's body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import click
+
+from ..collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
+from ..errors import unknown_name
+from ..report.nccl import BUSBW_FACTOR, NCCL_COLUMNS
+from ..topology import parse_topology
+from ..units import format_time, parse_rate, parse_time
+from .options import (check_writable, emit, format_option, format_records, output_option,
+                      overwrite_option, progress_reporter)
+
+__all__ = ["command", "add_report_option", "ReportHook"]
+
+Column = tuple[str, str, Callable[[Any], str]]
+
+
+@dataclass(frozen=True)
+class ReportHook:
+    """What an extra report option does.
+
+    ``check(value, overwrite)`` runs before any simulation (fail early, e.g. an output
+    file that exists); ``apply(value, runs, records, overwrite)`` runs after it, may add
+    keys to the records in place and returns extra table columns (key, header, formatter).
+    """
+
+    apply: Callable[[Any, Sequence[CollectiveRun], list[dict], bool], list[Column]]
+    check: Callable[[Any, bool], None] | None = None
+
+
+_HOOKS: dict[str, ReportHook] = {}
+
+
+def add_report_option(option: click.Option, hook: ReportHook) -> None:
+    """Add ``option`` to ``netsim coll``; ``hook`` handles its value when it is given."""
+    command.params = [p for p in command.params if p.name != option.name] + [option]
+    _HOOKS[option.name] = hook
+
+
+def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
+    from ..algorithms.registry import OPS, algorithms_for
+
+    ops = [op] if op else list(OPS)
+    rows = [{"op": o, "algorithm": a.name, "needs": requirement_text(a) or "-",
+             "summary": a.summary} for o in ops for a in algorithms_for(o)]
+    if not rows and fmt == "table":
+        emit("no collective algorithms registered\n", output, overwrite)
+        return
+    emit(format_records(rows, fmt, title="collective algorithms"), output, overwrite)
+
+
+def _options(chunks: int, gamma: str | None, order: str, root: int):
+    from ..algorithms.options import AlgoOptions
+
+    return AlgoOptions(chunks=chunks, gamma=parse_rate(gamma, "--gamma") if gamma else None,
+                       order=order, root=root)
+
+
+def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
+    first = runs[0]
+    extra = f", alpha {format_time(alpha)}" if alpha else ""
+    return f"{first.op} on {first.topology}: {first.ranks} ranks{extra}"
+
+
+@click.command("coll")
+@click.argument("op", required=False)
+@click.option("--topo", "topo_spec", metavar="SPEC",
+              help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
+@click.option("--algo", "algorithm", default="auto", show_default=True,
+              help="Algorithm name, or auto for the fastest that applies.")
+@click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
+@click.option("--sizes", default=None, metavar="START:STOP",
+              help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
+@click.option("--ranks", type=click.IntRange(min=1), default=None,
+              help="Number of ranks (default: every endpoint).")
+@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Pipeline chunks per message.")
+@click.option("--alpha", default="0", show_default=True,
+              help="Per-message overhead at the sender (e.g. 2us).")
+@click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
+@click.option("--order", default="natural", show_default=True,
+              help="Rank order for rings and trees (natural, snake, ...).")
+@click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Root rank of broadcast and reduce.")
+@click.option("--list", "list_algorithms", is_flag=True,
+              help="List the algorithms of every op (or of OP) and exit.")
+@format_option
+@output_option
+@overwrite_option
+def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, order, root,
+            list_algorithms, fmt, output, overwrite, **extras):
+    """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
+    reduce) and report time, algbw, busbw and efficiency against the lower bound."""
+    if op is not None and op not in BUSBW_FACTOR:
+        raise unknown_name("collective", op, BUSBW_FACTOR)
+    if output:
+        check_writable(output, overwrite)
+    if list_algorithms:
+        _list_algorithms(op, fmt, output, overwrite)
+        return
+    if op is None or topo_spec is None:
+        raise click.UsageError("give an OP and --topo SPEC (or --list)")
+    if size is not None and sizes is not None:
+        raise click.UsageError("give --size or --sizes, not both")
+    hooks = {name: (hook, extras[name]) for name, hook in _HOOKS.items()
+             if extras.get(name) is not None}
+    for hook, value in hooks.values():
+        if hook.check is not None:
+            hook.check(value, overwrite)
+    alpha_s = parse_time(alpha, "--alpha")
+    runs = run_sweep(op, parse_topology(topo_spec), algorithm,
+                     sweep_sizes(sizes if sizes is not None else (size or "64MiB")),
+                     ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
+                     progress=progress_reporter(f"{op}"))
+    records = [run.record() for run in runs]
+    columns = list(NCCL_COLUMNS)
+    for hook, value in hooks.values():
+        columns += hook.apply(value, runs, records, overwrite)
+    if algorithm == "auto":
+        columns.append(("candidates", "candidates", str))
+    emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
+         overwrite)

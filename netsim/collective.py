@@ -1,0 +1,264 @@
+"""Run a collective on a machine and report it as nccl-tests would, against its lower bound.
+
+:func:`run_collective` builds the schedule of one algorithm (or of every algorithm that
+applies, with ``algorithm="auto"``), places rank r on ``placement[r]`` (by default the
+r-th endpoint), simulates it and returns a :class:`CollectiveRun`: the time, nccl-tests'
+algbw and busbw (GB/s, GB = 1e9 B), the best lower bound of
+:mod:`netsim.algorithms.bounds` and the efficiency ``bound / time``.
+:func:`run_sweep` does the same over sizes, e.g. ``sweep_sizes("1KiB:4GiB")``.
+
+Sizes follow nccl-tests: all-reduce buffer, all-gather output, reduce-scatter input, one
+rank's all-to-all send buffer, broadcast/reduce buffer (bytes).
+
+>>> from netsim.algorithms.registry import Algorithm     # doctest: +SKIP
+>>> run_collective("allreduce", "ring:8", "ring", "64MiB").record()["busbw_GBps"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .algorithms.bounds import Bound, lower_bound
+from .engine import Result, simulate
+from .errors import InputError, unknown_name
+from .report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
+from .units import format_time, parse_size
+
+__all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
+           "requirement_text"]
+
+# Sweeps longer than this are almost certainly a typo (a factor of 1.0001, say).
+_MAX_SWEEP_POINTS = 4096
+
+
+@dataclass(eq=False)
+class CollectiveRun:
+    """One simulated collective: times in s, bandwidths in GB/s (nccl-tests' 1e9 B)."""
+
+    op: str
+    algorithm: str
+    topology: str
+    ranks: int
+    size_bytes: float
+    time_s: float
+    algbw_GBps: float | None
+    busbw_GBps: float | None
+    bound_s: float
+    bound_name: str
+    bound_detail: str
+    efficiency: float | None
+    max_link_util: float
+    events: int
+    flows: int
+    result: Result = field(repr=False)
+    candidates: dict[str, float] | None = None   # auto: every candidate's time, s
+
+    def candidates_text(self) -> str | None:
+        """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
+        if not self.candidates:
+            return None
+        return ",".join(f"{name}={format_time(t).replace(' ', '')}"
+                        for name, t in sorted(self.candidates.items(), key=lambda kv: kv[1]))
+
+    def record(self) -> dict[str, Any]:
+        """A flat dict of plain values for tables, JSON and CSV."""
+        row = {"op": self.op, "algorithm": self.algorithm, "topology": self.topology,
+               "ranks": self.ranks, "size_bytes": self.size_bytes, "time_s": self.time_s,
+               "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps,
+               "bound_s": self.bound_s, "bound": self.bound_name,
+               "efficiency": self.efficiency, "max_link_util": self.max_link_util,
+               "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail}
+        if self.candidates:
+            row["candidates"] = self.candidates_text()
+        return row
+
+
+# -- choosing algorithms ---------------------------------------------------------------
+
+def _check_op(op: str) -> str:
+    if op not in BUSBW_FACTOR:
+        raise unknown_name("collective", op, BUSBW_FACTOR)
+    return op
+
+
+def resolve_algorithms(op: str, algorithm) -> tuple[list, bool]:
+    """(candidate algorithms, whether to pick the fastest) for a name, ``'auto'``, an
+    algorithm object or a list of them (a list is searched like ``'auto'``)."""
+    if not isinstance(algorithm, str):
+        if isinstance(algorithm, (list, tuple)):
+            return list(algorithm), True
+        return [algorithm], False
+    from .algorithms.registry import algorithms_for
+
+    known = list(algorithms_for(op))
+    if algorithm == "auto":
+        return known, True
+    for candidate in known:
+        if candidate.name == algorithm:
+            return [candidate], False
+    raise unknown_name(f"{op} algorithm", algorithm, [a.name for a in known] + ["auto"])
+
+
+def requirement_text(algo) -> str:
+    """What an algorithm needs, in words ('' when nothing special)."""
+    needs = []
+    if getattr(algo, "power_of_two", False):
+        needs.append("a power-of-two number of ranks")
+    requires = getattr(algo, "requires", None)
+    needs.append({None: "", "grid": "ranks placed on a mesh or torus",
+                  "reducing-switch": "a switch that reduces in-network",
+                  "groups": "rank groups (options.groups)"}.get(requires, str(requires)))
+    return " and ".join(n for n in needs if n)
+
+
+def _default_options():
+    from .algorithms.options import AlgoOptions
+
+    return AlgoOptions()
+
+
+# -- running ---------------------------------------------------------------------------
+
+def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
+    """Node index of every rank (names allowed in ``placement``)."""
+    if placement is not None:
+        nodes = np.asarray([topology.node(p) if isinstance(p, str) else int(p)
+                            for p in placement], dtype=np.int64)
+        if ranks is not None and int(ranks) != nodes.size:
+            raise InputError(f"placement has {nodes.size} nodes but {ranks} ranks were asked")
+        return nodes
+    n = topology.num_endpoints if ranks is None else int(ranks)
+    if not 1 <= n <= topology.num_endpoints:
+        raise InputError(f"ranks must be in 1..{topology.num_endpoints} (the endpoints of "
+                         f"{topology.name!r}), got {ranks}")
+    return np.asarray(topology.endpoints[:n], dtype=np.int64)
+
+
+def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
+              progress) -> Result:
+    """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
+    schedule = algo.build(nodes.size, size, options)
+    extra = schedule.meta.get("extra_placement")
+    placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
+    return simulate(topology, schedule, placement, router=router, overhead=alpha,
+                    progress=progress)
+
+
+def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
+    """``run(algo)``, or None if ``algo`` refuses these ranks/topology and not ``strict``."""
+    if not algo.applies(n, options):
+        if not strict:
+            return None
+        why = algo.why_not(n, options) if hasattr(algo, "why_not") else None
+        needs = f": {why}" if why else (f" (it needs {requirement_text(algo)})"
+                                         if requirement_text(algo) else "")
+        raise InputError(f"{algo.op} algorithm {algo.name!r} does not apply to {n} ranks on "
+                         f"{options.topology.name!r}{needs}")
+    try:
+        return run(algo)
+    except InputError:
+        if strict:
+            raise
+        return None
+
+
+def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
+                   placement: Sequence[int | str] | None = None, options=None,
+                   alpha: float = 0.0, router=None, progress=None) -> CollectiveRun:
+    """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
+
+    ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
+    (every algorithm that applies, fastest returned, all times in ``candidates``), or an
+    algorithm object (or a list of them, searched like auto). ``ranks`` defaults to every
+    endpoint, ``placement`` to the first ``ranks`` endpoints; ``options`` is an
+    ``AlgoOptions`` (its topology and placement are filled in here); ``alpha`` is the
+    per-message overhead at the sender (s).
+    """
+    from .topology import parse_topology
+
+    _check_op(op)
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
+    size = parse_size(size, "collective size")
+    if size < 0:
+        raise InputError(f"collective size must be >= 0 bytes, got {size!r}")
+    nodes = _rank_nodes(topo, ranks, placement)
+    options = replace(options if options is not None else _default_options(),
+                      topology=topo, placement=nodes)
+    options.check(nodes.size)
+    candidates, pick = resolve_algorithms(op, algorithm)
+
+    def run(algo) -> Result:
+        return _simulate(algo, topo, size, nodes, options, float(alpha), router, progress)
+
+    outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
+                for algo in candidates]
+    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
+    if not outcomes:
+        tried = ", ".join(a.name for a in candidates) or "none registered"
+        raise InputError(f"no {op} algorithm applies to {nodes.size} ranks on {topo.name!r} "
+                         f"(tried {tried})")
+    # min() keeps the first of equal times: registry order breaks ties deterministically.
+    best, result = min(outcomes, key=lambda pair: pair[1].makespan)
+    bound = lower_bound(op, topo, size, nodes.size, nodes, alpha=float(alpha),
+                        gamma=options.gamma, root=options.root)
+    return _make_run(op, best.name, topo, nodes.size, size, result, bound,
+                     {a.name: r.makespan for a, r in outcomes} if pick else None)
+
+
+def _make_run(op: str, name: str, topo, n: int, size: float, result: Result, bound: Bound,
+              candidates: dict[str, float] | None) -> CollectiveRun:
+    time = float(result.makespan)
+    return CollectiveRun(
+        op=op, algorithm=name, topology=topo.name, ranks=n, size_bytes=size, time_s=time,
+        algbw_GBps=algbw_GBps(size, time), busbw_GBps=busbw_GBps(op, size, time, n),
+        bound_s=bound.seconds, bound_name=bound.name, bound_detail=bound.detail,
+        efficiency=bound.seconds / time if time > 0 else None,
+        max_link_util=result.max_link_utilization, events=int(result.events),
+        flows=int(result.num_flows), result=result, candidates=candidates)
+
+
+# -- sweeps ----------------------------------------------------------------------------
+
+def sweep_sizes(spec: str | float | Sequence) -> list[float]:
+    """Sizes in bytes: ``'1KiB:8KiB'`` -> [1024, 2048, 4096, 8192] (doubling, stop included);
+    ``'START:STOP:F'`` multiplies by F; ``'1KiB,1MiB'`` or a list is taken as given."""
+    if not isinstance(spec, str):
+        items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+        return [parse_size(s, "size") for s in items]
+    if "," in spec:
+        return [parse_size(s.strip(), "size") for s in spec.split(",")]
+    parts = spec.split(":")
+    if len(parts) == 1:
+        return [parse_size(spec, "size")]
+    if len(parts) > 3:
+        raise InputError(f"size sweep {spec!r}: expected START:STOP or START:STOP:FACTOR")
+    start, stop = parse_size(parts[0], "sweep start"), parse_size(parts[1], "sweep stop")
+    factor = float(parts[2]) if len(parts) == 3 and _number(parts[2]) else 2.0
+    if len(parts) == 3 and not _number(parts[2]):
+        raise InputError(f"size sweep {spec!r}: factor {parts[2]!r} is not a number")
+    if not (0 < start <= stop) or factor <= 1:
+        raise InputError(f"size sweep {spec!r}: need 0 < START <= STOP and FACTOR > 1")
+    count = int(np.floor(np.log(stop / start) / np.log(factor) + 1e-9)) + 1
+    if count > _MAX_SWEEP_POINTS:
+        raise InputError(f"size sweep {spec!r} has {count} points (at most "
+                         f"{_MAX_SWEEP_POINTS})")
+    return [start * factor ** i for i in range(count)]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveRun]:
+    """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec)."""
+    from .topology import parse_topology
+
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
+    return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]

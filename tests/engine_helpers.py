@@ -26,6 +26,7 @@ def explicit_routes(topology, paths):
     links = np.array([l for p in paths for l in p], dtype=np.int64)
     n = len(paths)
     latency = np.array([topology.latency[list(p)].sum() if p else 0.0 for p in paths])
-    return SimpleNamespace(sub_ptr=np.arange(n + 1), sub_req=np.arange(n),
+    return SimpleNamespace(src=np.zeros(n, dtype=np.int64), dst=np.ones(n, dtype=np.int64),
+                           sub_ptr=np.arange(n + 1), sub_req=np.arange(n),
                            sub_frac=np.ones(n), path_ptr=path_ptr, path_links=links,
                            sub_latency=latency)

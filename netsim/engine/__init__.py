@@ -16,11 +16,13 @@ import numpy as np
 from ..errors import ScheduleError
 from ..schedule import SEND, Schedule
 from .executor import ProgressCallback, execute
+from .faults import Fault, degrade_links, fail_links, fail_nodes, parse_fault
 from .maxmin import max_min_rates
 from .result import Result
 
 __all__ = ["simulate", "execute", "max_min_rates", "Result", "ProgressCallback",
-           "default_placement", "route_schedule"]
+           "default_placement", "route_schedule", "Fault", "fail_links", "degrade_links",
+           "fail_nodes", "parse_fault"]
 
 
 def default_placement(topology, num_ranks: int) -> np.ndarray:
@@ -61,15 +63,17 @@ def route_schedule(topology, schedule: Schedule, placement: np.ndarray, router=N
 
 def simulate(topology, schedule: Schedule, placement: Sequence[int] | None = None, *,
              router=None, overhead: float = 0.0, not_before: np.ndarray | None = None,
-             progress: ProgressCallback | None = None, record_timeline: bool = False) -> Result:
+             progress: ProgressCallback | None = None, record_timeline: bool = False,
+             faults=()) -> Result:
     """Run ``schedule`` on ``topology`` with rank r on node ``placement[r]``.
 
     ``overhead`` is a per-message cost at the sender (s); ``not_before`` an optional
-    earliest release time per op (s). Returns a :class:`Result`.
+    earliest release time per op (s); ``faults`` links that fail or degrade (see
+    :mod:`netsim.engine.faults`). Returns a :class:`Result`.
     """
     placement = _checked_placement(topology, schedule, placement)
     routes = route_schedule(topology, schedule, placement, router)
     result = execute(topology, schedule, routes, overhead=overhead, not_before=not_before,
-                     progress=progress, record_timeline=record_timeline)
+                     progress=progress, record_timeline=record_timeline, faults=faults)
     result.placement = placement
     return result

@@ -32,14 +32,17 @@ __all__ = ["execute", "ProgressCallback"]
 #: ``progress(events_done, simulated_time_s)``, called every few events.
 ProgressCallback = Callable[[int, float], None]
 
-_ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
+_ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
 
 
 def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[ptr[r]:ptr[r+1]]`` for every r in ``rows``, without a loop."""
-    starts, ends = ptr[rows], ptr[rows + 1]
-    lengths = ends - starts
+    return _gather_spans(ptr[rows], ptr[rows + 1] - ptr[rows], idx)
+
+
+def _gather_spans(starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Concatenation of ``idx[s:s+n]`` for every (s, n) in zip(starts, lengths)."""
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=idx.dtype)
@@ -52,7 +55,7 @@ class _Execution:
 
     def __init__(self, topology, schedule: Schedule, routes, *, overhead: float,
                  not_before: np.ndarray | None, progress: ProgressCallback | None,
-                 record_timeline: bool, progress_every: int = 64) -> None:
+                 record_timeline: bool, faults=(), progress_every: int = 64) -> None:
         self.topo, self.schedule = topology, schedule
         n_ops = schedule.num_ops
         self.capacity = topology.bandwidth.astype(np.float64, copy=True)
@@ -66,15 +69,22 @@ class _Execution:
         send_ops = np.flatnonzero(schedule.kind == SEND)
         self.sub_op = send_ops[routes.sub_req]
         self.sub_bytes = schedule.nbytes[self.sub_op] * routes.sub_frac
-        self.sub_latency = routes.sub_latency
+        self.sub_latency = np.array(routes.sub_latency, dtype=np.float64)
         n_sub = len(self.sub_op)
-        self.path_ptr = np.asarray(routes.path_ptr, dtype=np.intp)
+        # Paths as (start, length) spans into a growable link array, so a rerouted
+        # sub-flow just points at a new span.
+        self.path_start = np.asarray(routes.path_ptr[:-1], dtype=np.intp).copy()
+        self.path_len = np.diff(np.asarray(routes.path_ptr, dtype=np.intp))
         self.path_links = np.asarray(routes.path_links, dtype=np.intp)
-        self.path_len = np.diff(self.path_ptr)
         self.sub_empty = self.path_len == 0
-        self.flow_links = sp.csr_matrix(
-            (np.ones(len(routes.path_links)), routes.path_links, routes.path_ptr),
-            shape=(n_sub, topology.num_links))
+        self.sub_src = np.asarray(routes.src)[routes.sub_req]
+        self.sub_dst = np.asarray(routes.dst)[routes.sub_req]
+        self.sub_done = np.zeros(n_sub, dtype=bool)
+        self.earliest = np.zeros(n_sub)          # no activation before (after a reroute), s
+        self.failed = np.zeros(topology.num_links, dtype=bool)
+        self.link_bytes = np.zeros(topology.num_links)   # credited at reroutes and at the end
+        self.credited = np.zeros(n_sub)                   # bytes of a sub-flow credited so far
+        self.fault_log: list[dict] = []
         self.op_subs_ptr = np.zeros(n_ops + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.sub_op, minlength=n_ops), out=self.op_subs_ptr[1:])
         self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
@@ -101,6 +111,7 @@ class _Execution:
         self._seq = itertools.count()
         self.events = 0
         self.now = 0.0
+        self.faults = sorted(faults, key=lambda f: f.time)
 
     # -- timed events -----------------------------------------------------------------
     def _push(self, times: np.ndarray, kind: int, ids: np.ndarray) -> None:
@@ -151,12 +162,18 @@ class _Execution:
 
     def _complete_subflows(self, subs: np.ndarray, t: float) -> None:
         self.remaining[subs] = 0.0
+        self.sub_done[subs] = True
         ops = self.sub_op[subs]
         self.subs_left -= np.bincount(ops, minlength=len(self.subs_left))
         done = np.unique(ops)
         self._finish(done[self.subs_left[done] == 0], t)
 
     def _activate(self, subs: np.ndarray, t: float) -> None:
+        subs = subs[~self.sub_done[subs]]       # a finished sub-flow has nothing to activate
+        delayed = self.earliest[subs] > t * (1 + _REL_TOL)
+        if delayed.any():                        # rerouted while its latency was running
+            self._push(self.earliest[subs[delayed]], _ACTIVATE, subs[delayed])
+            subs = subs[~delayed]
         instant = self.sub_empty[subs] | (self.sub_bytes[subs] == 0)
         self.active = np.concatenate([self.active, subs[~instant]])
         if instant.any():
@@ -168,7 +185,8 @@ class _Execution:
         if self.active.size == 0:
             self.link_count[:] = 0
             return
-        links = _gather_ranges(self.path_ptr, self.path_links, self.active)
+        links = _gather_spans(self.path_start[self.active], self.path_len[self.active],
+                              self.path_links)
         self.rate[self.active] = max_min_rates_csr(self.path_len[self.active], links,
                                                    self.capacity)
         self.link_count = np.bincount(links, minlength=self.topo.num_links)
@@ -182,9 +200,16 @@ class _Execution:
         self.remaining[self.active] -= self.rate[self.active] * dt
         self.link_busy[self.link_count > 0] += dt
         if self.timeline is not None:
-            load = self.flow_links[self.active].T @ self.rate[self.active]
+            load = self._link_load()
             used = np.flatnonzero(load)
             self.timeline.append((self.now, self.now + dt, used, load[used]))
+
+    def _link_load(self) -> np.ndarray:
+        """Bytes/s currently carried by each link."""
+        lengths = self.path_len[self.active]
+        links = _gather_spans(self.path_start[self.active], lengths, self.path_links)
+        return np.bincount(links, weights=np.repeat(self.rate[self.active], lengths),
+                           minlength=self.topo.num_links)
 
     def _step(self) -> float:
         """Process the next event; return its time (inf when nothing is left)."""
@@ -216,6 +241,9 @@ class _Execution:
                 changed = True
             elif kind == _COMPLETE:
                 self._finish(ids, t_next)
+            elif kind == _FAULT:
+                self._apply_fault(ids, t_next)
+                changed = True
             else:
                 self._finish(self._release(ids, t_next), t_next)
         if changed:
@@ -226,6 +254,11 @@ class _Execution:
         return t_next
 
     def _process(self, env: simpy.Environment):
+        for fault in self.faults:
+            if fault.time <= 0:
+                self._apply_fault(fault, 0.0)
+            else:
+                heapq.heappush(self.heap, (fault.time, next(self._seq), _FAULT, fault))
         ready = np.flatnonzero(self.waiting == 0)
         self._finish(self._release(ready, 0.0), 0.0)
         self._solve()
@@ -246,8 +279,59 @@ class _Execution:
             self.progress(self.events, self.now)
         return self._result()
 
+    def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:
+        """Add ``nbytes`` of each sub-flow to every link of its current path."""
+        lengths = self.path_len[subs]
+        links = _gather_spans(self.path_start[subs], lengths, self.path_links)
+        self.link_bytes += np.bincount(links, weights=np.repeat(nbytes, lengths),
+                                       minlength=self.topo.num_links)
+
+    # -- faults -------------------------------------------------------------------------
+    def _apply_fault(self, fault, t: float) -> None:
+        """Fail or degrade links at ``t``; move the unfinished flows off failed links."""
+        links = np.asarray(fault.links, dtype=np.intp)
+        if fault.is_failure:
+            self.failed[links] = True
+            self.capacity[links] = 0.0
+        else:
+            self.capacity[links] = self.topo.bandwidth[links] * fault.factor
+        rerouted = self._reroute(t) if fault.is_failure else np.zeros(0, dtype=np.intp)
+        self.fault_log.append({"time": t, "links": [self.topo.link_names[l] for l in links],
+                               "factor": fault.factor, "rerouted_flows": int(rerouted.size)})
+
+    def _reroute(self, t: float) -> np.ndarray:
+        """New paths for unfinished sub-flows crossing a failed link; returns their ids."""
+        from .faults import reroute
+
+        unfinished = np.flatnonzero(~self.sub_done)
+        lengths = self.path_len[unfinished]
+        crossing = self.failed[_gather_spans(self.path_start[unfinished], lengths,
+                                             self.path_links)]
+        hit = unfinished[np.logical_or.reduceat(crossing, np.concatenate(
+            ([0], np.cumsum(lengths[:-1])))) & (lengths > 0)] if unfinished.size else unfinished
+        if hit.size == 0:
+            return hit
+        routes = reroute(self.topo, self.failed, self.sub_src[hit], self.sub_dst[hit],
+                         self.sub_op[hit])
+        first = routes.sub_ptr[:-1]             # one new path per sub-flow, its whole share
+        done = self.sub_bytes[hit] - self.remaining[hit]
+        self._credit(hit, done - self.credited[hit])
+        self.credited[hit] = done
+        self.path_start[hit] = len(self.path_links) + routes.path_ptr[first]
+        self.path_len[hit] = routes.path_ptr[first + 1] - routes.path_ptr[first]
+        self.path_links = np.concatenate([self.path_links, routes.path_links])
+        self.sub_latency[hit] = routes.sub_latency[first]
+        self.earliest[hit] = t + self.sub_latency[hit]
+        draining = np.isin(self.active, hit)
+        if draining.any():
+            moved = self.active[draining]
+            self.active = self.active[~draining]
+            self._push(self.earliest[moved], _ACTIVATE, moved)
+        return hit
+
     def _result(self) -> Result:
-        link_bytes = self.flow_links.T @ self.sub_bytes
+        every = np.arange(len(self.sub_op))
+        self._credit(every, self.sub_bytes - self.credited)
         finish = self.op_finish
         return Result(
             topology=self.topo.name, makespan=float(finish.max()) if finish.size else 0.0,
@@ -255,14 +339,19 @@ class _Execution:
             link_names=self.topo.link_names, link_bandwidth=self.topo.bandwidth,
             link_ends=tuple(zip((self.topo.node_names[i] for i in self.topo.link_src),
                                 (self.topo.node_names[i] for i in self.topo.link_dst))),
-            link_bytes=np.asarray(link_bytes, dtype=np.float64), link_busy=self.link_busy,
+            link_bytes=self.link_bytes, link_busy=self.link_busy,
             link_peak_flows=self.link_peak, events=self.events, num_flows=len(self.sub_op),
-            op_tags=self.schedule.tag, tags=self.schedule.tags, timeline=self.timeline)
+            op_tags=self.schedule.tag, tags=self.schedule.tags, timeline=self.timeline,
+            meta={"faults": self.fault_log} if self.fault_log else {})
 
 
 def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
             not_before: np.ndarray | None = None, progress: ProgressCallback | None = None,
-            record_timeline: bool = False) -> Result:
-    """Simulate ``schedule`` whose sends are already routed (``routes``, in send-op order)."""
+            record_timeline: bool = False, faults=()) -> Result:
+    """Simulate ``schedule`` whose sends are already routed (``routes``, in send-op order).
+
+    ``faults`` is a sequence of :class:`~netsim.engine.faults.Fault`: links that fail or
+    degrade at a given time; flows are moved off failed links from that moment.
+    """
     return _Execution(topology, schedule, routes, overhead=overhead, not_before=not_before,
-                      progress=progress, record_timeline=record_timeline).run()
+                      progress=progress, record_timeline=record_timeline, faults=faults).run()

@@ -6,9 +6,17 @@
 (24, 24000000.0)
 """
 
+from .catalogue import collective_names, load_collective, save_collective
 from .options import AlgoOptions
+from .orders import ORDERS, rank_order
 from .registry import (OPS, Algorithm, algorithms_for, build_schedule, get_algorithm,
                        register)
+from .verify import problems, verify
+
+# Importing the algorithm modules registers their algorithms.
+from . import (allgather, allreduce, alltoall, broadcast,  # noqa: E402,F401  isort: skip
+               dimensionwise, hierarchical, innetwork, reducescatter)
 
 __all__ = ["OPS", "AlgoOptions", "Algorithm", "register", "get_algorithm", "algorithms_for",
-           "build_schedule"]
+           "build_schedule", "verify", "problems", "ORDERS", "rank_order", "load_collective",
+           "collective_names", "save_collective"]

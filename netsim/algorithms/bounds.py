@@ -232,11 +232,21 @@ def _latency_graph(topology, reverse: bool):
                       shape=(topology.num_nodes,) * 2)
 
 
+# Farthest distances per topology, keyed by (sources, targets, reverse): a size sweep asks
+# the same question once per size, and all-pairs Dijkstra on 1024 ranks takes ~0.5 s.
+_FARTHEST: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _farthest(topology, sources: np.ndarray, targets: np.ndarray, reverse: bool) -> float:
+    """Largest smallest-latency distance (s) from any of ``sources`` to any of ``targets``."""
     from scipy.sparse.csgraph import dijkstra
 
-    dist = dijkstra(_latency_graph(topology, reverse), directed=True, indices=sources)
-    return float(np.atleast_2d(dist)[:, targets].max())
+    cache = _FARTHEST.setdefault(topology, {})
+    key = (sources.tobytes(), targets.tobytes(), reverse)
+    if key not in cache:
+        dist = dijkstra(_latency_graph(topology, reverse), directed=True, indices=sources)
+        cache[key] = float(np.atleast_2d(dist)[:, targets].max())
+    return cache[key]
 
 
 def latency_bound(op: str, topology, num_ranks: int, placement=None, *, alpha: float = 0.0,
@@ -262,8 +272,9 @@ def latency_bound(op: str, topology, num_ranks: int, placement=None, *, alpha: f
         farthest, where = _farthest(topology, nodes[:1], nodes, False), "from rank 0"
     if math.isinf(farthest):
         raise InputError(f"some ranks cannot reach each other on {topology.name!r}")
+    overhead = f"alpha {format_time(alpha)} + " if alpha else ""
     return Bound(float(alpha) + farthest, "latency",
-                 f"alpha {format_time(alpha)} + farthest path {where} {format_time(farthest)}")
+                 f"{overhead}farthest path {where} {format_time(farthest)}")
 
 
 def compute_bound(op: str, topology, size: float, num_ranks: int, gamma: float | None

@@ -1,0 +1,110 @@
+"""All-gather algorithms. ``size`` is the OUTPUT size S: each rank contributes S/n.
+
+Rank r starts with its block (pieces r*K/n .. (r+1)*K/n - 1, :mod:`.pieces`) and every
+rank ends with all of them. The phases here are reused by the all-reduce algorithms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hypercube import doubling, fold
+from .options import AlgoOptions
+from .orders import rank_order
+from .plan import Plan, blocks, join, no_deps, set_rows
+from .reducescatter import bidir_rings
+from .registry import register
+from .rings import ring_steps
+
+__all__ = ["ring", "bidir_ring", "doubling_folded", "direct", "direct_phase", "bruck", "OP"]
+
+OP = "allgather"
+
+
+@register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S")
+def ring(num_ranks: int, size: float, options: AlgoOptions):
+    c = options.chunks
+    plan = Plan(OP, num_ranks, size, num_ranks * c, options)
+    order = rank_order(options.order, num_ranks, options)
+    ring_steps(plan, order[None, :], blocks(num_ranks, c)[order][None], no_deps(num_ranks),
+               reduce_scatter=False, all_gather=True, slices=c)
+    return plan.build()
+
+
+@register(OP, "bidir_ring", "two opposite rings, each with half of every block")
+def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
+    c = options.chunks
+    plan = Plan(OP, num_ranks, size, 2 * num_ranks * c, options)
+    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
+                                blocks(num_ranks, 2 * c))
+    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=False,
+               all_gather=True, slices=c)
+    return plan.build()
+
+
+def doubling_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
+    """Recursive-doubling all-gather of the blocks ``owners[r]``, for any rank count.
+
+    Fold: each even rank r < 2 rem first gives its block to r + 1, which acts for both in
+    the power-of-two core and finally hands r every block but its own.
+    """
+    n = owners.shape[0]
+    vranks, folded = fold(n)
+    if folded.size:
+        ids = plan.sends(folded, folded + 1, pieces=owners[folded], deps=ready[folded])
+        ready = set_rows(ready, folded + 1, join(ready[folded + 1], ids))
+    folded_set = set(folded.tolist())
+    stands_for = [np.array([r - 1, r]) if r - 1 in folded_set else np.array([r])
+                  for r in vranks.tolist()]
+    flat = np.concatenate([owners[s].ravel() for s in stands_for])
+    ptr = np.concatenate([[0], np.cumsum([owners[s].size for s in stands_for])])
+    done = doubling(plan, vranks, flat, ptr, ready)
+    if folded.size:
+        others = [np.delete(owners, r, axis=0).ravel() for r in folded.tolist()]
+        ids = plan.sends(folded + 1, folded, pieces=np.array(others), deps=done[folded + 1])
+        done = set_rows(done, folded, join(done[folded], ids))
+    return done
+
+
+@register(OP, "doubling", "recursive doubling, log2 n steps (fold for other rank counts)")
+def doubling_algorithm(num_ranks: int, size: float, options: AlgoOptions):
+    plan = Plan(OP, num_ranks, size, num_ranks, options)
+    doubling_folded(plan, blocks(num_ranks, 1), no_deps(num_ranks))
+    return plan.build()
+
+
+def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
+    """Every rank sends its block straight to every other rank (all at once)."""
+    n = owners.shape[0]
+    r = np.arange(n, dtype=np.int64)
+    received = []
+    for k in range(1, n):
+        ids = plan.sends(r, (r + k) % n, pieces=owners, deps=ready[r])
+        received.append(ids[(r - k) % n])
+    return join(ready, received) if received else ready
+
+
+@register(OP, "direct", "one step: every rank sends its block to every other rank")
+def direct(num_ranks: int, size: float, options: AlgoOptions):
+    plan = Plan(OP, num_ranks, size, num_ranks, options)
+    direct_phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
+    return plan.build()
+
+
+@register(OP, "bruck", "Bruck: ceil(log2 n) steps, any rank count")
+def bruck(num_ranks: int, size: float, options: AlgoOptions):
+    """Step k: rank r sends the blocks r, r+1, ... it holds (at most 2^k of them, n - 2^k at
+    the last step) to rank r - 2^k. The final local rotation costs nothing here."""
+    n = num_ranks
+    plan = Plan(OP, n, size, n, options)
+    r = np.arange(n, dtype=np.int64)
+    after, last, held = no_deps(n), None, 1
+    while held < n:
+        count = min(held, n - held)
+        dst = (r - held) % n
+        ids = plan.sends(r, dst, pieces=(r[:, None] + np.arange(count)) % n,
+                         deps=[after, last])
+        last = ids
+        after = join(after, ids[(r + held) % n])      # rank r hears from r + held
+        held += count
+    return plan.build()

@@ -1,0 +1,94 @@
+"""Recursive halving and doubling on a power-of-two set of ranks, and the fold that
+reduces any rank count to one (Thakur, Rabenseifner & Gropp 2005, section 4).
+
+The power-of-two core works on *virtual* ranks v = 0..P-1 (``vranks[v]`` is the real
+rank). Each virtual rank owns a block of piece ids; the blocks are stored back to back in
+virtual order (``flat`` with CSR pointer ``ptr``), so the blocks of a window of virtual
+ranks [a, b) are the slice ``flat[ptr[a]:ptr[b]]``.
+
+* Recursive halving (reduce-scatter): at distance d = P/2, P/4, ..., 1, v sends to
+  v XOR d the half of its current window that v does not keep; the receiver reduces it.
+  At the end v holds its own block, complete.
+* Recursive doubling (all-gather): at distance d = 1, 2, ..., P/2, v sends its current
+  window (size d) to v XOR d. At the end everyone holds every block.
+
+The fold (MPICH): with P the largest power of two <= p and rem = p - P, each even rank
+r < 2 rem first hands its data to r + 1, sits out the core, and gets the result back.
+Virtual rank v < rem is real rank 2v + 1; v >= rem is real rank v + rem.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .plan import Plan, join, set_rows
+
+__all__ = ["fold", "halving", "doubling", "exchange_all"]
+
+
+def fold(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(vranks, folded): real rank of each virtual rank, and the even ranks that fold."""
+    P = 1 << (p.bit_length() - 1)
+    rem = p - P
+    v = np.arange(P, dtype=np.int64)
+    vranks = np.where(v < rem, 2 * v + 1, v + rem)
+    return vranks, np.arange(0, 2 * rem, 2, dtype=np.int64)
+
+
+def _steps(P: int, growing: bool) -> list[int]:
+    ds = [1 << i for i in range(P.bit_length() - 1)]
+    return ds if growing else ds[::-1]
+
+
+def halving(plan: Plan, vranks: np.ndarray, flat: np.ndarray, ptr: np.ndarray,
+            ready: np.ndarray, tag: str | None = None) -> np.ndarray:
+    """Recursive-halving reduce-scatter; returns the per-rank 'holds its block' deps."""
+    P = vranks.size
+    v = np.arange(P, dtype=np.int64)
+    after, last, received = join(ready[vranks]), None, []
+    for d in _steps(P, growing=False):
+        window = v & ~(2 * d - 1)
+        give = np.where(v & d, window, window + d)        # the half v does not keep
+        a, b = ptr[give], ptr[give + d]
+        ids = plan.sends(vranks, vranks[v ^ d], nbytes=(b - a) * plan.piece_bytes,
+                         pieces=lambda: [flat[x:y] for x, y in zip(a, b)],
+                         deps=[after, last], tag=tag)
+        last = ids
+        got = plan.reduce(vranks[v ^ d], ids, (b - a) * plan.piece_bytes, tag)
+        after = got[v ^ d]                               # what v itself received
+        received.append(after)
+    return set_rows(ready, vranks, join(ready[vranks], received))
+
+
+def doubling(plan: Plan, vranks: np.ndarray, flat: np.ndarray, ptr: np.ndarray,
+             ready: np.ndarray, tag: str | None = None) -> np.ndarray:
+    """Recursive-doubling all-gather; returns the per-rank 'holds everything' deps."""
+    P = vranks.size
+    v = np.arange(P, dtype=np.int64)
+    after, last, received = join(ready[vranks]), None, []
+    for d in _steps(P, growing=True):
+        window = v & ~(d - 1)
+        a, b = ptr[window], ptr[window + d]
+        ids = plan.sends(vranks, vranks[v ^ d], nbytes=(b - a) * plan.piece_bytes,
+                         pieces=lambda: [flat[x:y] for x, y in zip(a, b)],
+                         deps=[after, last], tag=tag)
+        last = ids
+        after = ids[v ^ d]
+        received.append(after)
+    return set_rows(ready, vranks, join(ready[vranks], received))
+
+
+def exchange_all(plan: Plan, vranks: np.ndarray, pieces: np.ndarray, ready: np.ndarray,
+                 tag: str | None = None) -> np.ndarray:
+    """Recursive doubling all-reduce: at every distance swap the whole buffer and reduce."""
+    P = vranks.size
+    v = np.arange(P, dtype=np.int64)
+    after, last = join(ready[vranks]), None
+    rows = np.broadcast_to(pieces, (P, pieces.size))
+    for d in _steps(P, growing=True):
+        ids = plan.sends(vranks, vranks[v ^ d], pieces=rows, deps=[after, last], tag=tag)
+        last = ids
+        after = join(after, plan.reduce(vranks[v ^ d], ids, pieces.size * plan.piece_bytes,
+                                        tag)[v ^ d])
+    return set_rows(ready, vranks, after)
+

@@ -1,0 +1,151 @@
+"""In-network reduction (NVLink SHARP / NVLS, InfiniBand SHARP): switches reduce.
+
+Every switch with ``reduce: True`` is one *plane*; each rank's block (chunk r, owned by
+rank r) is split evenly over the P planes. The switches run as extra ranks n, n+1, ...
+whose nodes are listed in ``schedule.meta["extra_placement"]``.
+
+* reduce-scatter (``multimem.ld_reduce``): for every chunk c and plane s, every rank sends
+  its copy of piece (c, s) to switch s, which reduces the n copies and sends the result to
+  rank c. With the switch attribute ``reduce_bandwidth`` (bytes/s) the reduction is a
+  compute op of (piece bytes) / reduce_bandwidth s on the switch, one piece at a time;
+* all-gather (``multimem.st``): rank c sends piece (c, s) to switch s, which multicasts it
+  to every rank (itself included: the store lands in every GPU's copy);
+* all-reduce: both. Per rank and direction that is S (N+1)/N bytes, about half of a ring.
+
+With ``options.chunks`` = C every piece is cut in C chunks that pipeline: chunk j of a
+stream (a rank's copies to a switch, the switch's results to a rank, ...) follows chunk
+j-1, so the multicast of early chunks overlaps the reduction of later ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from .options import AlgoOptions
+from .plan import Plan, join
+from .registry import register
+
+__all__ = ["reducing_switches", "switch_reason"]
+
+
+def reducing_switches(options: AlgoOptions) -> list[int]:
+    """Node indices of the switches of ``options.topology`` that can reduce."""
+    topo = options.topology
+    if topo is None:
+        raise InputError("innetwork needs a topology with a reducing switch (reduce: true)")
+    found = [int(v) for v in np.flatnonzero(topo.is_switch) if topo.can_reduce(int(v))]
+    if not found:
+        raise InputError(f"innetwork needs a switch with reduce: true; topology "
+                         f"{topo.name!r} has none")
+    return found
+
+
+def switch_reason(num_ranks: int, options: AlgoOptions) -> str | None:
+    """Why in-network reduction cannot run here (None if it can)."""
+    try:
+        reducing_switches(options)
+    except InputError as err:
+        return str(err).replace("innetwork ", "", 1)
+    return None
+
+
+def _plan(op: str, num_ranks: int, size: float, options: AlgoOptions):
+    switches = reducing_switches(options)
+    plan = Plan(op, num_ranks, size, num_ranks * len(switches) * options.chunks, options,
+                extra_ranks=len(switches))
+    return plan, switches
+
+
+class _Streams:
+    """Last op of every stream (a pipelined flow of chunks along one path), so chunk j of a
+    stream starts after chunk j-1 of it: that is what lets phases overlap in a pipeline."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, np.ndarray] = {}
+
+    def after(self, name: str, shape) -> np.ndarray:
+        return self.last.get(name, np.full(shape, -1, dtype=np.int64))
+
+    def record(self, name: str, ids: np.ndarray) -> np.ndarray:
+        self.last[name] = ids
+        return ids
+
+
+def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOptions,
+                      streams: _Streams) -> np.ndarray:
+    """Chunk j of plane s, phase 1; returns (n,): when rank c holds its piece reduced."""
+    n, P, C = plan.n, plan.total_ranks - plan.n, options.chunks
+    ranks = np.arange(n, dtype=np.int64)
+    src, owner = np.repeat(ranks, n), np.tile(ranks, n)
+    up = streams.record(f"up{s}", plan.sends(
+        src, n + s, pieces=(((owner * P + s) * C + j))[:, None],
+        deps=streams.after(f"up{s}", n * n)))
+    copies = up.reshape(n, n).T                     # row c: the n copies of c's piece
+    rate = options.topology.node_attrs[node].get("reduce_bandwidth")
+    if rate:
+        copies = _serial_reductions(plan, n + s, copies, plan.piece_bytes / float(rate),
+                                    streams.after(f"alu{s}", ()))
+        streams.record(f"alu{s}", copies[-1])
+    return streams.record(f"down{s}", plan.sends(
+        n + s, ranks, pieces=((ranks * P + s) * C + j)[:, None],
+        deps=[copies, streams.after(f"down{s}", n)]))
+
+
+def _serial_reductions(plan: Plan, switch: int, copies: np.ndarray, seconds: float,
+                       previous) -> np.ndarray:
+    """One compute op per piece on the switch, each after the previous (one ALU)."""
+    done, previous = [], int(previous)
+    for c in range(copies.shape[0]):
+        previous = int(plan.computes([switch], seconds,
+                                     join(copies[c:c + 1], np.array([previous])))[0])
+        done.append(previous)
+    return np.array(done, dtype=np.int64)
+
+
+def _multicast(plan: Plan, s: int, j: int, ready: np.ndarray | None, C: int,
+               streams: _Streams) -> None:
+    """Chunk j of plane s, phase 2: rank c stores its piece on the switch, which sends it
+    to every rank."""
+    n, P = plan.n, plan.total_ranks - plan.n
+    ranks = np.arange(n, dtype=np.int64)
+    piece = (ranks * P + s) * C + j
+    stored = streams.record(f"store{s}", plan.sends(
+        ranks, n + s, pieces=piece[:, None], deps=[ready, streams.after(f"store{s}", n)]))
+    streams.record(f"cast{s}", plan.sends(
+        n + s, np.tile(ranks, n), pieces=np.repeat(piece, n)[:, None],
+        deps=[np.repeat(stored, n), streams.after(f"cast{s}", n * n)]))
+
+
+def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce: bool,
+           gather: bool):
+    """Chunk by chunk (options.chunks), plane by plane: the chunks pipeline through."""
+    plan, switches = _plan(op, num_ranks, size, options)
+    streams = _Streams()
+    for j in range(options.chunks):
+        for s, node in enumerate(switches):
+            ready = _reduce_at_switch(plan, s, node, j, options, streams) if reduce else None
+            if gather:
+                _multicast(plan, s, j, ready, options.chunks, streams)
+    return plan.build(extra_placement=switches)
+
+
+@register("allreduce", "innetwork", "NVLS/SHARP: switches reduce (ld_reduce) and multicast "
+          "(st); S(N+1)/N bytes per rank and direction", requires="reducing-switch",
+          check=switch_reason)
+def allreduce(num_ranks: int, size: float, options: AlgoOptions):
+    return _build("allreduce", num_ranks, size, options, reduce=True, gather=True)
+
+
+@register("reducescatter", "innetwork", "NVLS/SHARP: every rank sends each chunk to the "
+          "switches, which reduce it and send it to its owner", requires="reducing-switch",
+          check=switch_reason)
+def reducescatter(num_ranks: int, size: float, options: AlgoOptions):
+    return _build("reducescatter", num_ranks, size, options, reduce=True, gather=False)
+
+
+@register("allgather", "innetwork", "NVLS multicast: each rank stores its block on the "
+          "switches, which send it to every rank", requires="reducing-switch",
+          check=switch_reason)
+def allgather(num_ranks: int, size: float, options: AlgoOptions):
+    return _build("allgather", num_ranks, size, options, reduce=False, gather=True)

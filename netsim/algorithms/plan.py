@@ -1,0 +1,263 @@
+"""A schedule under construction, built in vectorised blocks of ops (:class:`Plan`).
+
+Algorithms add whole steps at once: ``plan.sends(src, dst, pieces=..., deps=...)`` takes
+arrays, one entry per send, so a ring all-reduce on 1024 ranks (2 million sends) is a few
+thousand numpy calls, not two million Python calls. Dependencies are given as int arrays
+of shape (m,) or (m, d), -1 meaning "none"; every dependency must be an op of an earlier
+block, which keeps the schedule acyclic.
+
+Data is described by piece ids (:mod:`.pieces`). Send bytes default to the number of
+pieces carried times the piece size. When annotating, the plan also tracks, per rank, the
+contributors it holds in every piece, and attaches ``data=((piece, contributors), ...)``
+to every send: the receiver combines what it gets with what it holds (a union of
+contributor sets; :mod:`.verify` then checks independently that nothing was counted twice
+and that every claim is backed by DAG ancestors).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from ..schedule import BARRIER, COMPUTE, SEND, Schedule
+from .options import AlgoOptions
+from .pieces import initial_holdings, piece_bytes
+
+__all__ = ["Plan", "Deps", "no_deps", "join", "set_rows", "settle", "blocks"]
+
+#: Dependencies: None, an op id array of shape (m,) or (m, d) (-1 = none), or a list of those.
+Deps = Union[None, np.ndarray, Sequence]
+Pieces = Union[np.ndarray, Sequence[Sequence[int]], Callable[[], Any]]
+
+#: Annotate schedules up to this many ranks unless ``options.extra["annotate"]`` says otherwise.
+ANNOTATE_UP_TO = 64
+
+
+def no_deps(rows: int) -> np.ndarray:
+    """An (rows, 0) dependency array: nothing to wait for."""
+    return np.zeros((rows, 0), dtype=np.int64)
+
+
+def join(*deps: Deps, rows: int | None = None) -> np.ndarray:
+    """Stack dependency arrays column-wise into one (m, d) array (-1 = none)."""
+    parts = []
+    for d in deps:
+        if d is None or (isinstance(d, (list, tuple)) and len(d) == 0):
+            continue
+        if isinstance(d, (list, tuple)) and not _is_int_seq(d):
+            parts.append(join(*d, rows=rows))
+            continue
+        a = np.asarray(d, dtype=np.int64)
+        if a.ndim == 0:
+            a = np.full((rows if rows is not None else 1, 1), int(a), dtype=np.int64)
+        elif a.ndim == 1:
+            a = a[:, None]
+        parts.append(a)
+    if not parts:
+        return no_deps(rows or 0)
+    m = max(p.shape[0] for p in parts)
+    return np.hstack([np.broadcast_to(p, (m, p.shape[1])) for p in parts])
+
+
+def set_rows(deps: np.ndarray, ranks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """A copy of the per-rank ``deps`` with the rows of ``ranks`` replaced by ``rows``."""
+    out = np.full((deps.shape[0], max(deps.shape[1], rows.shape[1])), -1, dtype=np.int64)
+    out[:, :deps.shape[1]] = deps
+    out[ranks] = -1
+    out[ranks, :rows.shape[1]] = rows
+    return out
+
+
+def _is_int_seq(seq) -> bool:
+    return len(seq) > 0 and all(isinstance(x, (int, np.integer)) for x in seq)
+
+
+def _dedupe_rows(deps: np.ndarray) -> np.ndarray:
+    """Each row sorted, repeated ids replaced by -1 (the engine counts a dependency once)."""
+    if deps.shape[1] < 2:
+        return deps
+    if deps.shape[1] == 2:                   # the common case, without a sort
+        deps[deps[:, 1] == deps[:, 0], 1] = -1
+        return deps
+    deps = np.sort(deps, axis=1)
+    repeat = np.zeros(deps.shape, dtype=bool)
+    repeat[:, 1:] = deps[:, 1:] == deps[:, :-1]
+    deps[repeat] = -1
+    return deps
+
+
+class Plan:
+    """Ops of one collective schedule, added in blocks; see the module docstring.
+
+    ``op`` and ``pieces`` (K) fix the data layout; ``extra_ranks`` are ranks after the
+    ``num_ranks`` real ones (switch ranks of in-network reduction), without input.
+    """
+
+    def __init__(self, op: str, num_ranks: int, size: float, pieces: int,
+                 options: AlgoOptions, *, extra_ranks: int = 0) -> None:
+        self.op, self.n, self.size, self.pieces = op, num_ranks, float(size), int(pieces)
+        self.total_ranks = num_ranks + extra_ranks
+        self.piece_bytes = piece_bytes(op, size, num_ranks, self.pieces)
+        self.gamma = options.gamma
+        self.annotate = bool(options.extra.get("annotate", num_ranks <= ANNOTATE_UP_TO))
+        self.meta: dict[str, Any] = {"pieces": self.pieces}
+        if op in ("broadcast", "reduce"):
+            self.meta["root"] = int(options.root)
+        self._blocks: list[tuple] = []
+        self._count = 0
+        self._tags: dict[str, int] = {}
+        self._data: dict[int, Any] = {}
+        self._last_reduce = np.full(self.total_ranks, -1, dtype=np.int64)
+        self._held: list[dict[int, int]] | None = None
+        if self.annotate:
+            self._held = initial_holdings(op, num_ranks, self.pieces, options.root)
+            self._held += [{} for _ in range(extra_ranks)]
+
+    def __len__(self) -> int:
+        return self._count
+
+    # -- adding ops ---------------------------------------------------------------------
+    def _add(self, kind: int, src, dst, nbytes, seconds, deps: Deps, tag: str | None
+             ) -> np.ndarray:
+        src = np.asarray(src, dtype=np.int64)
+        m = max(src.size, np.size(dst), np.size(nbytes), np.size(seconds))
+        src = np.broadcast_to(src, (m,))
+        deps = join(deps, rows=m)
+        if deps.shape[0] != m:
+            deps = np.broadcast_to(deps, (m, deps.shape[1]))
+        deps = _dedupe_rows(np.array(deps, dtype=np.int64))
+        if deps.size and deps.max() >= self._count:
+            raise ValueError("a dependency names an op that is not in an earlier block")
+        ids = np.arange(self._count, self._count + m, dtype=np.int64)
+        t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
+        self._blocks.append((kind, src, np.broadcast_to(np.asarray(dst, np.int64), (m,)),
+                             np.broadcast_to(np.asarray(nbytes, np.float64), (m,)),
+                             np.broadcast_to(np.asarray(seconds, np.float64), (m,)), deps, t))
+        self._count += m
+        return ids
+
+    def sends(self, src, dst, *, pieces: Pieces | None = None, nbytes=None, deps: Deps = None,
+              tag: str | None = None) -> np.ndarray:
+        """Sends ``src[i] -> dst[i]`` carrying ``pieces[i]``; returns their op ids.
+
+        ``pieces`` is an (m, q) int array, a list of m piece-id sequences, or a function
+        returning either (called only when needed). ``nbytes`` defaults to the number of
+        pieces carried times the piece size (bytes).
+        """
+        if nbytes is None or self.annotate:
+            pieces = pieces() if callable(pieces) else pieces
+        if nbytes is None:
+            nbytes = self._bytes_of(pieces)
+        m = max(np.size(src), np.size(dst), np.size(nbytes))
+        src_b = np.broadcast_to(np.asarray(src, np.int64), (m,))
+        dst_b = np.broadcast_to(np.asarray(dst, np.int64), (m,))
+        ids = self._add(SEND, src_b, dst_b, nbytes, 0.0, deps, tag)
+        if self.annotate:
+            self._track(ids, src_b, dst_b, pieces)
+        return ids
+
+    def _bytes_of(self, pieces) -> np.ndarray:
+        if isinstance(pieces, np.ndarray) and pieces.ndim == 2:
+            return np.full(pieces.shape[0], pieces.shape[1] * self.piece_bytes)
+        return np.array([len(p) * self.piece_bytes for p in pieces], dtype=np.float64)
+
+    def _track(self, ids, src, dst, pieces) -> None:
+        """Attach what every send carries; then the receivers combine it (all reads first)."""
+        held = self._held
+        moves = []
+        for op, s, d, ps in zip(ids.tolist(), src.tolist(), dst.tolist(), pieces):
+            carried = tuple((int(p), held[s].get(int(p), 0)) for p in ps)
+            self._data[op] = tuple((p, _ranks_of(mask)) for p, mask in carried)
+            moves.append((d, carried))
+        for d, carried in moves:
+            for p, mask in carried:
+                held[d][p] = held[d].get(p, 0) | mask
+
+    def computes(self, ranks, seconds, deps: Deps = None, tag: str | None = None) -> np.ndarray:
+        """Local work of ``seconds`` s on each of ``ranks``; returns the op ids."""
+        return self._add(COMPUTE, ranks, -1, 0.0, seconds, deps, tag)
+
+    def barriers(self, deps: Deps, tag: str | None = None) -> np.ndarray:
+        """One no-op per row of ``deps``, done when that row's ops are."""
+        deps = join(deps)
+        return self._add(BARRIER, np.full(deps.shape[0], -1), -1, 0.0, 0.0, deps, tag)
+
+    def reduce(self, ranks, received: np.ndarray, nbytes, tag: str | None = None
+               ) -> np.ndarray:
+        """What a rank waits for before using reduced data: the receives, or with ``gamma``
+        compute ops of ``nbytes / gamma`` s after them (one reduction at a time per rank)."""
+        if self.gamma is None:
+            return np.asarray(received, dtype=np.int64)
+        ranks = np.asarray(ranks, dtype=np.int64)
+        received = np.asarray(received, dtype=np.int64)
+        seconds = np.broadcast_to(np.asarray(nbytes, np.float64) / self.gamma, ranks.shape)
+        if np.unique(ranks).size != ranks.size:   # chain repeated ranks one block at a time
+            return np.concatenate([self.reduce(ranks[i:i + 1], received[i:i + 1],
+                                               seconds[i:i + 1] * self.gamma, tag)
+                                   for i in range(ranks.size)])
+        ids = self.computes(ranks, seconds, join(received, self._last_reduce[ranks]), tag)
+        self._last_reduce[ranks] = ids
+        return ids
+
+    # -- result -------------------------------------------------------------------------
+    def build(self, **meta: Any) -> Schedule:
+        """Freeze the ops into a :class:`~netsim.schedule.Schedule` (meta: pieces + ``meta``)."""
+        if not self._blocks:
+            empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
+            cols = dict(kind=np.zeros(0, np.int8), src=empty_i, dst=empty_i, nbytes=empty_f,
+                        seconds=empty_f, dep_ptr=np.zeros(1, np.int64), dep_idx=empty_i,
+                        tag=empty_i)
+        else:
+            kinds, srcs, dsts, nbytes, seconds, deps, tags = zip(*self._blocks)
+            counts, idx = [], []
+            for d in deps:
+                valid = d >= 0
+                if valid.all():
+                    counts.append(np.full(d.shape[0], d.shape[1], dtype=np.int64))
+                    idx.append(d.ravel())
+                else:
+                    counts.append(valid.sum(axis=1))
+                    idx.append(d[valid])
+            counts = np.concatenate(counts)
+            dep_ptr = np.zeros(counts.size + 1, dtype=np.int64)
+            np.cumsum(counts, out=dep_ptr[1:])
+            cols = dict(
+                kind=np.concatenate([np.full(s.size, k, np.int8) for k, s in zip(kinds, srcs)]),
+                src=np.concatenate(srcs), dst=np.concatenate(dsts),
+                nbytes=np.concatenate(nbytes), seconds=np.concatenate(seconds),
+                dep_ptr=dep_ptr, dep_idx=np.concatenate(idx).astype(np.int64),
+                tag=np.concatenate([np.full(s.size, t, np.int64) for t, s in zip(tags, srcs)]))
+        return Schedule(num_ranks=self.total_ranks, tags=tuple(self._tags),
+                        data=self._data, meta={**self.meta, **meta}, **cols)
+
+
+def _ranks_of(mask: int) -> frozenset[int]:
+    """The set bits of ``mask`` as a frozenset of ranks."""
+    out, r = [], 0
+    while mask:
+        if mask & 1:
+            out.append(r)
+        mask >>= 1
+        r += 1
+    return frozenset(out)
+
+
+def settle(plan: Plan, deps: np.ndarray) -> np.ndarray:
+    """Per-rank deps squeezed to one column: a barrier per rank that waits for many ops.
+
+    Keeps fan-in x fan-out edge counts linear when a phase with many receives per rank is
+    followed by a phase with many sends per rank.
+    """
+    if deps.shape[1] <= 1:
+        return deps
+    busy = np.flatnonzero((deps >= 0).any(axis=1))
+    out = np.full((deps.shape[0], 1), -1, dtype=np.int64)
+    if busy.size:
+        out[busy, 0] = plan.barriers(deps[busy])
+    return out
+
+
+def blocks(num_ranks: int, per_rank: int) -> np.ndarray:
+    """Piece ids of every rank's block, shape (num_ranks, per_rank): rank r owns r*q..."""
+    return np.arange(num_ranks * per_rank, dtype=np.int64).reshape(num_ranks, per_rank)

@@ -1,0 +1,106 @@
+"""Reduce-scatter algorithms. ``size`` is the INPUT size S: each rank ends with S/n.
+
+Rank r ends with its block (pieces r*K/n .. (r+1)*K/n - 1, :mod:`.pieces`) reduced over
+all ranks. The phases here are reused by the all-reduce algorithms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hypercube import fold, halving
+from .options import AlgoOptions
+from .orders import rank_order
+from .plan import Plan, blocks, join, no_deps, set_rows
+from .registry import register
+from .rings import ring_steps
+
+__all__ = ["ring", "bidir_ring", "halving_folded", "direct", "direct_phase",
+           "bidir_rings", "OP"]
+
+OP = "reducescatter"
+
+
+def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rings (2, n) (``order`` and its reverse) and their chunk pieces (2, n, q/2): each
+    ring carries half of every block, the block of the rank at that position."""
+    half = owners.shape[1] // 2
+    rings = np.stack([order, order[::-1]])
+    chunks = np.stack([owners[order, :half], owners[order[::-1], half:]])
+    return rings, chunks
+
+
+@register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S")
+def ring(num_ranks: int, size: float, options: AlgoOptions):
+    c = options.chunks
+    plan = Plan(OP, num_ranks, size, num_ranks * c, options)
+    order = rank_order(options.order, num_ranks, options)
+    owners = blocks(num_ranks, c)
+    ring_steps(plan, order[None, :], owners[order][None], no_deps(num_ranks),
+               reduce_scatter=True, all_gather=False, slices=c)
+    return plan.build()
+
+
+@register(OP, "bidir_ring", "two opposite rings, each with half of every block")
+def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
+    c = options.chunks
+    plan = Plan(OP, num_ranks, size, 2 * num_ranks * c, options)
+    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
+                                blocks(num_ranks, 2 * c))
+    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=True,
+               all_gather=False, slices=c)
+    return plan.build()
+
+
+def halving_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
+    """Recursive-halving reduce-scatter of ``owners[r]`` to rank r, for any rank count.
+
+    Fold: each even rank r < 2 rem sends its whole buffer to r + 1, which then acts for
+    both in the power-of-two core and finally returns block r to r.
+    """
+    n = owners.shape[0]
+    vranks, folded = fold(n)
+    everything = owners.ravel()
+    if folded.size:
+        ids = plan.sends(folded, folded + 1,
+                         pieces=np.broadcast_to(everything, (folded.size, everything.size)),
+                         deps=ready[folded])
+        got = plan.reduce(folded + 1, ids, everything.size * plan.piece_bytes)
+        ready = set_rows(ready, folded + 1, join(ready[folded + 1], got))
+    # virtual rank v owns the blocks of the real ranks it stands for
+    stands_for = [np.array([r - 1, r]) if r - 1 in set(folded.tolist()) else np.array([r])
+                  for r in vranks.tolist()]
+    flat = np.concatenate([owners[s].ravel() for s in stands_for])
+    ptr = np.concatenate([[0], np.cumsum([owners[s].size for s in stands_for])])
+    done = halving(plan, vranks, flat, ptr, ready)
+    if folded.size:
+        ids = plan.sends(folded + 1, folded, pieces=owners[folded], deps=done[folded + 1])
+        done = set_rows(done, folded, join(done[folded], ids))
+    return done
+
+
+@register(OP, "halving", "recursive halving, log2 n steps (fold for other rank counts)")
+def halving_algorithm(num_ranks: int, size: float, options: AlgoOptions):
+    plan = Plan(OP, num_ranks, size, num_ranks, options)
+    halving_folded(plan, blocks(num_ranks, 1), no_deps(num_ranks))
+    return plan.build()
+
+
+def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
+    """Every rank sends block j straight to rank j (n - 1 sends each, all at once)."""
+    n = owners.shape[0]
+    r = np.arange(n, dtype=np.int64)
+    received = []
+    for k in range(1, n):
+        dst = (r + k) % n
+        ids = plan.sends(r, dst, pieces=owners[dst], deps=ready[r])
+        got = plan.reduce(dst, ids, owners.shape[1] * plan.piece_bytes)
+        received.append(got[(r - k) % n])        # what rank r got from rank r - k
+    return join(ready, received) if received else ready
+
+
+@register(OP, "direct", "one step: every rank sends each block straight to its owner")
+def direct(num_ranks: int, size: float, options: AlgoOptions):
+    plan = Plan(OP, num_ranks, size, num_ranks, options)
+    direct_phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
+    return plan.build()

@@ -1,0 +1,71 @@
+"""Ring steps shared by the ring algorithms (flat, bidirectional, per axis, per group).
+
+Several disjoint rings of equal length run side by side: ``rings`` is an (R, k) array of
+ranks, position i of a ring sending to position i+1 (mod k). The data of each ring is cut
+into k chunks, chunk c being ``chunk_pieces[ring, c]`` (piece ids, :mod:`.pieces`).
+
+* A reduce-scatter step s (0..k-2): position i sends chunk (i - s - 1) mod k, which the
+  receiver reduces into its copy. After k-1 steps position i holds chunk i complete.
+* An all-gather step s (0..k-2): position i sends chunk (i - s) mod k, starting with its
+  own chunk i. After k-1 steps every position holds every chunk.
+
+Each step waits only for the receive (and reduction) it forwards, so the rings run in
+lockstep without barriers. With ``slices`` > 1 every chunk is cut into slices that follow
+each other through the ring like NCCL's slices: slice j of a step also waits for slice
+j-1 of the same step on the same position (one channel, in order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .plan import Plan, join, set_rows
+
+__all__ = ["ring_steps"]
+
+
+def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: np.ndarray,
+               *, reduce_scatter: bool, all_gather: bool, slices: int = 1,
+               tag: str | None = None) -> np.ndarray:
+    """Add reduce-scatter and/or all-gather ring steps; return what each rank waits for.
+
+    ``ready`` is a (num_ranks, d) dependency array: rank r starts once ``ready[r]`` is done.
+    ``chunk_pieces`` has shape (R, k, q) with q divisible by ``slices``. The returned
+    (num_ranks, d') array lists, per rank, the ops after which the rank holds its result
+    (its reduced chunk after a reduce-scatter, every chunk after an all-gather); rows of
+    ranks outside the rings are ``ready`` unchanged.
+    """
+    rings = np.asarray(rings, dtype=np.int64)
+    R, k = rings.shape
+    if k < 2:
+        return ready
+    q = chunk_pieces.shape[2]
+    per_slice = q // slices
+    src = rings.ravel()
+    dst = np.roll(rings, -1, axis=1).ravel()
+    ring_of = np.repeat(np.arange(R), k)
+    position = np.tile(np.arange(k), R)
+    phases = ([True] * (k - 1) if reduce_scatter else []) + ([False] * (k - 1) if all_gather
+                                                             else [])
+    # after[j]: per position, the op after which it holds what it forwards next (slice j)
+    after = [join(ready[src], rows=R * k) for _ in range(slices)]
+    last_sent = None     # each position sends in order: one channel, steps then slices
+    received: list[np.ndarray] = []
+    for step, reducing in enumerate(phases):
+        s = step if reducing or not reduce_scatter else step - (k - 1)
+        chunk = (position - s - 1) % k if reducing else (position - s) % k
+        for j in range(slices):
+            cols = slice(j * per_slice, (j + 1) * per_slice)
+            ids = plan.sends(src, dst, pieces=lambda: chunk_pieces[ring_of, chunk][:, cols],
+                             nbytes=per_slice * plan.piece_bytes,
+                             deps=[after[j], last_sent], tag=tag)
+            last_sent = ids
+            got = plan.reduce(dst, ids, per_slice * plan.piece_bytes, tag) if reducing else ids
+            # the op that delivered to position i+1 is the one sent by position i
+            after[j] = np.roll(got.reshape(R, k), 1, axis=1).ravel()
+            received.append(after[j])
+    # a reduce-scatter ends with its last reduction; an all-gather needs every receive
+    first = (k - 2) * slices if reduce_scatter else 0
+    result = np.stack(received[first:], axis=1)
+    return set_rows(ready, src, join(ready[src], result))
+

@@ -1,0 +1,170 @@
+"""Trees for broadcast and reduce: chains, binomial trees and NCCL-style double binary
+trees, and the pipelined reduce-up / broadcast-down steps over them.
+
+A :class:`Tree` is a parent array plus ordered children. Data is pipelined in chunks:
+on every edge the chunks travel in order (chunk c waits for chunk c-1 on the same edge,
+one channel per direction), so a chain of p ranks moves k chunks in p - 2 + k steps.
+With ``serial=True`` a node sends one message at a time over all of its edges (the
+one-port model of MPICH's binomial tree: children in rounds, largest subtree first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .plan import Plan, join, set_rows
+
+__all__ = ["Tree", "chain_tree", "binomial_tree", "double_binary_trees", "reduce_up",
+           "broadcast_down"]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A rooted tree over ranks: ``parent[r]`` (-1 at the root), ordered ``children[r]``."""
+
+    root: int
+    parent: tuple[int, ...]
+    children: tuple[tuple[int, ...], ...]
+
+    def top_down(self) -> list[int]:
+        """Ranks in breadth-first order from the root."""
+        order, i = [self.root], 0
+        while i < len(order):
+            order.extend(self.children[order[i]])
+            i += 1
+        return order
+
+
+def _tree(root: int, parent: list[int]) -> Tree:
+    children: list[list[int]] = [[] for _ in parent]
+    for r, p in enumerate(parent):
+        if p >= 0:
+            children[p].append(r)
+    return Tree(root, tuple(parent), tuple(tuple(c) for c in children))
+
+
+def chain_tree(sequence) -> Tree:
+    """The chain sequence[0] -> sequence[1] -> ... (sequence[0] is the root)."""
+    sequence = [int(r) for r in sequence]
+    parent = [-1] * len(sequence)
+    for a, b in zip(sequence, sequence[1:]):
+        parent[b] = a
+    return _tree(sequence[0], parent)
+
+
+def binomial_tree(sequence) -> Tree:
+    """Binomial tree over ``sequence`` (root first): position v's parent is v minus its
+    highest bit; its children are v + 2^j for 2^j > v, in increasing j, which puts the
+    largest subtree first (v + 1 heads ranks v + 1, v + 3, ...)."""
+    sequence = [int(r) for r in sequence]
+    n = len(sequence)
+    parent = [-1] * n
+    children: list[list[int]] = [[] for _ in range(n)]
+    for v in range(1, n):
+        parent[sequence[v]] = sequence[v - (1 << (v.bit_length() - 1))]
+    for v in range(n):
+        j = v.bit_length()
+        kids = [v + (1 << i) for i in range(j, n.bit_length()) if v + (1 << i) < n]
+        children[sequence[v]] = [sequence[c] for c in kids]
+    return Tree(sequence[0], tuple(parent), tuple(tuple(c) for c in children))
+
+
+def _inorder_parents(lo: int, hi: int, parent: list[int], up: int) -> None:
+    """In-order binary tree over roles [lo, hi): the root is the role with the most trailing
+    zero bits, so odd roles are leaves and even roles are inner nodes."""
+    if lo >= hi:
+        return
+    top = max(range(lo, hi), key=lambda r: (r & -r, -r))
+    parent[top] = up
+    _inorder_parents(lo, top, parent, top)
+    _inorder_parents(top + 1, hi, parent, top)
+
+
+def double_binary_trees(n: int) -> tuple[Tree, Tree]:
+    """Two binary trees over ranks 0..n-1 in which no rank is an inner node twice.
+
+    Tree A: rank 0 is the root, with one child, the in-order tree over 1..n-1 (odd ranks are
+    leaves). Tree B is tree A mirrored (rank r plays role n-1-r) when n is even, shifted
+    (rank r plays role r-1) when n is odd, so A's leaves are B's inner nodes. This is the
+    two-tree construction of Sanders, Speck & Traeff (2009) that NCCL uses for all-reduce.
+    """
+    roles = [-1] * n
+    _inorder_parents(1, n, roles, 0)
+    roles[0] = -1
+    a = _tree(0, roles)
+    rank_of_role = [n - 1 - v for v in range(n)] if n % 2 == 0 else [(v + 1) % n
+                                                                      for v in range(n)]
+    parent_b = [-1] * n
+    for v, p in enumerate(roles):
+        if p >= 0:
+            parent_b[rank_of_role[v]] = rank_of_role[p]
+    return a, _tree(rank_of_role[0], parent_b)
+
+
+def reduce_up(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]], ready: np.ndarray,
+              tag: str | None = None) -> list[list[np.ndarray]]:
+    """Pipelined reduction of every chunk to each tree's root.
+
+    ``trees`` pairs a tree with its chunks (piece-id arrays); the trees are interleaved
+    chunk by chunk. Returns, per tree and chunk, the deps after which its root holds the
+    chunk complete.
+    """
+    bottom_up = [list(reversed(t.top_down())) for t, _ in trees]
+    last_up: list[dict[int, int]] = [{} for _ in trees]   # rank -> its last send upward
+    at_root: list[list[np.ndarray]] = [[] for _ in trees]
+    chunks = max(len(c) for _, c in trees)
+    for c in range(chunks):
+        for t, ((tree, pieces), order) in enumerate(zip(trees, bottom_up)):
+            if c >= len(pieces):
+                continue
+            got: dict[int, list[int]] = {}
+            nbytes = pieces[c].size * plan.piece_bytes
+            for rank in order:
+                mine = join(ready[rank:rank + 1], np.array([got.get(rank, [])], np.int64))
+                if rank == tree.root:
+                    at_root[t].append(mine)
+                    continue
+                up = tree.parent[rank]
+                sid = plan.sends([rank], [up], pieces=pieces[c][None, :],
+                                 deps=[mine, np.array([last_up[t].get(rank, -1)])], tag=tag)
+                last_up[t][rank] = int(sid[0])
+                got.setdefault(up, []).append(int(plan.reduce([up], sid, nbytes, tag)[0]))
+    return at_root
+
+
+def broadcast_down(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]],
+                   root_has: list[list[np.ndarray]] | None, ready: np.ndarray, *,
+                   serial: bool = False, tag: str | None = None) -> np.ndarray:
+    """Pipelined broadcast of every chunk from each tree's root to all its ranks.
+
+    ``root_has[t][c]`` (deps) says when the root of tree t holds chunk c (None: at
+    ``ready``). Returns per-rank deps after which the rank holds every chunk.
+    """
+    received: list[list[int]] = [[] for _ in range(ready.shape[0])]
+    last: dict[tuple, int] = {}      # channel -> last send on it
+    has: list[dict[int, np.ndarray]] = [{} for _ in trees]
+    chunks = max(len(c) for _, c in trees)
+    orders = [tree.top_down() for tree, _ in trees]
+    for c in range(chunks):
+        for t, ((tree, pieces), order) in enumerate(zip(trees, orders)):
+            if c >= len(pieces):
+                continue
+            root_ready = root_has[t][c] if root_has is not None else None
+            has[t][tree.root] = join(ready[tree.root:tree.root + 1], root_ready)
+            for rank in order:
+                for child in tree.children[rank]:
+                    channel = (rank,) if serial else (t, rank, child)
+                    sid = plan.sends([rank], [child], pieces=pieces[c][None, :],
+                                     deps=[has[t][rank], np.array([last.get(channel, -1)])],
+                                     tag=tag)
+                    last[channel] = int(sid[0])
+                    has[t][child] = sid
+                    received[child].append(int(sid[0]))
+    width = max(len(r) for r in received) if received else 0
+    rows = np.full((ready.shape[0], width), -1, dtype=np.int64)
+    for rank, ids in enumerate(received):
+        rows[rank, :len(ids)] = ids
+    everyone = np.arange(ready.shape[0])
+    return set_rows(ready, everyone, join(ready, rows))

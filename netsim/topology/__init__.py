@@ -12,6 +12,7 @@ from .spec import FAMILIES, parse_topology, register_family
 from .summary import bisection_bandwidth, diameter, summarize
 from .switched import full_mesh, nvswitch
 from .trees import fat_tree, leaf_spine
+from . import clusters  # noqa: F401,E402  (registers the 'dgxcluster' spec family)
 
 # File IO pulls in pydantic (a few hundred ms): load it on first use, not on import.
 _LAZY_IO = ("check_connected", "from_networkx", "load_topology_file", "load_yaml",

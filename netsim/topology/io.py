@@ -129,6 +129,7 @@ class TopologyFile(_Strict):
     nodes: list[NodeSpec] = Field(default_factory=list)
     links: list[LinkSpec] = Field(default_factory=list)
     endpoints: list[NodeName] | None = None
+    calibration: dict[str, Any] = Field(default_factory=dict)   # see netsim/calibration.py
 
 
 def topology_file_schema() -> dict[str, Any]:
@@ -263,13 +264,16 @@ def topology_from_dict(data: Any, source: str = "<topology>",
     except ValidationError as err:
         loc, message = _pydantic_message(err)
         raise fail(loc, message, InputError) from None
-    overrides = dict(overrides or {})
+    from ..calibration import apply_calibration, split_calibration
+
+    calibration, overrides = split_calibration(
+        spec.calibration, dict(overrides or {}), lambda k, msg: fail(("calibration", k), msg))
     name = str(overrides.pop("name", None) or spec.name or default_name or "topology")
     defaults = _merged_defaults(spec.defaults, overrides, fail)
     base = _generated(spec, overrides, fail)
     if base is not None and not spec.nodes and not spec.links and spec.endpoints is None:
         meta = {**base.meta, **_meta(spec, source)}
-        return replace(base, name=name, meta=meta)
+        return apply_calibration(replace(base, name=name, meta=meta), calibration)
     builder = TopologyBuilder(name, family="custom")
     if base is not None:
         builder.params = {"generator": spec.generator, "base_family": base.family,
@@ -284,7 +288,7 @@ def topology_from_dict(data: Any, source: str = "<topology>",
         check_connected(topo)
     except TopologyError as err:
         raise TopologyError(f"{source}: {err}") from None
-    return topo
+    return apply_calibration(topo, calibration)
 
 
 def _meta(spec: TopologyFile, source: str) -> dict[str, Any]:

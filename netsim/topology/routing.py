@@ -215,7 +215,7 @@ def default_router(topo: Topology) -> Router:
         return DimensionOrderRouter()
     if topo.family in ("fat_tree", "leaf_spine"):
         return UpDownRouter(ecmp="hash")
-    if topo.family == "nvswitch":
+    if topo.family in ("nvswitch", "dgx_cluster"):   # dgx_cluster: topology/clusters.py
         return UpDownRouter(ecmp="spray")
     return ShortestPathRouter()
 

@@ -15,7 +15,8 @@ from .verify import problems, verify
 
 # Importing the algorithm modules registers their algorithms.
 from . import (allgather, allreduce, alltoall, broadcast,  # noqa: E402,F401  isort: skip
-               dimensionwise, hierarchical, innetwork, reducescatter)
+               dimensionwise, hierarchical, innetwork, reducescatter,
+               tenstorrent)  # tenstorrent: the calibration helper's tt-metal CCL algorithms
 
 __all__ = ["OPS", "AlgoOptions", "Algorithm", "register", "get_algorithm", "algorithms_for",
            "build_schedule", "verify", "problems", "ORDERS", "rank_order", "load_collective",

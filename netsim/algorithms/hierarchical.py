@@ -11,8 +11,10 @@ With G groups of L ranks each (``options.groups``, or inferred from the topology
 Each rank sends 2(L-1)/L S inside its group and 2(G-1)/(G L) S across groups, which is
 what makes it attractive when the links between groups are slower.
 
-Inferred groups: ranks whose nodes are cabled to the same set of switches (the GPUs of
-one NVSwitch box, the hosts of one leaf), which must all have the same size.
+Inferred groups: the topology's ``meta['groups']`` (endpoint indices of each machine,
+recorded by cluster generators), else ranks whose nodes are cabled to the same set of
+switches (the GPUs of one NVSwitch box, the hosts of one leaf). All groups must have the
+same size.
 """
 
 from __future__ import annotations
@@ -31,21 +33,30 @@ __all__ = ["rank_groups", "groups_reason", "infer_groups", "allreduce"]
 
 
 def infer_groups(num_ranks: int, options: AlgoOptions) -> tuple[tuple[int, ...], ...]:
-    """Ranks grouped by the set of switches their nodes are cabled to (rank order kept)."""
+    """Rank groups from the topology: its ``meta['groups']`` (endpoint indices per node,
+    as cluster generators record them), else the set of switches each rank's node is
+    cabled to. Ranks keep their order inside a group."""
     topo = options.topology
     if topo is None:
         raise InputError("hierarchical needs options.groups or a topology to infer them from")
     nodes = options.node_of_rank(num_ranks)
-    attached: dict[int, set[int]] = defaultdict(set)
-    for a, b in zip(topo.link_src.tolist(), topo.link_dst.tolist()):
-        if topo.is_switch[b]:
-            attached[a].add(b)
+    if topo.meta.get("groups"):
+        group_of = {int(topo.endpoints[e]): g for g, members in enumerate(topo.meta["groups"])
+                    for e in members}
+        keys = [(group_of.get(node, -1),) for node in nodes.tolist()]
+    else:
+        attached: dict[int, set[int]] = defaultdict(set)
+        for a, b in zip(topo.link_src.tolist(), topo.link_dst.tolist()):
+            if topo.is_switch[b]:
+                attached[a].add(b)
+        keys = [tuple(sorted(attached[node])) for node in nodes.tolist()]
     by_key: dict[tuple[int, ...], list[int]] = {}
-    for rank, node in enumerate(nodes.tolist()):
-        by_key.setdefault(tuple(sorted(attached[node])), []).append(rank)
-    if () in by_key:
-        raise InputError(f"hierarchical cannot infer groups: rank {by_key[()][0]} is on a "
-                         f"node with no switch; give options.groups")
+    for rank, key in enumerate(keys):
+        by_key.setdefault(key, []).append(rank)
+    for bad in ((), (-1,)):
+        if bad in by_key:
+            raise InputError(f"hierarchical cannot infer groups: rank {by_key[bad][0]} is on "
+                             f"a node in no group (no switch); give options.groups")
     return tuple(tuple(g) for g in by_key.values())
 
 

@@ -1,7 +1,8 @@
 """In-network reduction (NVLink SHARP / NVLS, InfiniBand SHARP): switches reduce.
 
-Every switch with ``reduce: True`` is one *plane*; each rank's block (chunk r, owned by
-rank r) is split evenly over the P planes. The switches run as extra ranks n, n+1, ...
+Every switch with ``reduce: True`` that is cabled to the node of every rank is one
+*plane* (one level of switches: multi-level SHARP trees are not modelled); each rank's
+block (chunk r, owned by rank r) is split evenly over the P planes. The switches run as extra ranks n, n+1, ...
 whose nodes are listed in ``schedule.meta["extra_placement"]``.
 
 * reduce-scatter (``multimem.ld_reduce``): for every chunk c and plane s, every rank sends
@@ -23,35 +24,41 @@ import numpy as np
 
 from ..errors import InputError
 from .options import AlgoOptions
-from .plan import Plan, join
+from .plan import Plan
 from .registry import register
 
 __all__ = ["reducing_switches", "switch_reason"]
 
 
-def reducing_switches(options: AlgoOptions) -> list[int]:
-    """Node indices of the switches of ``options.topology`` that can reduce."""
+def reducing_switches(num_ranks: int, options: AlgoOptions) -> list[int]:
+    """Node indices of the reducing switches cabled to the node of every rank (the planes)."""
     topo = options.topology
     if topo is None:
         raise InputError("innetwork needs a topology with a reducing switch (reduce: true)")
-    found = [int(v) for v in np.flatnonzero(topo.is_switch) if topo.can_reduce(int(v))]
-    if not found:
+    reducing = {int(v) for v in np.flatnonzero(topo.is_switch) if topo.can_reduce(int(v))}
+    if not reducing:
         raise InputError(f"innetwork needs a switch with reduce: true; topology "
                          f"{topo.name!r} has none")
-    return found
+    nodes = set(options.node_of_rank(num_ranks).tolist())
+    for node in nodes:
+        reducing &= set(topo.link_dst[topo.link_src == node].tolist())
+    if not reducing:
+        raise InputError(f"innetwork needs a reducing switch cabled to every rank; none of "
+                         f"{topo.name!r} is (multi-level SHARP trees are not modelled)")
+    return sorted(reducing)
 
 
 def switch_reason(num_ranks: int, options: AlgoOptions) -> str | None:
     """Why in-network reduction cannot run here (None if it can)."""
     try:
-        reducing_switches(options)
+        reducing_switches(num_ranks, options)
     except InputError as err:
         return str(err).replace("innetwork ", "", 1)
     return None
 
 
 def _plan(op: str, num_ranks: int, size: float, options: AlgoOptions):
-    switches = reducing_switches(options)
+    switches = reducing_switches(num_ranks, options)
     plan = Plan(op, num_ranks, size, num_ranks * len(switches) * options.chunks, options,
                 extra_ranks=len(switches))
     return plan, switches
@@ -96,9 +103,8 @@ def _serial_reductions(plan: Plan, switch: int, copies: np.ndarray, seconds: flo
                        previous) -> np.ndarray:
     """One compute op per piece on the switch, each after the previous (one ALU)."""
     done, previous = [], int(previous)
-    for c in range(copies.shape[0]):
-        previous = int(plan.computes([switch], seconds,
-                                     join(copies[c:c + 1], np.array([previous])))[0])
+    for row in copies.tolist():
+        previous = plan.compute1(switch, seconds, row + [previous])
         done.append(previous)
     return np.array(done, dtype=np.int64)
 

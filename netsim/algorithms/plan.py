@@ -57,7 +57,8 @@ def join(*deps: Deps, rows: int | None = None) -> np.ndarray:
     if not parts:
         return no_deps(rows or 0)
     m = max(p.shape[0] for p in parts)
-    return np.hstack([np.broadcast_to(p, (m, p.shape[1])) for p in parts])
+    parts = [p if p.shape[0] == m else np.broadcast_to(p, (m, p.shape[1])) for p in parts]
+    return parts[0] if len(parts) == 1 else np.hstack(parts)
 
 
 def set_rows(deps: np.ndarray, ranks: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -67,6 +68,14 @@ def set_rows(deps: np.ndarray, ranks: np.ndarray, rows: np.ndarray) -> np.ndarra
     out[ranks] = -1
     out[ranks, :rows.shape[1]] = rows
     return out
+
+
+def _column(values, m: int, dtype) -> np.ndarray:
+    """``values`` as an array of m entries (a scalar is repeated)."""
+    a = np.asarray(values, dtype=dtype)
+    if a.shape == (m,):
+        return a
+    return np.full(m, a, dtype=dtype) if a.ndim == 0 else np.broadcast_to(a, (m,))
 
 
 def _is_int_seq(seq) -> bool:
@@ -105,6 +114,7 @@ class Plan:
         if op in ("broadcast", "reduce"):
             self.meta["root"] = int(options.root)
         self._blocks: list[tuple] = []
+        self._single: list[tuple] = []      # ops added one at a time, not yet a block
         self._count = 0
         self._tags: dict[str, int] = {}
         self._data: dict[int, Any] = {}
@@ -120,22 +130,72 @@ class Plan:
     # -- adding ops ---------------------------------------------------------------------
     def _add(self, kind: int, src, dst, nbytes, seconds, deps: Deps, tag: str | None
              ) -> np.ndarray:
-        src = np.asarray(src, dtype=np.int64)
-        m = max(src.size, np.size(dst), np.size(nbytes), np.size(seconds))
-        src = np.broadcast_to(src, (m,))
+        self._flush()
+        m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
         deps = join(deps, rows=m)
         if deps.shape[0] != m:
             deps = np.broadcast_to(deps, (m, deps.shape[1]))
         deps = _dedupe_rows(np.array(deps, dtype=np.int64))
         if deps.size and deps.max() >= self._count:
             raise ValueError("a dependency names an op that is not in an earlier block")
+        valid = deps >= 0
+        if valid.all():
+            counts, idx = np.full(m, deps.shape[1], dtype=np.int64), deps.ravel()
+        else:
+            counts, idx = valid.sum(axis=1), deps[valid]
         ids = np.arange(self._count, self._count + m, dtype=np.int64)
         t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
-        self._blocks.append((kind, src, np.broadcast_to(np.asarray(dst, np.int64), (m,)),
-                             np.broadcast_to(np.asarray(nbytes, np.float64), (m,)),
-                             np.broadcast_to(np.asarray(seconds, np.float64), (m,)), deps, t))
+        self._blocks.append((np.full(m, kind, np.int8), _column(src, m, np.int64),
+                             _column(dst, m, np.int64), _column(nbytes, m, np.float64),
+                             _column(seconds, m, np.float64), counts, idx,
+                             np.full(m, t, np.int64)))
         self._count += m
         return ids
+
+    def _add1(self, kind: int, src: int, dst: int, nbytes: float, seconds: float, deps,
+              tag: str | None) -> int:
+        """One op, kept in a Python list until the next block (cheap for tree loops)."""
+        op = self._count
+        deps = sorted({int(d) for d in deps if d >= 0})
+        if deps and deps[-1] >= op:
+            raise ValueError("a dependency names an op that is not an earlier op")
+        t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
+        self._single.append((kind, src, dst, nbytes, seconds, deps, t))
+        self._count += 1
+        return op
+
+    def _flush(self) -> None:
+        if not self._single:
+            return
+        kind, src, dst, nbytes, seconds, deps, tags = zip(*self._single)
+        self._blocks.append((np.array(kind, np.int8), np.array(src, np.int64),
+                             np.array(dst, np.int64), np.array(nbytes, np.float64),
+                             np.array(seconds, np.float64),
+                             np.array([len(d) for d in deps], np.int64),
+                             np.array([x for d in deps for x in d], np.int64),
+                             np.array(tags, np.int64)))
+        self._single = []
+
+    def send1(self, src: int, dst: int, pieces, deps=(), tag: str | None = None) -> int:
+        """One send of ``pieces`` (a sequence of piece ids) after ``deps`` (op ids, -1 =
+        none); the scalar twin of :meth:`sends` for loops over trees."""
+        op = self._add1(SEND, src, dst, len(pieces) * self.piece_bytes, 0.0, deps, tag)
+        if self.annotate:
+            self._track([op], [src], [dst], [pieces])
+        return op
+
+    def reduce1(self, rank: int, received: int, nbytes: float, tag: str | None = None) -> int:
+        """The scalar twin of :meth:`reduce`."""
+        if self.gamma is None:
+            return received
+        op = self._add1(COMPUTE, rank, -1, 0.0, nbytes / self.gamma,
+                        (received, int(self._last_reduce[rank])), tag)
+        self._last_reduce[rank] = op
+        return op
+
+    def compute1(self, rank: int, seconds: float, deps=(), tag: str | None = None) -> int:
+        """One compute op of ``seconds`` s on ``rank`` after ``deps``."""
+        return self._add1(COMPUTE, rank, -1, 0.0, seconds, deps, tag)
 
     def sends(self, src, dst, *, pieces: Pieces | None = None, nbytes=None, deps: Deps = None,
               tag: str | None = None) -> np.ndarray:
@@ -150,8 +210,7 @@ class Plan:
         if nbytes is None:
             nbytes = self._bytes_of(pieces)
         m = max(np.size(src), np.size(dst), np.size(nbytes))
-        src_b = np.broadcast_to(np.asarray(src, np.int64), (m,))
-        dst_b = np.broadcast_to(np.asarray(dst, np.int64), (m,))
+        src_b, dst_b = _column(src, m, np.int64), _column(dst, m, np.int64)
         ids = self._add(SEND, src_b, dst_b, nbytes, 0.0, deps, tag)
         if self.annotate:
             self._track(ids, src_b, dst_b, pieces)
@@ -166,7 +225,8 @@ class Plan:
         """Attach what every send carries; then the receivers combine it (all reads first)."""
         held = self._held
         moves = []
-        for op, s, d, ps in zip(ids.tolist(), src.tolist(), dst.tolist(), pieces):
+        for op, s, d, ps in zip(list(ids), list(src), list(dst), pieces):
+            op, s, d = int(op), int(s), int(d)
             carried = tuple((int(p), held[s].get(int(p), 0)) for p in ps)
             self._data[op] = tuple((p, _ranks_of(mask)) for p, mask in carried)
             moves.append((d, carried))
@@ -203,34 +263,24 @@ class Plan:
     # -- result -------------------------------------------------------------------------
     def build(self, **meta: Any) -> Schedule:
         """Freeze the ops into a :class:`~netsim.schedule.Schedule` (meta: pieces + ``meta``)."""
-        if not self._blocks:
-            empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
-            cols = dict(kind=np.zeros(0, np.int8), src=empty_i, dst=empty_i, nbytes=empty_f,
-                        seconds=empty_f, dep_ptr=np.zeros(1, np.int64), dep_idx=empty_i,
-                        tag=empty_i)
+        self._flush()
+        if self._blocks:
+            kind, src, dst, nbytes, seconds, counts, idx, tag = (
+                np.concatenate(column) for column in zip(*self._blocks))
         else:
-            kinds, srcs, dsts, nbytes, seconds, deps, tags = zip(*self._blocks)
-            counts, idx = [], []
-            for d in deps:
-                valid = d >= 0
-                if valid.all():
-                    counts.append(np.full(d.shape[0], d.shape[1], dtype=np.int64))
-                    idx.append(d.ravel())
-                else:
-                    counts.append(valid.sum(axis=1))
-                    idx.append(d[valid])
-            counts = np.concatenate(counts)
-            dep_ptr = np.zeros(counts.size + 1, dtype=np.int64)
-            np.cumsum(counts, out=dep_ptr[1:])
-            cols = dict(
-                kind=np.concatenate([np.full(s.size, k, np.int8) for k, s in zip(kinds, srcs)]),
-                src=np.concatenate(srcs), dst=np.concatenate(dsts),
-                nbytes=np.concatenate(nbytes), seconds=np.concatenate(seconds),
-                dep_ptr=dep_ptr, dep_idx=np.concatenate(idx).astype(np.int64),
-                tag=np.concatenate([np.full(s.size, t, np.int64) for t, s in zip(tags, srcs)]))
-        return Schedule(num_ranks=self.total_ranks, tags=tuple(self._tags),
-                        data=self._data, meta={**self.meta, **meta}, **cols)
-
+            kind = np.zeros(0, np.int8)
+            src = dst = counts = idx = tag = np.zeros(0, np.int64)
+            nbytes = seconds = np.zeros(0)
+        dep_ptr = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=dep_ptr[1:])
+        return Schedule(num_ranks=self.total_ranks, kind=kind.astype(np.int8, copy=False),
+                        src=src.astype(np.int64, copy=False),
+                        dst=dst.astype(np.int64, copy=False),
+                        nbytes=nbytes.astype(np.float64, copy=False),
+                        seconds=seconds.astype(np.float64, copy=False), dep_ptr=dep_ptr,
+                        dep_idx=idx.astype(np.int64, copy=False),
+                        tag=tag.astype(np.int64, copy=False), tags=tuple(self._tags),
+                        data=self._data, meta={**self.meta, **meta})
 
 def _ranks_of(mask: int) -> frozenset[int]:
     """The set bits of ``mask`` as a frozenset of ranks."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .plan import Plan, join, set_rows
+from .plan import Plan, join
 
 __all__ = ["Tree", "chain_tree", "binomial_tree", "double_binary_trees", "reduce_up",
            "broadcast_down"]
@@ -103,68 +103,70 @@ def double_binary_trees(n: int) -> tuple[Tree, Tree]:
     return a, _tree(rank_of_role[0], parent_b)
 
 
+def _rows(deps: np.ndarray) -> list[list[int]]:
+    """Per-rank dependency lists (without the -1 padding)."""
+    return [[d for d in row if d >= 0] for row in deps.tolist()]
+
+
 def reduce_up(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]], ready: np.ndarray,
-              tag: str | None = None) -> list[list[np.ndarray]]:
+              tag: str | None = None) -> list[list[list[int]]]:
     """Pipelined reduction of every chunk to each tree's root.
 
     ``trees`` pairs a tree with its chunks (piece-id arrays); the trees are interleaved
-    chunk by chunk. Returns, per tree and chunk, the deps after which its root holds the
+    chunk by chunk. Returns, per tree and chunk, the op ids after which its root holds the
     chunk complete.
     """
+    waits = _rows(ready)
     bottom_up = [list(reversed(t.top_down())) for t, _ in trees]
     last_up: list[dict[int, int]] = [{} for _ in trees]   # rank -> its last send upward
-    at_root: list[list[np.ndarray]] = [[] for _ in trees]
-    chunks = max(len(c) for _, c in trees)
-    for c in range(chunks):
-        for t, ((tree, pieces), order) in enumerate(zip(trees, bottom_up)):
-            if c >= len(pieces):
+    at_root: list[list[list[int]]] = [[] for _ in trees]
+    for c in range(max(len(chunks) for _, chunks in trees)):
+        for t, ((tree, chunks), order) in enumerate(zip(trees, bottom_up)):
+            if c >= len(chunks):
                 continue
+            pieces = chunks[c].tolist()
+            nbytes = len(pieces) * plan.piece_bytes
             got: dict[int, list[int]] = {}
-            nbytes = pieces[c].size * plan.piece_bytes
             for rank in order:
-                mine = join(ready[rank:rank + 1], np.array([got.get(rank, [])], np.int64))
+                mine = waits[rank] + got.get(rank, [])
                 if rank == tree.root:
                     at_root[t].append(mine)
                     continue
                 up = tree.parent[rank]
-                sid = plan.sends([rank], [up], pieces=pieces[c][None, :],
-                                 deps=[mine, np.array([last_up[t].get(rank, -1)])], tag=tag)
-                last_up[t][rank] = int(sid[0])
-                got.setdefault(up, []).append(int(plan.reduce([up], sid, nbytes, tag)[0]))
+                sent = plan.send1(rank, up, pieces, mine + [last_up[t].get(rank, -1)], tag)
+                last_up[t][rank] = sent
+                got.setdefault(up, []).append(plan.reduce1(up, sent, nbytes, tag))
     return at_root
 
 
 def broadcast_down(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]],
-                   root_has: list[list[np.ndarray]] | None, ready: np.ndarray, *,
+                   root_has: list[list[list[int]]] | None, ready: np.ndarray, *,
                    serial: bool = False, tag: str | None = None) -> np.ndarray:
     """Pipelined broadcast of every chunk from each tree's root to all its ranks.
 
-    ``root_has[t][c]`` (deps) says when the root of tree t holds chunk c (None: at
+    ``root_has[t][c]`` (op ids) says when the root of tree t holds chunk c (None: at
     ``ready``). Returns per-rank deps after which the rank holds every chunk.
     """
+    waits = _rows(ready)
     received: list[list[int]] = [[] for _ in range(ready.shape[0])]
     last: dict[tuple, int] = {}      # channel -> last send on it
-    has: list[dict[int, np.ndarray]] = [{} for _ in trees]
-    chunks = max(len(c) for _, c in trees)
     orders = [tree.top_down() for tree, _ in trees]
-    for c in range(chunks):
-        for t, ((tree, pieces), order) in enumerate(zip(trees, orders)):
-            if c >= len(pieces):
+    for c in range(max(len(chunks) for _, chunks in trees)):
+        for t, ((tree, chunks), order) in enumerate(zip(trees, orders)):
+            if c >= len(chunks):
                 continue
-            root_ready = root_has[t][c] if root_has is not None else None
-            has[t][tree.root] = join(ready[tree.root:tree.root + 1], root_ready)
+            pieces = chunks[c].tolist()
+            has = {tree.root: waits[tree.root] + (root_has[t][c] if root_has else [])}
             for rank in order:
                 for child in tree.children[rank]:
                     channel = (rank,) if serial else (t, rank, child)
-                    sid = plan.sends([rank], [child], pieces=pieces[c][None, :],
-                                     deps=[has[t][rank], np.array([last.get(channel, -1)])],
-                                     tag=tag)
-                    last[channel] = int(sid[0])
-                    has[t][child] = sid
-                    received[child].append(int(sid[0]))
+                    sent = plan.send1(rank, child, pieces, has[rank] + [last.get(channel, -1)],
+                                      tag)
+                    last[channel] = sent
+                    has[child] = [sent]
+                    received[child].append(sent)
     width = max(len(r) for r in received) if received else 0
     rows = np.full((ready.shape[0], width), -1, dtype=np.int64)
     for rank, ids in enumerate(received):
         rows[rank, :len(ids)] = ids
-    everyone = np.arange(ready.shape[0])
-    return set_rows(ready, everyone, join(ready, rows))
+    return join(ready, rows)

@@ -99,6 +99,11 @@ def test_bad_arguments_are_one_line_errors(kwargs, match):
     assert "\n" not in str(err.value)
 
 
+def test_options_are_checked_even_where_unused():
+    with pytest.raises(InputError, match="unknown rank order 'snkae'"):
+        build_schedule("allreduce", "halving_doubling", 4, 1e6, AlgoOptions(order="snkae"))
+
+
 def test_meta_records_op_algorithm_size_and_ranks():
     s = build_schedule("allgather", "bruck", 6, 3e6)
     assert {k: s.meta[k] for k in ("op", "algorithm", "size", "ranks")} == {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netsim.algorithms import AlgoOptions, build_schedule, problems, verify
 from netsim.errors import ScheduleError
@@ -143,3 +145,19 @@ def test_a_reduce_scatter_is_not_an_all_reduce():
     schedule = build_schedule("reducescatter", "ring", 4, 1e6)
     found = problems(schedule, "allreduce", 4)
     assert found and "ends without piece" in found[0]
+
+
+ALGORITHMS = every_algorithm()
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.integers(0, len(ALGORITHMS) - 1), p=st.integers(2, 12),
+       chunks=st.integers(1, 3), gamma=st.sampled_from([None, 1e9]), root=st.integers(0, 11))
+def test_random_cases_verify(case, p, chunks, gamma, root):
+    op, algorithm = ALGORITHMS[case]
+    if algorithm.requires == "grid" and p not in (2, 3, 4, 5, 6, 7, 8, 9, 12):
+        return
+    options = options_for(algorithm, p, chunks=chunks, gamma=gamma, root=root % p)
+    if not algorithm.applies(p, options):
+        return
+    assert problems(build_schedule(op, algorithm.name, p, 1e6, options), op, p) == []

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .allgather import direct_phase as direct_all_gather
-from .allgather import doubling_folded  # noqa: F401  (re-exported for composition)
 from .hypercube import doubling, exchange_all, fold, halving
 from .options import AlgoOptions
 from .orders import rank_order

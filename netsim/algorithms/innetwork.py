@@ -2,8 +2,8 @@
 
 Every switch with ``reduce: True`` that is cabled to the node of every rank is one
 *plane* (one level of switches: multi-level SHARP trees are not modelled); each rank's
-block (chunk r, owned by rank r) is split evenly over the P planes. The switches run as extra ranks n, n+1, ...
-whose nodes are listed in ``schedule.meta["extra_placement"]``.
+block (chunk r, owned by rank r) is split evenly over the P planes. The switches run as
+extra ranks n, n+1, ... whose nodes are listed in ``schedule.meta["extra_placement"]``.
 
 * reduce-scatter (``multimem.ld_reduce``): for every chunk c and plane s, every rank sends
   its copy of piece (c, s) to switch s, which reduces the n copies and sends the result to

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, unknown_name
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..topology import Topology
@@ -65,6 +65,10 @@ class AlgoOptions:
         if self.gamma is not None and not (isinstance(self.gamma, (int, float))
                                            and math.isfinite(self.gamma) and self.gamma > 0):
             raise InputError(f"gamma must be a positive number of bytes/s, got {self.gamma!r}")
+        from .orders import ORDERS
+
+        if self.order not in ORDERS:
+            raise unknown_name("rank order", self.order, ORDERS)
         root = self.root
         if isinstance(root, bool) or not isinstance(root, (int, np.integer)) \
                 or not 0 <= root < num_ranks:

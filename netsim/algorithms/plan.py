@@ -83,7 +83,7 @@ def _is_int_seq(seq) -> bool:
 
 
 def _dedupe_rows(deps: np.ndarray) -> np.ndarray:
-    """Each row sorted, repeated ids replaced by -1 (the engine counts a dependency once)."""
+    """Repeated ids in a row replaced by -1, so every dependency is listed once."""
     if deps.shape[1] < 2:
         return deps
     if deps.shape[1] == 2:                   # the common case, without a sort

@@ -9,10 +9,10 @@ into k chunks, chunk c being ``chunk_pieces[ring, c]`` (piece ids, :mod:`.pieces
 * An all-gather step s (0..k-2): position i sends chunk (i - s) mod k, starting with its
   own chunk i. After k-1 steps every position holds every chunk.
 
-Each step waits only for the receive (and reduction) it forwards, so the rings run in
-lockstep without barriers. With ``slices`` > 1 every chunk is cut into slices that follow
-each other through the ring like NCCL's slices: slice j of a step also waits for slice
-j-1 of the same step on the same position (one channel, in order).
+A send waits for the receive (and reduction) whose data it forwards and for the previous
+send of the same position (one channel, in order), so the rings run in lockstep without
+barriers. With ``slices`` > 1 every chunk is cut into slices that follow each other
+through the ring like NCCL's slices; on one channel they cost an alpha each.
 """
 
 from __future__ import annotations
@@ -45,14 +45,13 @@ def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: n
     dst = np.roll(rings, -1, axis=1).ravel()
     ring_of = np.repeat(np.arange(R), k)
     position = np.tile(np.arange(k), R)
-    phases = ([True] * (k - 1) if reduce_scatter else []) + ([False] * (k - 1) if all_gather
-                                                             else [])
+    reducing_steps = [True] * (k - 1) * reduce_scatter + [False] * (k - 1) * all_gather
     # after[j]: per position, the op after which it holds what it forwards next (slice j)
     after = [join(ready[src], rows=R * k) for _ in range(slices)]
     last_sent = None     # each position sends in order: one channel, steps then slices
     received: list[np.ndarray] = []
-    for step, reducing in enumerate(phases):
-        s = step if reducing or not reduce_scatter else step - (k - 1)
+    for step, reducing in enumerate(reducing_steps):
+        s = step - (k - 1) if reduce_scatter and not reducing else step   # step of its phase
         chunk = (position - s - 1) % k if reducing else (position - s) % k
         for j in range(slices):
             cols = slice(j * per_slice, (j + 1) * per_slice)

@@ -1,0 +1,179 @@
+"""Tenstorrent CCL algorithms (tt-metal ``ttnn.all_gather`` / ``reduce_scatter`` /
+``all_reduce``) on a line or a ring of chips, as the CCL benchmark runs them.
+
+The ranks, in ``options.order`` (``snake`` closes a ring through a 2xN mesh such as the
+T3000), form a line ``p0 - p1 - ... - p(n-1)`` or a ring (the line plus ``p(n-1) - p0``).
+Data moves hop by hop between neighbours, in both directions at once, one block per link
+per step (tt-metal CCL_bandwidth.md, "Bytes through the bottleneck link"):
+
+* ``tt_line`` all-gather: every block travels to both ends of the line, n-1 steps. The end
+  chip receives all n-1 other blocks through its one link: (n-1)/n S on the busiest link.
+* ``tt_ring`` all-gather: every block travels n/2 hops each way; for even n the opposite
+  chip gets the first half from one side and the second half from the other, so each link
+  direction carries (n-1)/2 blocks: half of the line's bytes, in n/2 steps.
+* reduce-scatter: the same paths run backwards, partial sums flowing towards the block's
+  owner; every receiver reduces before it forwards (with ``options.gamma``, a compute op
+  of bytes / gamma).
+* all-reduce: reduce-scatter, then all-gather (two CCL phases, as tt-metal runs it).
+
+Every phase starts with a barrier over the ranks (the op's entry barrier) and a fixed cost
+``launch`` per rank, read from the topology's calibration (:mod:`netsim.calibration`).
+With ``options.chunks`` = C every block moves in C slices that follow each other on every
+link. Ring runs should use a topology calibrated with ``fabric=ring``: the deadlock-free
+ring fabric costs every packet extra link time (CCL_bandwidth.md, "What a ring costs").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from ..calibration import calibrated_launch
+from .options import AlgoOptions
+from .orders import rank_order
+from .plan import Plan, join
+from .registry import register
+
+__all__ = ["hop_paths", "tt_phase", "HALVES"]
+
+#: Every block is cut in two halves (the two directions of a ring share the far chip).
+HALVES = 2
+
+
+def hop_paths(n: int, ring: bool) -> list[tuple[int, int, int, tuple[int, ...]]]:
+    """All-gather hops as ``(step, src_pos, dst_pos, owner_pos, halves)``, step from 1.
+
+    A block moves one hop per step in each direction; ``halves`` are the halves of the
+    owner's block the hop carries ((0, 1) = all of it).
+    """
+    hops = []
+    for owner in range(n):
+        for d in (1, -1):
+            length, last = _reach(n, owner, d, ring)
+            for k in range(1, length + 1):
+                halves = last if k == length else (0, 1)
+                src, dst = owner + d * (k - 1), owner + d * k
+                hops.append((k, src % n, dst % n, owner, halves))
+    return hops
+
+
+def _reach(n: int, owner: int, d: int, ring: bool) -> tuple[int, tuple[int, ...]]:
+    """(hops in direction d, halves carried on the last hop) of ``owner``'s block."""
+    if not ring:
+        return (n - 1 - owner if d > 0 else owner), (0, 1)
+    if n % 2:
+        return (n - 1) // 2, (0, 1)
+    return n // 2, ((0,) if d > 0 else (1,))
+
+
+def _reversed(hops, n_steps: int):
+    """Reduce-scatter hops: the all-gather hops backwards in time and direction."""
+    return sorted(((n_steps + 1 - k, dst, src, owner, halves)
+                   for k, src, dst, owner, halves in hops), key=lambda h: h[0])
+
+
+class _Phase:
+    """Builds one phase: the hops of every step, ``chunks`` slices per half-block."""
+
+    def __init__(self, plan: Plan, order: np.ndarray, chunks: int, reduce: bool,
+                 ready: np.ndarray) -> None:
+        self.plan, self.order, self.chunks, self.reduce = plan, order, chunks, reduce
+        self.ready = ready                       # (n,) op each rank starts after
+        self.have: dict[tuple, int] = {}         # (rank, owner, half, slice) -> op
+        self.link_last: dict[tuple, int] = defaultdict(lambda: -1)
+        self.done: dict[int, list[int]] = defaultdict(list)
+
+    def pieces(self, owner_rank: int, half: int, j: int) -> int:
+        return (owner_rank * HALVES + half) * self.chunks + j
+
+    def step(self, hops) -> None:
+        for j in range(self.chunks):
+            rows = [self._row(h, j) for h in hops]
+            src, dst, pieces, deps = (list(x) for x in zip(*rows))
+            ids = self.plan.sends(np.array(src), np.array(dst), pieces=pieces,
+                                  deps=np.array(deps, dtype=np.int64))
+            nbytes = np.array([len(p) for p in pieces]) * self.plan.piece_bytes
+            got = self._reduced(np.array(dst), ids, nbytes) if self.reduce else ids
+            for (_, _, _, owner_pos, halves), s, d, op, g in zip(hops, src, dst, ids, got):
+                owner = int(self.order[owner_pos])
+                self.link_last[(s, d)] = int(op)
+                for h in halves:
+                    self.have[(d, owner, h, j)] = int(g)
+                self.done[d].append(int(g))
+
+    def _reduced(self, dst: np.ndarray, ids: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+        """Reductions of the receives, one block per set of distinct receivers (a rank
+        receives at most once per direction in a step)."""
+        got = np.empty_like(ids)
+        first = np.zeros(dst.size, dtype=bool)
+        first[np.unique(dst, return_index=True)[1]] = True
+        for part in (first, ~first):
+            if part.any():
+                got[part] = self.plan.reduce(dst[part], ids[part], nbytes[part])
+        return got
+
+    def _row(self, hop, j: int):
+        _, src_pos, dst_pos, owner_pos, halves = hop
+        src, dst, owner = (int(self.order[p]) for p in (src_pos, dst_pos, owner_pos))
+        data = [self.have.get((src, owner, h, j), int(self.ready[src])) for h in halves]
+        deps = [max(data), min(data), self.link_last[(src, dst)], int(self.ready[src])]
+        return src, dst, [self.pieces(owner, h, j) for h in halves], deps
+
+
+def _start(plan: Plan, previous: np.ndarray | None, launch: float, n: int) -> np.ndarray:
+    """Per rank, the op after which a phase may send: entry barrier, then ``launch`` s."""
+    deps = None if previous is None else np.array([plan.barriers(previous[None, :])[0]] * n)
+    ranks = np.arange(n, dtype=np.int64)
+    if launch > 0:
+        return plan.computes(ranks, launch, deps=None if deps is None else deps[:, None])
+    return deps if deps is not None else np.full(n, -1, dtype=np.int64)
+
+
+def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks: int,
+             launch: float, previous: np.ndarray | None = None) -> np.ndarray:
+    """Add one all-gather (``reduce=False``) or reduce-scatter phase; return, per rank, one
+    op after which the rank holds its result."""
+    n = order.size
+    ready = _start(plan, previous, launch, n)
+    hops = hop_paths(n, ring)
+    n_steps = max((h[0] for h in hops), default=0)
+    if reduce:
+        hops = _reversed(hops, n_steps)
+    phase = _Phase(plan, order, chunks, reduce, ready)
+    for k in range(1, n_steps + 1):
+        phase.step([h for h in hops if h[0] == k])
+    finished = [join(np.array(phase.done[r] or [int(ready[r])]))[:, 0] for r in range(n)]
+    return np.array([int(plan.barriers(f[None, :])[0]) if f.size > 1 else int(f[0])
+                     for f in finished], dtype=np.int64)
+
+
+def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool):
+    c = options.chunks
+    plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
+    order = rank_order(options.order, num_ranks, options)
+    launch = calibrated_launch(options.topology)
+    done = None
+    if op in ("reducescatter", "allreduce"):
+        done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
+    if op in ("allgather", "allreduce"):
+        tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
+                 previous=done)
+    return plan.build()
+
+
+def _register(op: str, what: str) -> None:
+    @register(op, "tt_line", f"tt-metal line {what}: both directions, n-1 steps, "
+              "a launch cost per phase")
+    def line(num_ranks: int, size: float, options: AlgoOptions):
+        return _build(op, num_ranks, size, options, ring=False)
+
+    @register(op, "tt_ring", f"tt-metal ring {what}: n/2 hops each way (halves to the far "
+              "chip), a launch cost per phase")
+    def ring(num_ranks: int, size: float, options: AlgoOptions):
+        return _build(op, num_ranks, size, options, ring=True)
+
+
+_register("allgather", "all-gather")
+_register("reducescatter", "reduce-scatter")
+_register("allreduce", "all-reduce (reduce-scatter + all-gather)")

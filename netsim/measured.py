@@ -1,0 +1,108 @@
+"""Measured curves (CSV) beside simulated ones: ``netsim coll ... --measured FILE.csv``.
+
+A measured file is CSV with a header row and one row per message size: ``size_bytes``
+(bytes, nccl-tests' size: all-reduce buffer, all-gather output ...) and ``busbw_GBps``
+(GB/s, GB = 1e9 B) and/or ``time_s`` (s); other columns are ignored and lines starting
+with ``#`` are comments. Sizes may carry units (``1MiB``). Every error is one line naming
+the file, the line and the column.
+
+>>> import tempfile, pathlib
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "m.csv"
+>>> _ = p.write_text("size_bytes,busbw_GBps\\n1048576,10\\n")
+>>> read_measured(p)
+[{'size_bytes': 1048576.0, 'busbw_GBps': 10.0}]
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import InputError, NetsimError
+from .units import parse_size
+
+__all__ = ["read_measured", "compare_measured", "MEASURED_COLUMNS"]
+
+_VALUES = ("busbw_GBps", "time_s")
+#: Table columns added by :func:`compare_measured`: (record key, header, formatter).
+MEASURED_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("measured_busbw_GBps", "measured busbw (GB/s)", lambda v: f"{v:.2f}"),
+    ("measured_time_s", "measured time (us)", lambda v: f"{v * 1e6:.2f}"),
+    ("error_pct", "sim vs measured", lambda v: f"{v:+.1f}%"),
+]
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read measured CSV: {err}") from None
+    return [(i, line) for i, line in enumerate(text.splitlines(), start=1)
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _number(path: Path, line: int, column: str, text: str, size: bool) -> float:
+    try:
+        value = parse_size(text, column) if size else float(text)
+    except (ValueError, NetsimError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{path}:{line}: column {column!r}: expected a positive number, "
+                         f"got {text!r}")
+    return value
+
+
+def read_measured(path: str | Path) -> list[dict[str, float]]:
+    """Rows of ``path`` as ``{'size_bytes': .., 'busbw_GBps': .., 'time_s': ..}`` (the
+    value columns present); one-line InputError naming file, line and column."""
+    path = Path(path)
+    lines = _lines(path)
+    if not lines:
+        raise InputError(f"{path}:1: empty measured CSV (need a header row and data rows)")
+    numbers, texts = zip(*lines)
+    rows = list(csv.reader(texts))
+    header = [h.strip() for h in rows[0]]
+    values = [c for c in _VALUES if c in header]
+    if "size_bytes" not in header or not values:
+        raise InputError(f"{path}:{numbers[0]}: header needs 'size_bytes' and 'busbw_GBps' "
+                         f"or 'time_s' (found: {', '.join(header) or 'nothing'})")
+    out = []
+    for line, row in zip(numbers[1:], rows[1:]):
+        if len(row) != len(header):
+            raise InputError(f"{path}:{line}: expected {len(header)} columns, got {len(row)}")
+        cells = dict(zip(header, (c.strip() for c in row)))
+        out.append({c: _number(path, line, c, cells[c], c == "size_bytes")
+                    for c in ("size_bytes", *values)})
+    if not out:
+        raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
+    return out
+
+
+def _match(rows: list[dict[str, float]], size: float) -> dict[str, float] | None:
+    """The measured row of ``size`` bytes (relative tolerance 1e-6), if any."""
+    for row in rows:
+        if math.isclose(row["size_bytes"], size, rel_tol=1e-6):
+            return row
+    return None
+
+
+def compare_measured(path: str | Path, records: list[dict[str, Any]]
+                     ) -> list[tuple[str, str, Callable[[Any], str]]]:
+    """Add ``measured_busbw_GBps`` / ``measured_time_s`` and ``error_pct`` (simulated minus
+    measured, in % of measured: time if measured, else busbw) to each simulated record of
+    a size that ``path`` has; return the table columns to show."""
+    rows = read_measured(path)
+    for record in records:
+        row = _match(rows, float(record["size_bytes"]))
+        if row is None:
+            continue
+        for key in _VALUES:
+            if key in row:
+                record[f"measured_{key}"] = row[key]
+        key = "time_s" if "time_s" in row else "busbw_GBps"
+        if record.get(key):
+            record["error_pct"] = 100.0 * (record[key] - row[key]) / row[key]
+    present = {k for r in records for k in r}
+    return [c for c in MEASURED_COLUMNS if c[0] in present or c[0] == "error_pct"]

@@ -1,0 +1,175 @@
+"""``netsim compare OP --topo A --topo B ...``: one collective on several machines, side by side.
+
+Examples::
+
+    netsim compare allreduce --topo torus:4x4 --topo mesh:4x4 --topo nvswitch:16 --size 64MiB
+    netsim compare alltoall --topo mesh:8x4 --topo fattree:k=4 --sizes 1KiB:1GiB \\
+        --normalize injection --plot a2a.png
+
+A row per topology and algorithm: time, busbw, lower bound, efficiency, the most utilised
+link, and the number of links and switches. ``--normalize injection`` scales every link of
+each machine by one factor so that its endpoints inject, on average, as many bytes/s as the
+first machine's: the comparison is then of shapes, not of link speeds.
+"""
+
+from __future__ import annotations
+
+import click
+import numpy as np
+
+from ..collective import run_collective, sweep_sizes
+from ..errors import InputError, unknown_name
+from ..report.nccl import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
+from ..topology import parse_topology
+from ..units import format_rate, format_size, parse_time
+from .options import (check_writable, emit, format_option, format_records, output_option,
+                      overwrite_option, progress_reporter)
+
+__all__ = ["command", "injection_bandwidth", "normalize_injection"]
+
+
+def injection_bandwidth(topology) -> tuple[float, bool]:
+    """(mean outgoing bytes/s of the endpoints, whether all endpoints have the same)."""
+    inject = topology.out_degree_bandwidth[topology.endpoints]
+    return float(inject.mean()), bool(np.allclose(inject, inject[0]))
+
+
+def normalize_injection(topologies: list) -> tuple[list, list[float], float]:
+    """Each topology with its links scaled so its endpoints' mean injection bandwidth equals
+    the first topology's; returns (topologies, scale factors, target bytes/s)."""
+    target, _ = injection_bandwidth(topologies[0])
+    scaled, factors = [], []
+    for topo in topologies:
+        factor = target / injection_bandwidth(topo)[0]
+        factors.append(factor)
+        scaled.append(topo if factor == 1.0 else topo.with_links(bandwidth=topo.bandwidth
+                                                                 * factor))
+    return scaled, factors, target
+
+
+def _size(nbytes: float) -> str:
+    return format_size(nbytes).replace(" ", "")
+
+
+def _maybe(fmt):
+    return lambda v: "-" if v is None else fmt(v)
+
+
+_COLUMNS = [
+    ("topology", "topology", str), ("algorithm", "algorithm", str),
+    ("size_bytes", "size", _size), ("ranks", "ranks", str),
+    ("time_s", "time (us)", _maybe(format_us)),
+    ("busbw_GBps", "busbw (GB/s)", _maybe(format_GBps)),
+    ("bound_s", "bound (us)", _maybe(format_us)), ("bound", "bound by", str),
+    ("efficiency", "efficiency", _maybe(format_efficiency)),
+    ("max_link_util", "max link util", _maybe(lambda v: f"{v:.2f}")),
+    ("links", "links", str), ("switches", "switches", str),
+]
+
+
+def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
+    """One comparison row; an algorithm that does not apply gives a row with a note."""
+    base = {"topology": spec, "requested": requested, "size_bytes": size,
+            "links": topo.num_links, "switches": topo.num_switches}
+    try:
+        run = run_collective(options["op"], topo, requested, size, ranks=ranks,
+                             alpha=options["alpha"], progress=options["progress"])
+    except InputError as err:
+        return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
+                "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
+                "efficiency": None, "max_link_util": None, "note": str(err)}
+    record = run.record()
+    keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
+            "efficiency", "max_link_util")
+    return {**base, **{k: record[k] for k in keep}}
+
+
+@click.command("compare")
+@click.argument("op")
+@click.option("--topo", "specs", multiple=True, metavar="SPEC",
+              help="A machine to compare (repeat: --topo A --topo B ...).")
+@click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
+@click.option("--sizes", default=None, metavar="START:STOP",
+              help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:1GiB).")
+@click.option("--algo", "algorithms", multiple=True, default=("auto",), show_default=True,
+              help="Algorithm name or auto (repeat for several).")
+@click.option("--ranks", type=click.IntRange(min=1), default=None,
+              help="Number of ranks (default: every endpoint of each machine).")
+@click.option("--alpha", default="0", show_default=True,
+              help="Per-message overhead at the sender (e.g. 2us).")
+@click.option("--normalize", type=click.Choice(["injection"]), default=None,
+              help="Scale link bandwidths so every machine's endpoints inject as much as "
+                   "the first's.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
+@format_option
+@output_option
+@overwrite_option
+def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, fmt, output,
+            overwrite):
+    """Run collective OP on every --topo machine and compare time, busbw and efficiency."""
+    if op not in BUSBW_FACTOR:
+        raise unknown_name("collective", op, BUSBW_FACTOR)
+    if not specs:
+        raise InputError("give at least one --topo SPEC")
+    if size is not None and sizes is not None:
+        raise InputError("give --size or --sizes, not both")
+    for path in filter(None, (output, plot)):
+        check_writable(path, overwrite)
+    if plot:
+        from ..report.figure import figure_format
+
+        figure_format(plot)
+    points = sweep_sizes(sizes if sizes is not None else (size or "64MiB"))
+    topologies = [parse_topology(spec) for spec in specs]
+    factors, target = [1.0] * len(specs), None
+    if normalize == "injection":
+        topologies, factors, target = normalize_injection(topologies)
+    options = {"op": op, "alpha": parse_time(alpha, "--alpha"),
+               "progress": progress_reporter(op)}
+    records = []
+    for spec, topo, factor in zip(specs, topologies, factors):
+        for algo in algorithms:
+            for nbytes in points:
+                row = _row(spec, topo, algo, nbytes, ranks, options)
+                if normalize:
+                    row["bw_scale"] = factor
+                records.append(row)
+    if all(r["time_s"] is None for r in records):
+        raise InputError(records[0]["note"])
+    title = _title(op, specs, target)
+    columns = list(_COLUMNS) + ([("bw_scale", "bw scale", lambda v: f"{v:.3g}")]
+                                if normalize else [])
+    if any(r.get("note") for r in records):
+        columns.append(("note", "note", str))
+    doc = {"op": op, "normalize": normalize, "injection_Bps": target, "title": title,
+           "records": records}
+    emit(format_records(records, fmt, document=doc, columns=columns, title=title), output,
+         overwrite)
+    if plot:
+        _plot(records, plot, len(points) > 1, title, overwrite)
+
+
+def _title(op: str, specs, target: float | None) -> str:
+    title = f"{op} on {len(specs)} machine{'s' if len(specs) > 1 else ''}"
+    if target is not None:
+        title += (f"; link bandwidths scaled so every endpoint injects {format_rate(target)} "
+                  f"in total, as on {specs[0]}")
+    return title
+
+
+def _plot(records: list[dict], path: str, sweep: bool, title: str, overwrite: bool) -> None:
+    from ..report.curves import draw_bars, draw_curves
+
+    if sweep:
+        series: dict[str, list[dict]] = {}
+        for r in records:
+            if r["busbw_GBps"] is not None:
+                series.setdefault(f"{r['topology']} {r['requested']}", []).append(r)
+        if not series:
+            raise InputError("nothing to plot: no algorithm applied")
+        draw_curves(series, path, title=title, overwrite=overwrite)
+    else:
+        draw_bars({f"{r['topology']} {r['algorithm']}": r["busbw_GBps"] for r in records},
+                  path, title=title, overwrite=overwrite)
+    click.echo(f"wrote {path}", err=True)

@@ -1,0 +1,51 @@
+"""``netsim heatmap RESULT.json -o FILE.png``: draw every link of a result coloured by load."""
+
+from __future__ import annotations
+
+import click
+
+from .options import check_writable, overwrite_option
+
+__all__ = ["command"]
+
+
+@click.command("heatmap")
+@click.argument("result_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Figure to write: .png, .svg or .pdf.")
+@click.option("--quantity", type=click.Choice(["utilization", "bytes", "busy"]),
+              default="utilization", show_default=True,
+              help="Utilisation (0..1), bytes carried, or busy time per link.")
+@click.option("--minus", "minus", type=click.Path(dir_okay=False), default=None,
+              help="Another result on the same links: draw RESULT minus this one.")
+@click.option("--topo", "spec", default=None, metavar="SPEC",
+              help="Topology spec to draw on (default: the one saved in RESULT.json).")
+@click.option("--title", default=None, help="Figure title.")
+@click.option("--label-top", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Write the value beside this many of the hottest links.")
+@overwrite_option
+def command(result_file, output, quantity, minus, spec, title, label_top, overwrite):
+    """Draw the links of RESULT_FILE (a result JSON) coloured by QUANTITY into OUTPUT.
+
+    RESULT_FILE is a result saved with its topology (``topology_spec`` and ``nodes``), or
+    any result JSON with ``--topo SPEC``. With ``--minus B.json`` the colours show
+    RESULT minus B on a diverging scale centred at zero.
+    """
+    from ..report.figure import figure_format
+    from ..report.heatmap import (document_difference, document_topology, document_values,
+                                  draw_heatmap, read_result_document)
+
+    figure_format(output)
+    check_writable(output, overwrite)
+    doc = read_result_document(result_file)
+    topology = document_topology(doc, spec, source=result_file)
+    if minus is None:
+        values = document_values(doc, topology, quantity, source=result_file)
+    else:
+        other = read_result_document(minus)
+        values = document_difference(doc, other, topology, quantity, (result_file, minus))
+    caption = f"{result_file} minus {minus}" if minus else None
+    draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
+                 diverging=minus is not None, label_top=label_top, caption=caption,
+                 overwrite=overwrite)
+    click.echo(f"wrote {output}", err=True)

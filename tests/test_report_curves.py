@@ -1,0 +1,60 @@
+"""Curves over message size: points from records or arrays, size labels, measured overlays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from netsim.errors import InputError
+from netsim.report.curves import draw_bars, draw_curves, series_points, size_label
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _records(peak):
+    sizes = 2.0 ** np.arange(10, 21)
+    return [{"size_bytes": s, "busbw_GBps": peak * s / (s + 2 ** 15),
+             "time_s": 1e-6 + s / (peak * 1e9)} for s in sizes[::-1]]
+
+
+def test_size_labels():
+    assert size_label(1024) == "1KiB"
+    assert size_label(3 * 2 ** 20) == "3MiB"
+    assert size_label(2 ** 30) == "1GiB"
+    assert size_label(100) == "100B"
+
+
+def test_series_points_sorted_from_records_or_pairs():
+    sizes, values = series_points(_records(10), "busbw_GBps")
+    assert np.all(np.diff(sizes) > 0) and sizes[0] == 1024
+    assert values[-1] == pytest.approx(10 * 2 ** 20 / (2 ** 20 + 2 ** 15))
+    s2, v2 = series_points(([4.0, 1.0], [40.0, 10.0]), "time_s")
+    assert list(s2) == [1.0, 4.0] and list(v2) == [10.0, 40.0]
+    with pytest.raises(InputError, match="ring: point 0 needs a size"):
+        series_points([{"busbw_GBps": 1.0}], "busbw_GBps", "ring")
+
+
+def test_draw_curves_with_measured_points(tmp_path):
+    measured = {"ring": [{"bytes": 2 ** 12, "busbw_GBps": 1.0}]}
+    drawn = draw_curves({"ring": _records(10), "tree": _records(20)}, tmp_path / "c.png",
+                        measured=measured)
+    assert set(drawn) == {"ring", "tree", "ring (measured)"}
+    assert list(drawn["ring (measured)"][0]) == [4096.0]
+    assert (tmp_path / "c.png").read_bytes()[:8] == PNG_MAGIC
+    draw_curves({"ring": _records(10)}, tmp_path / "t.svg", y="time_s")
+    assert b"<svg" in (tmp_path / "t.svg").read_bytes()[:1000]
+
+
+def test_draw_curves_errors(tmp_path):
+    with pytest.raises(InputError, match="unknown y axis 'busbw'"):
+        draw_curves({"ring": _records(1)}, tmp_path / "c.png", y="busbw")
+    with pytest.raises(InputError, match="no series"):
+        draw_curves({}, tmp_path / "c.png")
+
+
+def test_draw_bars_skips_missing_values(tmp_path):
+    drawn = draw_bars({"a": 10.0, "b": None, "c": 5.0}, tmp_path / "b.png")
+    assert drawn == {"a": 10.0, "c": 5.0}
+    assert (tmp_path / "b.png").read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(InputError, match="no values"):
+        draw_bars({"a": None}, tmp_path / "n.png")

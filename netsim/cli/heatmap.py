@@ -44,7 +44,7 @@ def command(result_file, output, quantity, minus, spec, title, label_top, overwr
     else:
         other = read_result_document(minus)
         values = document_difference(doc, other, topology, quantity, (result_file, minus))
-    caption = f"{result_file} minus {minus}" if minus else None
+    caption = f"A = {result_file}, B = {minus}" if minus else None
     draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
                  diverging=minus is not None, label_top=label_top, caption=caption,
                  overwrite=overwrite)

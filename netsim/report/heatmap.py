@@ -137,13 +137,13 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path,
     colors = _colors(shown, norm, cmap_name)
     lay = layout(topology)
     hottest = _hottest(shown, label_top, diverging)
-    notes = _caption_lines(topology, lay, hottest, shown, unit, quantity, caption)
+    notes = _caption_lines(topology, lay, hottest, shown, unit, quantity, caption, diverging)
     geometry = link_geometry(topology, lay)
     canvas = figure_for(lay, notes, geometry=geometry)
     paths = geometry.paths
     _draw_links(canvas, paths, colors, shown, topology)
     draw_nodes(canvas.ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
-    _label_links(canvas.ax, paths, hottest, shown, unit, quantity)
+    _label_links(canvas.ax, paths, hottest, shown, unit, quantity, diverging)
     _colorbar(canvas, norm, cmap_name, quantity, unit, diverging)
     canvas.ax.set_title(title or _default_title(topology, quantity, diverging), fontsize=11)
     saved = save_figure(canvas.fig, path, overwrite)
@@ -226,20 +226,22 @@ def _point_along(path: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndar
     return path[k] + t * seg[k], np.array([u[1], -u[0]])
 
 
-def _format_value(value: float, unit: str, quantity: str) -> str:
+def _format_value(value: float, unit: str, quantity: str, signed: bool = False) -> str:
+    sign = "+" if signed else ""
     if quantity == "utilization":
-        return f"{value:.2f}"
-    return f"{value:.3g} {unit}".strip()
+        return f"{value:{sign}.2f}"
+    return f"{value:{sign}.3g} {unit}".strip()
 
 
-def _label_links(ax, paths, hottest: list[int], shown, unit: str, quantity: str) -> None:
+def _label_links(ax, paths, hottest: list[int], shown, unit: str, quantity: str,
+                 signed: bool = False) -> None:
     """Write the value beside each of the ``hottest`` links, sliding a label along its link
     (or to its other side) when it would sit on an earlier one."""
     placed: list[np.ndarray] = []
     for i in hottest:
         spot = _label_spot(paths[i][0], placed)
         placed.append(spot)
-        ax.text(spot[0], spot[1], _format_value(shown[i], unit, quantity), fontsize=7,
+        ax.text(spot[0], spot[1], _format_value(shown[i], unit, quantity, signed), fontsize=7,
                 ha="center", va="center", zorder=6,
                 bbox={"boxstyle": "round,pad=0.15", "facecolor": "white",
                       "edgecolor": "#444444", "linewidth": 0.5, "alpha": 0.9})
@@ -266,13 +268,11 @@ def _colorbar(canvas: Canvas, norm, cmap_name: str, quantity: str, unit: str,
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
 
-    label = QUANTITIES[quantity][0]
+    label = QUANTITIES[quantity][0] + (", A - B" if diverging else "")
     if quantity == "utilization":
         label += " (fraction of the run)"
     elif unit:
         label += f" ({unit})"
-    if diverging:
-        label = f"difference A - B in {label}"
     cax = canvas.fig.add_axes(canvas.side)
     canvas.fig.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap_name]), cax=cax,
                         label=label)
@@ -283,7 +283,8 @@ def _default_title(topology, quantity: str, diverging: bool) -> str:
     return f"{topology.name}: {'difference in ' if diverging else ''}{what} per link"
 
 
-def _caption_lines(topology, lay: Layout, hottest, shown, unit, quantity, extra) -> list[str]:
+def _caption_lines(topology, lay: Layout, hottest, shown, unit, quantity, extra,
+                   diverging: bool = False) -> list[str]:
     notes = ["a->b runs on the right-hand side of its direction of travel (arrowheads)"]
     planes = max((len(ids) for ids in topology.pair_links.values()), default=1)
     if planes > 1:
@@ -296,8 +297,8 @@ def _caption_lines(topology, lay: Layout, hottest, shown, unit, quantity, extra)
                      "edge")
     lines = ["; ".join(notes)]
     if hottest:
-        lines.append("hottest: " + ", ".join(
-            f"{topology.link_names[i]} {_format_value(shown[i], unit, quantity)}"
+        lines.append(("largest changes: " if diverging else "hottest: ") + ", ".join(
+            f"{topology.link_names[i]} {_format_value(shown[i], unit, quantity, diverging)}"
             for i in hottest))
     if extra:
         lines.append(extra)

@@ -21,6 +21,12 @@ def check_writable(path: str | Path, overwrite: bool) -> Path:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -> Path:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place.
 
@@ -32,6 +38,7 @@ def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -
     try:
         with os.fdopen(fd, mode) as handle:
             handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

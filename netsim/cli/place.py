@@ -1,0 +1,219 @@
+"""``netsim place --topo SPEC --tp 8 --dp 4 ...``: compare rank -> chip placements.
+
+Examples::
+
+    netsim place --topo galaxy-wh --tp 8 --dp 4 --tp-bytes 32MiB --dp-bytes 1GiB
+    netsim place --topo mesh:8x4,bw=12.5GB/s,lat=711ns,links=4 --tp 8 --dp 4 \\
+        --tp-bytes 512KiB --strategies row_major,snake,search --budget 100 --format json
+    netsim place --topo t3000 --tp 2 --dp 4 --dp-bytes 256MiB --overlap --heatmap figs/
+
+Every phase (tp all-reduce, cp all-gather, ep all-to-all, dp all-reduce, pp send/recv)
+runs in all groups of its dimension at once; phases run in sequence, or all at the same
+time with ``--overlap``. For each strategy the table shows the step time, each phase's
+time, the busiest and the mean link utilisation, hop-bytes and the change against
+row-major.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import InputError, unknown_name
+from ..placement import (ALL_STRATEGIES, DIMENSIONS, FIXED_STRATEGIES, ParallelLayout,
+                         StepModel, bytes_workload, compare_strategies)
+from ..topology import parse_topology
+from ..units import format_size, format_time, parse_size, parse_time
+from .options import (check_writable, emit, format_option, format_records, output_option,
+                      overwrite_option, to_jsonable)
+
+__all__ = ["command", "parse_strategies", "parse_repeats"]
+
+
+def parse_strategies(text: str, has_map: bool) -> list[str]:
+    """``'all'`` or a comma list -> strategy names (``explicit`` joins when a map is given)."""
+    known = (*ALL_STRATEGIES, "explicit")
+    if text.strip().lower() == "all":
+        names = list(ALL_STRATEGIES)
+        if has_map:
+            names.insert(len(FIXED_STRATEGIES), "explicit")
+        return names
+    names = [n.strip().replace("-", "_") for n in text.split(",") if n.strip()]
+    for name in names:
+        if name not in known:
+            raise unknown_name("placement strategy", name, known)
+    if "explicit" in names and not has_map:
+        raise InputError("strategy explicit needs --map FILE")
+    return names
+
+
+def parse_repeats(text: str | None) -> dict[str, int]:
+    """``'tp=160,dp=1'`` -> ``{'tp': 160, 'dp': 1}`` (one-line errors)."""
+    out: dict[str, int] = {}
+    for token in (text or "").split(","):
+        if not token.strip():
+            continue
+        key, eq, value = token.partition("=")
+        key = key.strip().lower()
+        if key not in DIMENSIONS:
+            raise unknown_name("parallel dimension", key, DIMENSIONS)
+        try:
+            count = int(value)
+        except ValueError:
+            count = 0
+        if not eq or count < 1:
+            raise InputError(f"--repeat {token.strip()!r}: expected DIM=N with N >= 1")
+        out[key] = count
+    return out
+
+
+def _fmt_time(value) -> str:
+    return format_time(value) if isinstance(value, (int, float)) else str(value)
+
+
+def _fmt_pct(value) -> str:
+    return f"{value:+.1f}%" if isinstance(value, (int, float)) else "-"
+
+
+def _fmt_util(value) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _columns(records: list[dict], phases: list[str]):
+    cols = [("strategy", "strategy", str), ("step_s", "step", _fmt_time)]
+    cols += [(f"{p}_s", p, _fmt_time) for p in phases]
+    cols += [("max_link_util", "max util", _fmt_util), ("mean_link_util", "mean util", _fmt_util),
+             ("hop_bytes", "hop-bytes", lambda v: format_size(v, binary=False)),
+             ("vs_row_major_pct", "vs row-major", _fmt_pct)]
+    if any(r.get("algorithms") for r in records):
+        cols.append(("algorithms", "algorithms", str))
+    return cols
+
+
+def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Path]:
+    """Per strategy: the link heatmap and the placement map (groups of the fastest
+    active dimension)."""
+    from ..report.heatmap import draw_heatmap
+    from ..report.placement_map import draw_placement_map
+
+    dim = model.layout.active_dimensions()[0]
+    groups = model.layout.group_of(dim).tolist()
+    written = []
+    for score in scores:
+        links = directory / f"{score.strategy}-links.png"
+        where = directory / f"{score.strategy}-placement.png"
+        for path in (links, where):
+            check_writable(path, overwrite)
+        draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
+                     title=f"{score.strategy}: link use, step {format_time(score.step_s)}")
+        draw_placement_map(model.topology, score.placement, groups, where,
+                           title=f"{score.strategy}: {dim} groups")
+        written += [links, where]
+    return written
+
+
+@click.command("place")
+@click.option("--topo", "topo_spec", required=True, metavar="SPEC",
+              help="Machine: a spec (mesh:8x4,bw=12.5GB/s,links=4), a preset or a YAML file.")
+@click.option("--tp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Tensor-parallel degree.")
+@click.option("--cp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Context-parallel degree.")
+@click.option("--ep", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Expert-parallel degree.")
+@click.option("--dp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Data-parallel degree.")
+@click.option("--pp", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Pipeline-parallel degree.")
+@click.option("--order", "rank_order", default="tp-cp-ep-dp-pp", show_default=True,
+              help="Rank numbering, fastest dimension first.")
+@click.option("--tp-bytes", default="0", help="TP all-reduce size per step (e.g. 32MiB).")
+@click.option("--cp-bytes", default="0", help="CP all-gather output size (e.g. 64MiB).")
+@click.option("--ep-bytes", default="0", help="EP all-to-all send buffer per rank.")
+@click.option("--dp-bytes", default="0", help="DP gradient all-reduce size (e.g. 1GiB).")
+@click.option("--pp-bytes", default="0", help="PP activations sent to the next stage.")
+@click.option("--strategies", default="all", show_default=True,
+              help="Comma list of strategies, or all: " + ", ".join(ALL_STRATEGIES) + ".")
+@click.option("--algo", "algorithm", default="ring", show_default=True,
+              help="Collective algorithm of every phase, or auto (fastest per strategy).")
+@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Pipeline chunks per collective.")
+@click.option("--overlap", is_flag=True, help="Run all phases at the same time.")
+@click.option("--repeat", "repeats", default=None, metavar="DIM=N,...",
+              help="Collectives per step of a dimension, e.g. tp=160 (default 1 each).")
+@click.option("--max-copies", type=click.IntRange(min=1), default=8, show_default=True,
+              help="With --overlap, a repeated phase is simulated as this many copies.")
+@click.option("--shape", default=None, help="Tile shape of the tiles strategy (e.g. 2x4).")
+@click.option("--map", "map_file", type=click.Path(dir_okay=False), default=None,
+              help="A rank -> node map (JSON or CSV) for the explicit strategy.")
+@click.option("--budget", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Simulations the search may run.")
+@click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random strategy and the search.")
+@click.option("--alpha", default=None,
+              help="Per-message overhead at the sender (e.g. 2us) [the machine's calibration].")
+@click.option("--heatmap", "heatmap_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for a link heatmap and a placement map per strategy.")
+@format_option
+@output_option
+@overwrite_option
+def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_bytes, dp_bytes,
+            pp_bytes, strategies, algorithm, chunks, overlap, repeats, max_copies, shape,
+            map_file, budget, seconds, seed, alpha, heatmap_dir, fmt, output, overwrite):
+    """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
+    step (all groups of a phase at once) under each strategy."""
+    if output:
+        check_writable(output, overwrite)
+    if heatmap_dir and not Path(heatmap_dir).is_dir():
+        raise InputError(f"--heatmap {heatmap_dir}: folder does not exist")
+    names = parse_strategies(strategies, map_file is not None)
+    topology = parse_topology(topo_spec)
+    layout = ParallelLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, order=rank_order)
+    layout.check_fits(topology.num_endpoints, repr(topology.name))
+    sizes = {f"{d}_bytes": parse_size(v, f"--{d}-bytes")
+             for d, v in zip(("tp", "cp", "ep", "dp", "pp"),
+                             (tp_bytes, cp_bytes, ep_bytes, dp_bytes, pp_bytes))}
+    workload = bytes_workload(**sizes, algorithm=algorithm, overlap=overlap,
+                              repeat=parse_repeats(repeats))
+    if chunks > 1:
+        from dataclasses import replace
+        workload = replace(workload, phases=tuple(replace(p, chunks=chunks)
+                                                  for p in workload.phases))
+    model = StepModel(topology, layout, workload, max_copies=max_copies,
+                      overhead=parse_time(alpha, "--alpha") if alpha is not None else None)
+    params = {"shape": shape, "path": map_file}
+    scores, found = compare_strategies(model, names, seed=seed, budget=budget,
+                                       seconds=seconds, params=params)
+    if not scores:
+        raise InputError(f"none of the strategies {', '.join(names)} can place "
+                         f"{layout.describe()} on {topology.name!r}")
+    reference = next((s.step_s for s in scores if s.strategy == "row_major"), None)
+    records = [s.record(reference) for s in scores]
+    phases = [p.name for p in model.workload.phases]
+    skipped = [n for n in names if n not in {s.strategy for s in scores}]
+    if heatmap_dir:
+        for path in _draw(Path(heatmap_dir), model, scores, overwrite):
+            click.echo(f"wrote {path}", err=True)
+    if skipped:
+        click.echo(f"skipped (cannot place this layout here): {', '.join(skipped)}", err=True)
+    document = {
+        "topology": topology.name, "layout": layout.degrees, "order": list(layout.order),
+        "phases": [{"name": p.name, "dim": p.dim, "op": p.op, "bytes": p.size,
+                    "repeat": p.repeat} for p in model.workload.phases],
+        "overlap": overlap, "strategies": records,
+        "placements": {s.strategy: [topology.node_names[n] for n in s.placement]
+                       for s in scores},
+    }
+    if found is not None:
+        document["search"] = {"start": found.start, "evaluations": found.evaluations,
+                              "cheap_scores": found.cheap_scores, "improved": found.improved,
+                              "seconds": found.seconds}
+    title = (f"{layout.describe()} on {topology.name}: "
+             + ("phases overlapped" if overlap else "phases in sequence")
+             + (f"; search from {found.start}, {found.evaluations} simulations"
+                if found is not None else ""))
+    emit(format_records(records, fmt, to_jsonable(document) if fmt == "json" else None,
+                        columns=_columns(records, phases), title=title), output, overwrite)
+

@@ -24,7 +24,9 @@ import numpy as np
 from .algorithms.bounds import Bound, lower_bound
 from .engine import Result, simulate
 from .errors import InputError, unknown_name
+from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from .report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
+from .schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
 from .units import format_time, parse_size
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -55,6 +57,8 @@ class CollectiveRun:
     flows: int
     result: Result = field(repr=False)
     candidates: dict[str, float] | None = None   # auto: every candidate's time, s
+    faults: str | None = None        # the faults applied ('fail 0_0->0_1; ...'), if any
+    rerouted: int | None = None      # flows moved off failed links, when there were faults
 
     def candidates_text(self) -> str | None:
         """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
@@ -73,6 +77,9 @@ class CollectiveRun:
                "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail}
         if self.candidates:
             row["candidates"] = self.candidates_text()
+        if self.faults:
+            row["faults"] = self.faults
+            row["rerouted"] = self.rerouted
         return row
 
 
@@ -138,13 +145,42 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 
 
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
-              progress) -> Result:
+              progress, faults=()) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     return simulate(topology, schedule, placement, router=router, overhead=alpha,
-                    progress=progress)
+                    progress=progress, faults=faults)
+
+
+def _check_scale(op: str, n: int, chunks: int) -> None:
+    """Refuse runs whose schedules would not fit in memory, before building them."""
+    sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
+    if op in ("broadcast", "reduce"):
+        sends = chunks * max(n - 1, 1)
+    if sends > MAX_SENDS:
+        raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
+                         f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
+
+
+def _check_alpha(alpha) -> float:
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError(f"alpha (per-message overhead) must be a time in s, got {alpha!r}") \
+            from None
+    if not (np.isfinite(value) and value >= 0):
+        raise InputError(f"alpha (per-message overhead) must be a finite time >= 0, got "
+                         f"{alpha!r}")
+    return value
+
+
+def _check_order(order) -> None:
+    from .algorithms.orders import ORDERS
+
+    if isinstance(order, str) and order not in ORDERS:
+        raise unknown_name("rank order", order, ORDERS)
 
 
 def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
@@ -167,7 +203,8 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
 
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
                    placement: Sequence[int | str] | None = None, options=None,
-                   alpha: float = 0.0, router=None, progress=None) -> CollectiveRun:
+                   alpha: float = 0.0, router=None, progress=None,
+                   faults: Sequence = ()) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -175,7 +212,10 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     algorithm object (or a list of them, searched like auto). ``ranks`` defaults to every
     endpoint, ``placement`` to the first ``ranks`` endpoints; ``options`` is an
     ``AlgoOptions`` (its topology and placement are filled in here); ``alpha`` is the
-    per-message overhead at the sender (s).
+    per-message overhead at the sender (s). ``faults`` are links that fail or degrade
+    during the run (engine :class:`~netsim.engine.faults.Fault` objects, or
+    :class:`~netsim.faultspec.FaultSpec` resolved on this topology); the record then shows
+    them and the number of re-routed flows. The lower bound stays the healthy machine's.
     """
     from .topology import parse_topology
 
@@ -188,10 +228,14 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     options = replace(options if options is not None else _default_options(),
                       topology=topo, placement=nodes)
     options.check(nodes.size)
+    alpha = _check_alpha(alpha)
+    _check_order(options.order)
+    _check_scale(op, nodes.size, int(options.chunks))
     candidates, pick = resolve_algorithms(op, algorithm)
+    faults = resolve_faults(faults, topo)
 
     def run(algo) -> Result:
-        return _simulate(algo, topo, size, nodes, options, float(alpha), router, progress)
+        return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults)
 
     outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
                 for algo in candidates]
@@ -204,8 +248,11 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     best, result = min(outcomes, key=lambda pair: pair[1].makespan)
     bound = lower_bound(op, topo, size, nodes.size, nodes, alpha=float(alpha),
                         gamma=options.gamma, root=options.root)
-    return _make_run(op, best.name, topo, nodes.size, size, result, bound,
+    made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None)
+    if faults:
+        made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
+    return made
 
 
 def _make_run(op: str, name: str, topo, n: int, size: float, result: Result, bound: Bound,

@@ -14,15 +14,14 @@ name a generated machine whose endpoints the flows name.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-from .errors import InputError
-from .schedule import Schedule, ScheduleBuilder
+from .errors import InputError, NetsimError
+from .schedule import Schedule, ScheduleBuilder, read_json
 from .topology.model import Topology, TopologyBuilder
 from .units import parse_rate, parse_size, parse_time
 
@@ -39,10 +38,40 @@ class FlowSet:
     not_before: np.ndarray     # earliest release per op, s
 
 
+_TOP_KEYS = ("links", "topology", "flows", "description")
+_LINK_KEYS = ("id", "src", "dst", "bandwidth", "latency")
+_FLOW_KEYS = ("id", "src", "dst", "bytes", "start", "path", "deps")
+
+
 def _require(obj: Mapping, key: str, where: str):
     if key not in obj:
         raise InputError(f"{where}: missing field {key!r}")
     return obj[key]
+
+
+def _known_keys(obj: Mapping, allowed: tuple[str, ...], where: str) -> None:
+    """Unknown keys are errors (a typo such as 'bandwith' must not be ignored)."""
+    import difflib
+
+    for key in obj:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(allowed)})"
+            raise InputError(f"{where}: unknown field {key!r}{hint}")
+
+
+def _value(parser, value: Any, where: str, key: str) -> float:
+    """``parser(value)`` with its error prefixed ``file: flows[3].bytes: ...``."""
+    try:
+        return parser(value, key)
+    except InputError as err:
+        raise InputError(f"{where}.{key}: {err}") from None
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
 
 
 def _links_topology(links: Any, source: str) -> Topology:
@@ -53,27 +82,41 @@ def _links_topology(links: Any, source: str) -> Topology:
         where = f"{source}: links[{n}]"
         if not isinstance(link, Mapping):
             raise InputError(f"{where}: expected an object, got {link!r}")
+        _known_keys(link, _LINK_KEYS, where)
         for end in ("src", "dst"):
-            name = str(_require(link, end, where))
-            if name not in builder._index:
-                builder.add_node(name)
-        bandwidth = parse_rate(_require(link, "bandwidth", where), f"{where}.bandwidth")
+            name = _require(link, end, where)
+            if not _is_id(name):
+                raise InputError(f"{where}.{end}: expected a node name, got {name!r}")
+            if str(name) not in builder._index:
+                builder.add_node(str(name))
+        bandwidth = _value(parse_rate, _require(link, "bandwidth", where), where, "bandwidth")
         if not bandwidth > 0:
             raise InputError(f"{where}.bandwidth: must be > 0, got {link['bandwidth']!r}")
-        latency = parse_time(link.get("latency", 0.0), f"{where}.latency")
+        latency = _value(parse_time, link.get("latency", 0.0), where, "latency")
         if latency < 0:
             raise InputError(f"{where}.latency: must be >= 0, got {link['latency']!r}")
         if str(link["src"]) == str(link["dst"]):
             raise InputError(f"{where}: self-loop on node {link['src']!r}")
-        builder.add_link(str(link["src"]), str(link["dst"]), bandwidth, latency,
-                         name=str(link.get("id", f"l{n}")))
-    return builder.build()
+        if not _is_id(link.get("id", n)):
+            raise InputError(f"{where}.id: expected a string or an integer, got {link['id']!r}")
+        try:
+            builder.add_link(str(link["src"]), str(link["dst"]), bandwidth, latency,
+                             name=str(link.get("id", f"l{n}")))
+        except NetsimError as err:
+            raise InputError(f"{where}: {err}") from None
+    try:
+        return builder.build()
+    except NetsimError as err:
+        raise InputError(f"{source}: links: {err}") from None
 
 
 def _topological_order(flows: list, ids: list, source: str) -> list[int]:
     """Flow positions ordered so that every flow comes after its deps; cycles are errors."""
     position = {}
     for n, fid in enumerate(ids):
+        if not _is_id(fid):
+            raise InputError(f"{source}: flows[{n}].id: expected a string or an integer, "
+                             f"got {fid!r}")
         if fid in position:
             raise InputError(f"{source}: flows[{n}].id: duplicate id {fid!r}")
         position[fid] = n
@@ -83,7 +126,7 @@ def _topological_order(flows: list, ids: list, source: str) -> list[int]:
         if not isinstance(listed, list):
             raise InputError(f"{source}: flows[{n}].deps: expected a list, got {listed!r}")
         for d in listed:
-            if d not in position:
+            if not _is_id(d) or d not in position:
                 raise InputError(f"{source}: flows[{n}].deps: no flow with id {d!r}")
         deps.append([position[d] for d in listed])
     indegree = [len(d) for d in deps]
@@ -109,19 +152,30 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
     from .topology import parse_topology
 
     if not isinstance(doc, Mapping):
-        raise InputError(f"{source}: expected a JSON object with 'flows'")
+        raise InputError(f"{source}: expected a JSON object with 'flows', got a "
+                         f"{type(doc).__name__}")
+    _known_keys(doc, _TOP_KEYS, source)
     if "topology" in doc and "links" in doc:
         raise InputError(f"{source}: give either 'links' or 'topology', not both")
     if "topology" in doc:
-        topology = parse_topology(str(doc["topology"]))
+        if not isinstance(doc["topology"], str):
+            raise InputError(f"{source}: topology: expected a spec string such as "
+                             f"'mesh:4x4', got {doc['topology']!r}")
+        try:
+            topology = parse_topology(doc["topology"])
+        except NetsimError as err:
+            raise type(err)(f"{source}: topology: {err}") from None
     else:
         topology = _links_topology(_require(doc, "links", source), source)
     flows = _require(doc, "flows", source)
     if not isinstance(flows, list):
         raise InputError(f"{source}: 'flows' must be a list")
+    if not flows:
+        raise InputError(f"{source}: 'flows' is empty: nothing to simulate")
     for n, flow in enumerate(flows):
         if not isinstance(flow, Mapping):
             raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")
+        _known_keys(flow, _FLOW_KEYS, f"{source}: flows[{n}]")
     ids = [flow.get("id", n) for n, flow in enumerate(flows)]
     order = _topological_order(flows, ids, source)
     position = {fid: n for n, fid in enumerate(ids)}
@@ -132,42 +186,62 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
         flow, where = flows[n], f"{source}: flows[{n}]"
         src = _node(topology, _require(flow, "src", where), f"{where}.src")
         dst = _node(topology, _require(flow, "dst", where), f"{where}.dst")
-        nbytes = parse_size(_require(flow, "bytes", where), f"{where}.bytes")
+        nbytes = _value(parse_size, _require(flow, "bytes", where), where, "bytes")
         if nbytes < 0:
             raise InputError(f"{where}.bytes: must be >= 0, got {flow['bytes']!r}")
-        not_before[k] = parse_time(flow.get("start", 0.0), f"{where}.start")
+        not_before[k] = _value(parse_time, flow.get("start", 0.0), where, "start")
         if not_before[k] < 0:
             raise InputError(f"{where}.start: must be >= 0, got {flow['start']!r}")
         path = flow.get("path")
         if path is not None:
+            if not isinstance(path, list) or not path:
+                raise InputError(f"{where}.path: expected a non-empty list of link ids, "
+                                 f"got {path!r}")
             path = [_link(topology, l, f"{where}.path") for l in path]
+            _check_path(topology, path, src, dst, f"{where}.path")
         deps = [op_of[position[d]] for d in flow.get("deps", [])]
         builder.send(src, dst, nbytes, deps, path=path)
     return FlowSet(topology, builder.build(), tuple(ids[n] for n in order), not_before)
 
 
+def _check_path(topology: Topology, path: list[int], src: int, dst: int, where: str) -> None:
+    """An explicit path must lead from the flow's source to its destination, link by link."""
+    names = topology.node_names
+    at = src
+    for lid in path:
+        if int(topology.link_src[lid]) != at:
+            raise InputError(f"{where}: link {topology.link_names[lid]!r} starts at "
+                             f"{names[int(topology.link_src[lid])]!r}, not at {names[at]!r}: "
+                             f"not a path")
+        at = int(topology.link_dst[lid])
+    if at != dst:
+        raise InputError(f"{where}: the path ends at {names[at]!r}, not at the flow's "
+                         f"destination {names[dst]!r}")
+
+
 def _node(topology: Topology, name: Any, where: str) -> int:
-    if str(name) not in topology.node_index:
-        raise InputError(f"{where}: unknown node {name!r}")
+    if not _is_id(name) or str(name) not in topology.node_index:
+        raise InputError(f"{where}: unknown node {name!r}{_hint(name, topology.node_names)}")
     return topology.node_index[str(name)]
 
 
 def _link(topology: Topology, name: Any, where: str) -> int:
-    if str(name) not in topology.link_index:
-        raise InputError(f"{where}: unknown link {name!r}")
+    if not _is_id(name) or str(name) not in topology.link_index:
+        raise InputError(f"{where}: unknown link {name!r}{_hint(name, topology.link_names)}")
     return topology.link_index[str(name)]
+
+
+def _hint(name: Any, choices) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
+    return f": did you mean {close[0]!r}?" if close else ""
 
 
 def load_flow_file(path: str | Path) -> FlowSet:
     """Read and validate a flow file (see the module docstring)."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
-    return flows_from_dict(doc, str(path))
+    return flows_from_dict(read_json(path, InputError), str(path))
 
 
 def simulate_flows(flowset: FlowSet, **options):

@@ -34,10 +34,15 @@ import numpy as np
 
 from .errors import ScheduleError
 
-__all__ = ["SEND", "COMPUTE", "BARRIER", "Schedule", "ScheduleBuilder", "concurrent",
-           "sequential", "sends_from_arrays", "schedule_from_dict", "load_schedule", "save_schedule"]
+__all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder", "concurrent",
+           "sequential", "sends_from_arrays", "schedule_from_dict", "load_schedule", "save_schedule",
+           "read_json"]
 
 SEND, COMPUTE, BARRIER = 0, 1, 2
+#: The most sends netsim builds from a count or size given by a user (a pattern on n ranks,
+#: a collective in c chunks): beyond it a run needs gigabytes and hours, so it is refused
+#: with a one-line error before anything is built.
+MAX_SENDS = 20_000_000
 _KIND_NAMES = {SEND: "send", COMPUTE: "compute", BARRIER: "barrier"}
 _KIND_CODES = {v: k for k, v in _KIND_NAMES.items()}
 
@@ -329,8 +334,54 @@ def _field(op: Mapping, key: str, where: str, kinds=(int, float)):
         raise ScheduleError(f"{where}: missing field {key!r}")
     value = op[key]
     if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ScheduleError(f"{where}.{key}: expected a number, got {value!r}")
+        what = "an integer" if kinds == (int,) else "a number"
+        raise ScheduleError(f"{where}.{key}: expected {what}, got {value!r}")
     return value
+
+
+_DOC_KEYS = ("format", "version", "ranks", "relative", "ops", "meta")
+_OP_KEYS = {"send": ("id", "op", "src", "dst", "bytes", "fraction", "deps", "tag"),
+            "compute": ("id", "op", "rank", "seconds", "deps", "tag"),
+            "barrier": ("id", "op", "deps", "tag")}
+
+
+def _known_keys(obj: Mapping, allowed: Sequence[str], where: str) -> None:
+    import difflib
+
+    for key in obj:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
+            hint = f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(allowed)})"
+            raise ScheduleError(f"{where}: unknown field {key!r}{hint}")
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
+    """Parse a JSON file; an unreadable file, bad JSON and a key given twice in one object
+    (which ``json`` would silently keep the last of) are one-line ``error`` naming the file."""
+    path = Path(path)
+
+    def no_duplicates(pairs):
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise error(f"{path}: key {key!r} is given twice in one object")
+            seen[key] = value
+        return seen
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise error(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: cannot read: not a UTF-8 text file") from None
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as err:
+        raise error(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
 
 
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,
@@ -340,21 +391,43 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
-    relative = bool(doc.get("relative", False))
+    _known_keys(doc, _DOC_KEYS, source)
+    relative = doc.get("relative", False)
+    if not isinstance(relative, bool):
+        raise ScheduleError(f"{source}: relative: expected true or false, got {relative!r}")
     if relative and message_size is None:
         raise ScheduleError(f"{source}: sizes are fractions of the message: give a message size")
-    builder = ScheduleBuilder(_field(doc, "ranks", source, (int,)), meta=doc.get("meta"))
+    if not isinstance(doc.get("meta", {}), Mapping):
+        raise ScheduleError(f"{source}: meta: expected an object, got {doc['meta']!r}")
+    if not isinstance(doc["ops"], list):
+        raise ScheduleError(f"{source}: ops: expected a list of ops, got {doc['ops']!r}")
+    try:
+        builder = ScheduleBuilder(_field(doc, "ranks", source, (int,)), meta=doc.get("meta"))
+    except ScheduleError as err:
+        raise ScheduleError(f"{source}: ranks: {err}") from None
     ids: dict[Any, int] = {}
     for n, op in enumerate(doc["ops"]):
         where = f"{source}: ops[{n}]"
         if not isinstance(op, Mapping):
             raise ScheduleError(f"{where}: expected an object, got {op!r}")
+        kind = op.get("op", "send")
+        if not isinstance(kind, str) or kind not in _OP_KEYS:
+            raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
+        _known_keys(op, _OP_KEYS[kind], where)
+        op_id = op.get("id", n)
+        if not _is_id(op_id) or op_id in ids:
+            what = "is given to two ops" if _is_id(op_id) else "must be a string or an integer"
+            raise ScheduleError(f"{where}.id: {op_id!r} {what}")
+        listed = op.get("deps", [])
+        if not isinstance(listed, list):
+            raise ScheduleError(f"{where}.deps: expected a list of op ids, got {listed!r}")
         deps = []
-        for d in op.get("deps", []):
-            if d not in ids:
+        for d in listed:
+            if not _is_id(d) or d not in ids:
                 raise ScheduleError(f"{where}.deps: {d!r} is not the id of an earlier op")
             deps.append(ids[d])
-        kind = op.get("op", "send")
+        if not isinstance(op.get("tag", ""), str):
+            raise ScheduleError(f"{where}.tag: expected a string, got {op['tag']!r}")
         try:
             if kind == "send":
                 if "fraction" in op:
@@ -372,22 +445,15 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
             else:
                 raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
         except ScheduleError as err:
-            msg = str(err)
+            msg = str(err).removeprefix(f"op {len(builder)}: ")
             raise ScheduleError(msg if msg.startswith(source) else f"{where}: {msg}") from None
-        ids[op.get("id", n)] = new
+        ids[op_id] = new
     return builder.build()
 
 
 def load_schedule(path: str | Path, message_size: float | None = None) -> Schedule:
     """Read a schedule JSON file (see :meth:`Schedule.to_dict` for the format)."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as err:
-        raise ScheduleError(f"{path}: cannot read: {err.strerror}") from None
-    except json.JSONDecodeError as err:
-        raise ScheduleError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
-    return schedule_from_dict(doc, message_size, source=str(path))
+    return schedule_from_dict(read_json(path), message_size, source=str(path))
 
 
 def save_schedule(schedule: Schedule, path: str | Path, message_size: float | None = None) -> None:

@@ -10,6 +10,8 @@ Conventions (as nccl-tests and vendors use them):
 * ``Gbps`` = ``Gb/s`` = 1e9 bit/s = 1.25e8 bytes/s; ``GB/s`` = ``GBps`` = 1e9 bytes/s.
 * A bare number (or a string such as ``'1e9'``, which PyYAML leaves as a string) is
   taken in the base unit: bytes, seconds or bytes/s.
+* Sizes above :data:`MAX_SIZE` (1 EiB) are refused: no message is that large, and such a
+  number is a typo (``'1e9 TiB'``) that would only produce meaningless times.
 
 >>> parse_rate("400Gbps")
 50000000000.0
@@ -28,11 +30,15 @@ from .errors import UnitError
 
 __all__ = [
     "parse_size", "parse_rate", "parse_time", "parse_quantity",
-    "format_size", "format_rate", "format_time",
+    "format_size", "format_rate", "format_time", "MAX_SIZE",
 ]
 
-_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+#: The largest size (bytes) :func:`parse_size` accepts: 1 EiB.
+MAX_SIZE = 2.0**60
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50,
+           "Ei": 2.0**60}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "ps": 1e-12,
          "min": 60.0, "h": 3600.0}
 
@@ -79,11 +85,19 @@ def parse_size(value: str | float | int, what: str = "size") -> float:
     if isinstance(value, bool):
         raise UnitError(f"{what} {value!r} is not a size")
     if isinstance(value, (int, float)):
-        return _checked(float(value), value, what)
+        return _bounded(_checked(float(value), value, what), value, what)
     if not isinstance(value, str):
         raise UnitError(f"{what} {value!r} is not a size")
     number, unit = _split(value, what)
-    return _checked(number * (_size_unit(unit, value, what) if unit else 1.0), value, what)
+    size = _checked(number * (_size_unit(unit, value, what) if unit else 1.0), value, what)
+    return _bounded(size, value, what)
+
+
+def _bounded(size: float, text, what: str) -> float:
+    if size > MAX_SIZE:
+        raise UnitError(f"{what} {text!r} is {size:.3g} bytes, more than the limit of "
+                        f"1 EiB (2**60 bytes)")
+    return size
 
 
 def parse_rate(value: str | float | int, what: str = "rate") -> float:

@@ -206,12 +206,12 @@ def test_scenario_job_kind_collective_runs_a_sweep(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("job, message", [
-    ("op: allreduc\n    size: 1MiB", "jobs.0.op: unknown collective 'allreduc': did you mean"),
+    ("op: allreduc\n    size: 1MiB", "jobs[0].op: unknown collective 'allreduc': did you mean"),
     ("op: allreduce\n    algorithm: double-rng\n    size: 1MiB",
-     "jobs.0.algorithm: unknown allreduce algorithm 'double-rng': did you mean"),
+     "jobs[0].algorithm: unknown allreduce algorithm 'double-rng': did you mean"),
     ("op: allreduce", "give exactly one of 'size' and 'sizes'"),
-    ("op: allreduce\n    sizes: 8KiB:1KiB", "jobs.0.sizes: size sweep '8KiB:1KiB'"),
-    ("op: allreduce\n    size: 1MiB\n    chunk: 2", "jobs.0.chunk: unknown field"),
+    ("op: allreduce\n    sizes: 8KiB:1KiB", "jobs[0].sizes: size sweep '8KiB:1KiB'"),
+    ("op: allreduce\n    size: 1MiB\n    chunk: 2", "jobs[0].chunk: unknown field"),
 ])
 def test_scenario_collective_job_errors_name_the_field(tmp_path, monkeypatch, job, message):
     from netsim.algorithms import registry

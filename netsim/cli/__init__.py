@@ -47,6 +47,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.ensure_object(dict)["debug"] = debug
 
 
+def _one_line(message: str) -> str:
+    """Errors are one line on stderr, whatever the message carries."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
 def main(argv=None) -> None:
     """Entry point of the ``netsim`` console script."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
@@ -56,14 +61,15 @@ def main(argv=None) -> None:
         click.echo("netsim: aborted", err=True)
         sys.exit(130)
     except click.ClickException as err:
+        hint = ""
         if isinstance(err, click.UsageError) and err.ctx is not None:
-            click.echo(err.ctx.get_usage(), err=True)
-        click.echo(f"netsim: error: {err.format_message()}", err=True)
+            hint = f" (see '{err.ctx.command_path} --help')"
+        click.echo(f"netsim: error: {_one_line(err.format_message())}{hint}", err=True)
         sys.exit(err.exit_code)
     except NetsimError as err:
         if debug:
             raise
-        click.echo(f"netsim: error: {err}", err=True)
+        click.echo(f"netsim: error: {_one_line(str(err))}", err=True)
         sys.exit(err.exit_code)
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130)

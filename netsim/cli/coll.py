@@ -19,12 +19,12 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
-from ..errors import unknown_name
+from ..errors import InputError, unknown_name
 from ..report.nccl import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_time, parse_rate, parse_time
-from .options import (check_writable, emit, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter)
+from .options import (check_writable, emit, fault_options, fault_specs, format_option,
+                      format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -68,8 +68,22 @@ def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
 def _options(chunks: int, gamma: str | None, order: str, root: int):
     from ..algorithms.options import AlgoOptions
 
-    return AlgoOptions(chunks=chunks, gamma=parse_rate(gamma, "--gamma") if gamma else None,
-                       order=order, root=root)
+    rate = parse_rate(gamma, "--gamma") if gamma else None
+    if rate is not None and not rate > 0:
+        raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
+    return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root)
+
+
+def _sizes(size: str | None, sizes: str | None) -> list[float]:
+    """The message sizes of --size or --sizes; errors name the option and its text."""
+    option, text = ("--sizes", sizes) if sizes is not None else ("--size", size or "64MiB")
+    try:
+        values = sweep_sizes(text)
+    except InputError as err:
+        raise InputError(f"{option} {text!r}: {err}") from None
+    if any(value < 0 for value in values):
+        raise InputError(f"{option} {text!r}: sizes must be >= 0 bytes")
+    return values
 
 
 def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
@@ -100,11 +114,12 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
               help="Root rank of broadcast and reduce.")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
+@fault_options
 @format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, order, root,
-            list_algorithms, fmt, output, overwrite, **extras):
+            list_algorithms, fail_links, degrade_links, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
@@ -124,12 +139,16 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         if hook.check is not None:
             hook.check(value, overwrite)
     alpha_s = parse_time(alpha, "--alpha")
-    runs = run_sweep(op, parse_topology(topo_spec), algorithm,
-                     sweep_sizes(sizes if sizes is not None else (size or "64MiB")),
+    if alpha_s < 0:
+        raise InputError(f"--alpha must be a time >= 0 (e.g. 2us), got {alpha!r}")
+    faults = fault_specs(fail_links, degrade_links)
+    runs = run_sweep(op, parse_topology(topo_spec), algorithm, _sizes(size, sizes),
                      ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
-                     progress=progress_reporter(f"{op}"))
+                     progress=progress_reporter(f"{op}"), faults=faults)
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS)
+    if faults:
+        columns += [("faults", "faults", str), ("rerouted", "rerouted", str)]
     for hook, value in hooks.values():
         columns += hook.apply(value, runs, records, overwrite)
     if algorithm == "auto":

@@ -6,10 +6,12 @@ import json
 
 import click
 
+from ..errors import InputError, NetsimError
 from ..flowfile import load_flow_file, simulate_flows
 from ..units import format_time
-from .options import (check_writable, emit, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter, to_jsonable)
+from .options import (check_writable, emit, fault_options, fault_specs, format_option,
+                      format_records, output_option, overwrite_option, progress_reporter,
+                      to_jsonable)
 
 __all__ = ["command"]
 
@@ -20,18 +22,31 @@ __all__ = ["command"]
 @output_option
 @overwrite_option
 @click.option("--overhead", default="0", help="Per-message software overhead (e.g. 2us).")
-def command(flow_file, fmt, output, overwrite, overhead):
+@fault_options
+def command(flow_file, fmt, output, overwrite, overhead, fail_links, degrade_links):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
+    from ..faultspec import resolve_faults
     from ..units import parse_time
 
     if output:
         check_writable(output, overwrite)
+    overhead_s = parse_time(overhead, "--overhead")
+    if overhead_s < 0:
+        raise InputError(f"--overhead must be >= 0, got {overhead!r}")
+    specs = fault_specs(fail_links, degrade_links)
     flowset = load_flow_file(flow_file)
-    result = simulate_flows(flowset, overhead=parse_time(overhead, "--overhead"),
-                            progress=progress_reporter())
+    try:
+        result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
+                                faults=resolve_faults(specs, flowset.topology))
+    except NetsimError as err:
+        if str(err).startswith(("--", str(flow_file))):
+            raise
+        raise type(err)(f"{flow_file}: {err}") from None
+    faults = _fault_records(specs, result)
     if fmt == "json":
         doc = {"makespan": result.makespan, "flows": result.flow_records(),
-               "links": result.link_records(), "events": result.events}
+               "links": result.link_records(), "events": result.events,
+               **({"faults": faults} if faults else {})}
         text = json.dumps(to_jsonable(doc), indent=1) + "\n"
     elif fmt == "csv":
         text = result.flows_csv()
@@ -41,4 +56,15 @@ def command(flow_file, fmt, output, overwrite, overhead):
                                      f"{result.events} events)")
         links = sorted(result.link_records(only_used=True), key=lambda r: -r["utilization"])
         text = flows + format_records(links[:20], "table", title="busiest links")
+        if faults:
+            text += format_records(faults, "table", title="faults")
     emit(text, output, overwrite)
+
+
+def _fault_records(specs, result) -> list[dict]:
+    """One row per fault: as given, its time, links and the flows it re-routed."""
+    applied = result.meta.get("faults", [])
+    ordered = sorted(specs, key=lambda spec: spec.time)   # the engine's order of application
+    return [{"fault": spec.label, "time_s": entry["time"], "links": len(entry["links"]),
+             "rerouted_flows": entry["rerouted_flows"]}
+            for spec, entry in zip(ordered, applied)]

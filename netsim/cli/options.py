@@ -13,7 +13,7 @@ import click
 from ..outputs import check_writable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
-           "records_csv", "progress_reporter", "to_jsonable"]
+           "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")
@@ -21,6 +21,29 @@ output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), 
                              help="Write the output to this file instead of stdout.")
 overwrite_option = click.option("--overwrite", is_flag=True,
                                 help="Replace output files that already exist.")
+
+
+def fault_options(command: Callable) -> Callable:
+    """``--fail-link LINK[@TIME]`` and ``--degrade-link LINK=FACTOR[@TIME]``, repeatable.
+
+    LINK is a link (``0_0->0_1``), a cable's two directions (``1_1<->1_2``, plane k of a
+    bundle: ``1_1<->1_2#k``) or every link of a node (``node:3_3``); TIME takes units.
+    """
+    command = click.option(
+        "--degrade-link", "degrade_links", multiple=True, metavar="LINK=FACTOR[@TIME]",
+        help="Multiply a link's bandwidth by FACTOR in (0, 1] from TIME on (repeatable).")(command)
+    return click.option(
+        "--fail-link", "fail_links", multiple=True, metavar="LINK[@TIME]",
+        help="Fail a link ('A->B'), a cable ('A<->B') or a node ('node:NAME') from TIME on "
+             "(default 0; repeatable).")(command)
+
+
+def fault_specs(fail_links: Sequence[str] = (), degrade_links: Sequence[str] = ()) -> list:
+    """The :class:`~netsim.faultspec.FaultSpec` of the fault options (syntax checked now)."""
+    from ..faultspec import parse_fault_option
+
+    return ([parse_fault_option(text, "fail") for text in fail_links]
+            + [parse_fault_option(text, "degrade") for text in degrade_links])
 
 
 def to_jsonable(value: Any) -> Any:

@@ -6,8 +6,9 @@ import click
 
 from ..scenario import default_scenario_path, load_scenario, run_scenario
 from ..units import format_size, format_time
-from .options import (check_writable, emit, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter, to_jsonable)
+from .options import (check_writable, emit, fault_options, fault_specs, format_option,
+                      format_records, output_option, overwrite_option, progress_reporter,
+                      to_jsonable)
 
 __all__ = ["command"]
 
@@ -19,13 +20,16 @@ _COLUMNS = None
 @format_option
 @output_option
 @overwrite_option
-def command(scenario, fmt, output, overwrite):
-    """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results."""
+@fault_options
+def command(scenario, fmt, output, overwrite, fail_links, degrade_links):
+    """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.
+    Fault options apply to every job, as a `faults:` list in the scenario's header does."""
     if output:
         check_writable(output, overwrite)
+    faults = fault_specs(fail_links, degrade_links)
     path = scenario or default_scenario_path()
     loaded = load_scenario(path)
-    outcome = run_scenario(loaded, progress=progress_reporter())
+    outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
     if fmt == "table":
         shown = [{**r, **({"time": format_time(r["time_s"])} if "time_s" in r else {}),

@@ -5,25 +5,26 @@
     name: alltoall-on-a-mesh
     topology: mesh:4x4,bw=50GB/s,lat=711ns
     seed: 0
+    faults: [{link: "1_1<->1_2", at: 20us}]     # optional: every job (see .faults)
     jobs:
       - kind: traffic
         pattern: alltoall
         size: 1MiB
+        faults: [{node: "3_3"}]                 # optional: this job only
 
-Unknown keys are errors; every error names the file and the field.
+Unknown keys are errors; every error names the file, the field and its line.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..errors import InputError, unknown_name
-from .jobs import JOB_KINDS, JobContext, JobResult, register_job
-from .schema import Strict, validate
+from ..errors import InputError, NetsimError, unknown_name
+from .faults import fault_specs
+from .jobs import FAULT_RUNNERS, JOB_KINDS, JobContext, JobResult, register_job
+from .schema import Strict, load_yaml, validate, yaml_line
 
 __all__ = ["Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
            "default_scenario_path", "JobContext", "JobResult"]
@@ -34,7 +35,8 @@ class _ScenarioModel(Strict):
     description: str = ""
     topology: str | None = None
     seed: int = 0
-    jobs: list[dict[str, Any]]
+    faults: Any = None          # validated by .faults.fault_specs
+    jobs: list[Any]
 
 
 @dataclass
@@ -48,6 +50,9 @@ class Scenario:
     jobs: list[Any]
     path: Path
     raw: dict[str, Any] = field(default_factory=dict)
+    faults: tuple = ()                 # FaultSpecs of the header (every job)
+    job_faults: list[tuple] = field(default_factory=list)   # FaultSpecs of each job
+    job_lines: list[int | None] = field(default_factory=list)   # line of each job, for errors
 
 
 @dataclass
@@ -72,23 +77,47 @@ def _import_job_kinds() -> None:
                 raise
 
 
-def scenario_from_dict(doc: Any, path: Path) -> Scenario:
+def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
+    """Validate a parsed scenario; ``root`` (the composed YAML) adds line numbers."""
     _import_job_kinds()
+
+    def line(*loc) -> str:
+        found = yaml_line(root, loc) if root is not None else None
+        return f" (line {found})" if found else ""
+
+    if doc is None:
+        raise InputError(f"{path}: the file is empty: expected a mapping with 'name' and "
+                         f"'jobs'")
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected a mapping with 'name' and 'jobs'")
-    header = validate(_ScenarioModel, doc, path)
-    jobs = []
+        raise InputError(f"{path}: expected a mapping with 'name' and 'jobs', got a "
+                         f"{type(doc).__name__}{line()}")
+    header = validate(_ScenarioModel, doc, path, root=root)
+    faults = fault_specs(header.faults, str(path), "faults", root) \
+        if header.faults is not None else ()
+    if not header.jobs:
+        raise InputError(f"{path}: jobs: the scenario has no jobs{line('jobs')}")
+    jobs, job_faults = [], []
     for n, job in enumerate(header.jobs):
         if not isinstance(job, dict):
-            raise InputError(f"{path}: jobs[{n}]: expected a mapping, got {job!r}")
+            raise InputError(f"{path}: jobs[{n}]: expected a mapping, got {job!r}"
+                             f"{line('jobs', n)}")
         kind = job.get("kind", "traffic")
-        if kind not in JOB_KINDS:
+        if not isinstance(kind, str) or kind not in JOB_KINDS:
             raise InputError(f"{path}: jobs[{n}].kind: "
-                             f"{unknown_name('job kind', kind, JOB_KINDS)}")
+                             f"{unknown_name('job kind', kind, JOB_KINDS)}"
+                             f"{line('jobs', n, 'kind')}")
         model, _ = JOB_KINDS[kind]
-        jobs.append(validate(model, job, path, prefix=f"jobs.{n}"))
+        own = {k: v for k, v in job.items() if k != "faults"}
+        jobs.append(validate(model, own, path, prefix=f"jobs.{n}", root=root))
+        job_faults.append(fault_specs(job["faults"], str(path), f"jobs.{n}.faults", root)
+                          if "faults" in job else ())
+        if (faults or job_faults[-1]) and kind not in FAULT_RUNNERS:
+            raise InputError(f"{path}: jobs[{n}]: job kind {kind!r} does not support faults"
+                             f"{line('jobs', n)}")
+    lines = [yaml_line(root, ("jobs", n)) if root is not None else None
+             for n in range(len(jobs))]
     return Scenario(header.name, header.description, header.topology, header.seed, jobs,
-                    path, dict(doc))
+                    path, dict(doc), faults, job_faults, lines)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -98,23 +127,35 @@ def load_scenario(path: str | Path) -> Scenario:
         text = path.read_text()
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise InputError(f"{path}: {where}{problem}") from None
-    return scenario_from_dict(doc, path)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: cannot read: not a UTF-8 text file") from None
+    doc, root = load_yaml(text, str(path))
+    return scenario_from_dict(doc, path, root)
 
 
-def run_scenario(scenario: Scenario, progress=None) -> ScenarioResult:
-    """Run every job of ``scenario`` in order."""
+def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult:
+    """Run every job of ``scenario`` in order; ``faults`` (FaultSpecs, e.g. from the command
+    line) apply to every job, like the scenario's own ``faults:``."""
+    faults = tuple(faults) + tuple(scenario.faults)
+    job_faults = scenario.job_faults or [()] * len(scenario.jobs)
+    for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
+        if (faults or own) and job.kind not in FAULT_RUNNERS:
+            raise InputError(f"{scenario.path}: jobs[{n}]: job kind {job.kind!r} does not "
+                             f"support faults")
     ctx = JobContext(scenario.topology, scenario.seed, scenario.path.parent, progress)
     results = []
-    for job in scenario.jobs:
+    for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
         _, runner = JOB_KINDS[job.kind]
-        results.append(runner(job, ctx))
+        if faults or own:
+            runner = FAULT_RUNNERS[job.kind]
+        try:
+            results.append(runner(job, replace(ctx, faults=faults + tuple(own))))
+        except NetsimError as err:
+            if str(err).startswith((str(scenario.path), "--")):
+                raise
+            line = scenario.job_lines[n] if n < len(scenario.job_lines) else None
+            at = f" (job at line {line})" if line else ""
+            raise type(err)(f"{scenario.path}: jobs[{n}]: {err}{at}") from None
     return ScenarioResult(scenario, results)
 
 

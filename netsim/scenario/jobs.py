@@ -12,22 +12,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from pydantic import field_validator, model_validator
+
 from ..engine import Result, simulate
+from ..errors import InputError
+from ..schedule import MAX_SENDS
 from ..topology import parse_topology
 from ..traffic import make_pattern
 from .schema import Size, Strict, Time
 
-__all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "TrafficJob"]
+__all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNERS",
+           "TrafficJob"]
 
 
 @dataclass
 class JobContext:
-    """What a runner gets besides its job: the scenario's defaults and where it lives."""
+    """What a runner gets besides its job: the scenario's defaults and where it lives.
+
+    ``faults`` are the scenario's and the job's :class:`~netsim.faultspec.FaultSpec`
+    (header ones first); a runner registered with ``faults=True`` resolves them on its
+    topology with :meth:`resolve_faults` and passes them to the engine.
+    """
 
     topology: str | None
     seed: int
     base_dir: Path
     progress: Callable[[int, float], None] | None = None
+    faults: tuple = ()
+
+    def resolve_faults(self, topology) -> list:
+        """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
+        from ..faultspec import resolve_faults
+
+        return resolve_faults(self.faults, topology)
 
 
 @dataclass
@@ -43,15 +60,23 @@ class JobResult:
 
 JobRunner = Callable[[Any, JobContext], JobResult]
 JOB_KINDS: dict[str, tuple[type[Strict], JobRunner]] = {}
+#: Runners that apply ``ctx.faults``, by kind: jobs with faults run through these.
+FAULT_RUNNERS: dict[str, JobRunner] = {}
 
 
-def register_job(kind: str, model: type[Strict], runner: JobRunner) -> None:
-    """Make ``kind: <kind>`` valid in scenario files."""
+def register_job(kind: str, model: type[Strict], runner: JobRunner, *,
+                 faults: bool = False) -> None:
+    """Make ``kind: <kind>`` valid in scenario files; ``faults=True`` if ``runner`` applies
+    ``ctx.faults`` (then jobs of this kind may have faults)."""
     JOB_KINDS[kind] = (model, runner)
+    if faults:
+        FAULT_RUNNERS[kind] = runner
 
 
 class TrafficJob(Strict):
-    """A synthetic pattern (``alltoall``, ``shift``, ``permutation``) or a flow file."""
+    """A synthetic pattern (``alltoall``, ``shift``, ``permutation``), a flow file, or a
+    schedule file (netsim schedule JSON; rank r on the r-th endpoint, relative sizes are
+    fractions of ``size``)."""
 
     kind: Literal["traffic"] = "traffic"
     name: str | None = None
@@ -62,13 +87,47 @@ class TrafficJob(Strict):
     offset: int = 1                 # shift pattern
     seed: int | None = None         # permutation pattern (default: the scenario's seed)
     flows: str | None = None        # a flow file instead of a pattern
+    schedule: str | None = None     # a schedule file instead of a pattern
     overhead: Time = 0.0            # per-message software overhead at the sender, s
 
+    @field_validator("pattern")
+    @classmethod
+    def _known_pattern(cls, pattern: str) -> str:
+        from ..errors import unknown_name
+        from ..traffic import PATTERNS
 
-def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float) -> dict:
-    return {"job": name, "topology": result.topology, "ranks": ranks, "flows": result.num_flows,
-            "bytes": total_bytes, "time_s": result.makespan,
-            "max_link_util": result.max_link_utilization, "events": result.events}
+        if pattern not in PATTERNS:
+            raise ValueError(str(unknown_name("traffic pattern", pattern, PATTERNS)))
+        return pattern
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "TrafficJob":
+        given = [k for k in ("flows", "schedule") if getattr(self, k) is not None]
+        if len(given) > 1 or (given and "pattern" in self.model_fields_set):
+            raise ValueError("give one of 'pattern', 'flows' and 'schedule'")
+        if self.size < 0:
+            raise ValueError(f"size must be >= 0 bytes, got {self.size!r}")
+        if self.ranks is not None and self.ranks < 1:
+            raise ValueError(f"ranks must be >= 1, got {self.ranks!r}")
+        if self.overhead < 0:
+            raise ValueError(f"overhead must be a time >= 0, got {self.overhead!r}")
+        return self
+
+
+def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float,
+                    faults=()) -> dict:
+    record = {"job": name, "topology": result.topology, "ranks": ranks,
+              "flows": result.num_flows, "bytes": total_bytes, "time_s": result.makespan,
+              "max_link_util": result.max_link_utilization, "events": result.events}
+    if faults:
+        from ..faultspec import fault_summary, rerouted_flows
+
+        record.update(faults=fault_summary(faults), rerouted=rerouted_flows(result))
+    return record
+
+
+def _pattern_sends(pattern: str, ranks: int) -> int:
+    return ranks * (ranks - 1) if pattern == "alltoall" else ranks
 
 
 def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
@@ -76,27 +135,43 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         from ..flowfile import load_flow_file, simulate_flows
 
         flowset = load_flow_file(ctx.base_dir / job.flows)
-        result = simulate_flows(flowset, overhead=job.overhead, progress=ctx.progress)
+        faults = ctx.resolve_faults(flowset.topology)
+        result = simulate_flows(flowset, overhead=job.overhead, progress=ctx.progress,
+                                faults=faults)
         name = job.name or Path(job.flows).stem
         record = _traffic_record(name, result, flowset.topology.num_endpoints,
-                                 flowset.schedule.total_bytes)
+                                 flowset.schedule.total_bytes, faults)
         return JobResult(name, "traffic", [record], {name: result},
                          {name: flowset.topology})
     spec = job.topology or ctx.topology
     if spec is None:
-        from ..errors import InputError
         raise InputError("traffic job: no topology (set 'topology' in the job or the scenario)")
     topology = parse_topology(spec)
-    ranks = job.ranks or topology.num_endpoints
-    options = {"offset": job.offset} if job.pattern == "shift" else {}
-    if job.pattern == "permutation":
-        options = {"seed": ctx.seed if job.seed is None else job.seed}
-    schedule = make_pattern(job.pattern, ranks, job.size, **options)
-    result = simulate(topology, schedule, overhead=job.overhead, progress=ctx.progress)
-    name = job.name or f"{job.pattern}"
+    faults = ctx.resolve_faults(topology)
+    if job.schedule is not None:
+        from ..schedule import load_schedule
+
+        schedule = load_schedule(ctx.base_dir / job.schedule, message_size=job.size)
+        ranks, name = schedule.num_ranks, job.name or Path(job.schedule).stem
+    else:
+        ranks = job.ranks or topology.num_endpoints
+        if ranks > topology.num_endpoints:
+            raise InputError(f"traffic job: ranks must be in 1..{topology.num_endpoints} (the "
+                             f"endpoints of {topology.name!r}), got {ranks}")
+        if _pattern_sends(job.pattern, ranks) > MAX_SENDS:
+            raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
+                             f"{_pattern_sends(job.pattern, ranks):.3g} sends (more than the "
+                             f"limit of {MAX_SENDS}): use fewer ranks")
+        options = {"offset": job.offset} if job.pattern == "shift" else {}
+        if job.pattern == "permutation":
+            options = {"seed": ctx.seed if job.seed is None else job.seed}
+        schedule = make_pattern(job.pattern, ranks, job.size, **options)
+        name = job.name or f"{job.pattern}"
+    result = simulate(topology, schedule, overhead=job.overhead, progress=ctx.progress,
+                      faults=faults)
     return JobResult(name, "traffic", [_traffic_record(name, result, ranks,
-                                                       schedule.total_bytes)],
+                                                       schedule.total_bytes, faults)],
                      {name: result}, {name: topology})
 
 
-register_job("traffic", TrafficJob, run_traffic)
+register_job("traffic", TrafficJob, run_traffic, faults=True)

@@ -10,8 +10,11 @@ algbw and busbw (GB/s, GB = 1e9 B), the best lower bound of
 Sizes follow nccl-tests: all-reduce buffer, all-gather output, reduce-scatter input, one
 rank's all-to-all send buffer, broadcast/reduce buffer (bytes).
 
->>> from netsim.algorithms.registry import Algorithm     # doctest: +SKIP
->>> run_collective("allreduce", "ring:8", "ring", "64MiB").record()["busbw_GBps"]  # doctest: +SKIP
+>>> run = run_collective("allreduce", "ring:8,bw=10GB/s", "ring", "80MB")
+>>> round(run.time_s * 1e3, 6), round(run.busbw_GBps, 6), round(run.efficiency, 6)
+(14.0, 10.0, 0.5)
+>>> run.bound_name     # a one-way ring uses half of each rank's two-way links
+'injection'
 """
 
 from __future__ import annotations
@@ -203,7 +206,7 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
 
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
                    placement: Sequence[int | str] | None = None, options=None,
-                   alpha: float = 0.0, router=None, progress=None,
+                   alpha: float | None = None, router=None, progress=None,
                    faults: Sequence = ()) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
@@ -212,11 +215,14 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     algorithm object (or a list of them, searched like auto). ``ranks`` defaults to every
     endpoint, ``placement`` to the first ``ranks`` endpoints; ``options`` is an
     ``AlgoOptions`` (its topology and placement are filled in here); ``alpha`` is the
-    per-message overhead at the sender (s). ``faults`` are links that fail or degrade
-    during the run (engine :class:`~netsim.engine.faults.Fault` objects, or
-    :class:`~netsim.faultspec.FaultSpec` resolved on this topology); the record then shows
-    them and the number of re-routed flows. The lower bound stays the healthy machine's.
+    per-message overhead at the sender (s). Without ``alpha`` (or ``options.gamma``) the
+    topology's calibration gives them (:mod:`netsim.calibration`; 0 and None without one).
+    ``faults`` are links that fail or degrade during the run (engine
+    :class:`~netsim.engine.faults.Fault` objects, or :class:`~netsim.faultspec.FaultSpec`
+    resolved on this topology); the record then shows them and the number of re-routed
+    flows. The lower bound stays the healthy machine's.
     """
+    from .calibration import calibrated_alpha, calibrated_gamma
     from .topology import parse_topology
 
     _check_op(op)
@@ -227,6 +233,9 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     nodes = _rank_nodes(topo, ranks, placement)
     options = replace(options if options is not None else _default_options(),
                       topology=topo, placement=nodes)
+    alpha = calibrated_alpha(topo) if alpha is None else alpha
+    if options.gamma is None and calibrated_gamma(topo) is not None:
+        options = replace(options, gamma=calibrated_gamma(topo))
     options.check(nodes.size)
     alpha = _check_alpha(alpha)
     _check_order(options.order)

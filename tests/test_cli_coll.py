@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from netsim.algorithms import registry
 from netsim.cli import cli, coll, main
 from netsim.schedule import ScheduleBuilder
+from netsim.units import parse_time
 
 SPEC = "ring:8,bw=10GB/s"   # 8 ranks, 10 GB/s per link and direction, no latency
 
@@ -109,8 +110,8 @@ def test_auto_names_the_winner_and_lists_the_candidates():
     row = json.loads(result.output)[0]
     candidates = row["candidates"].split(",")
     assert "double-naive" in row["candidates"] and "double-halving" not in row["candidates"]
-    times = [float(c.split("=")[1].rstrip("munsm")) for c in candidates if c.endswith("ms")]
-    assert times == sorted(times)
+    times = [parse_time(c.split("=")[1]) for c in candidates]
+    assert times == sorted(times) and times[0] == pytest.approx(row["time_s"], rel=1e-3)
     assert row["algorithm"] == candidates[0].split("=")[0]
     assert "candidates" in invoke("allreduce", "--topo", "ring:6", "--size", "6MB").output
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -224,3 +224,32 @@ def test_scenario_collective_job_errors_name_the_field(tmp_path, monkeypatch, jo
     path.write_text(f"name: bad\ntopology: ring:4\njobs:\n  - kind: collective\n    {job}\n")
     with pytest.raises(InputError, match=re.escape(message)):
         load_scenario(path)
+
+
+# -- the registered algorithms against the bounds ------------------------------------------
+
+@pytest.mark.parametrize("op, name, spec", [
+    ("allreduce", "ring", "ring:8,bw=10GB/s,bidirectional=false"),
+    ("alltoall", "direct", "mesh:4x4,bw=10GB/s"),
+    ("reducescatter", "ring", "fattree:4,bw=10GB/s"),
+])
+def test_registered_algorithms_meet_their_bound(op, name, spec):
+    run = run_collective(op, spec, name, S)
+    assert run.efficiency == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("spec", ["torus:3x4,bw=10GB/s,lat=1us",
+                                  "nvswitch:4,bw=10GB/s,lat=1us,reduce=true"])
+def test_no_registered_algorithm_beats_the_lower_bound(spec):
+    from netsim.algorithms import OPS, algorithms_for
+    from netsim.topology import parse_topology
+
+    topo, checked = parse_topology(spec), 0
+    options = AlgoOptions(chunks=2, gamma=20e9)
+    for op in OPS:
+        for algo in algorithms_for(op):
+            if algo.applies(topo.num_endpoints, replace(options, topology=topo)):
+                run = run_collective(op, topo, algo, 2**20, options=options, alpha=5e-7)
+                assert run.efficiency <= 1 + 1e-9, (op, algo.name, run.bound_detail)
+                checked += 1
+    assert checked >= 20

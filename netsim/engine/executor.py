@@ -103,7 +103,8 @@ class _Execution:
         self.op_finish = np.full(n_ops, np.nan)
         self.remaining = self.sub_bytes.copy()
         self.rate = np.zeros(n_sub)
-        self.active = np.zeros(0, dtype=np.int64)
+        self.active = np.zeros(0, dtype=np.int64)      # draining sub-flows, in order
+        self.active_links = np.zeros(0, dtype=np.intp)  # their paths, concatenated
         self.link_busy = np.zeros(topology.num_links)
         self.link_peak = np.zeros(topology.num_links, dtype=np.int64)
         self.link_count = np.zeros(topology.num_links, dtype=np.int64)
@@ -156,16 +157,17 @@ class _Execution:
             succ = _gather_ranges(self.succ_ptr, self.succ_idx, ops)
             if succ.size == 0:
                 return
-            self.waiting -= np.bincount(succ, minlength=len(self.waiting))
-            ready = np.unique(succ[self.waiting[succ] == 0])
+            unblocked, count = np.unique(succ, return_counts=True)
+            self.waiting[unblocked] -= count
+            ready = unblocked[self.waiting[unblocked] == 0]
             ops = self._release(ready, t)
 
     def _complete_subflows(self, subs: np.ndarray, t: float) -> None:
         self.remaining[subs] = 0.0
         self.sub_done[subs] = True
         ops = self.sub_op[subs]
-        self.subs_left -= np.bincount(ops, minlength=len(self.subs_left))
-        done = np.unique(ops)
+        done, count = np.unique(ops, return_counts=True)   # touch only the ops concerned
+        self.subs_left[done] -= count
         self._finish(done[self.subs_left[done] == 0], t)
 
     def _activate(self, subs: np.ndarray, t: float) -> None:
@@ -175,18 +177,28 @@ class _Execution:
             self._push(self.earliest[subs[delayed]], _ACTIVATE, subs[delayed])
             subs = subs[~delayed]
         instant = self.sub_empty[subs] | (self.sub_bytes[subs] == 0)
-        self.active = np.concatenate([self.active, subs[~instant]])
+        self._add_active(subs[~instant])
         if instant.any():
             self._complete_subflows(subs[instant], t)
 
     # -- the fluid network -----------------------------------------------------------
+    def _add_active(self, subs: np.ndarray) -> None:
+        """Start draining ``subs``: append them and their paths."""
+        links = _gather_spans(self.path_start[subs], self.path_len[subs], self.path_links)
+        self.active = np.concatenate([self.active, subs])
+        self.active_links = np.concatenate([self.active_links, links])
+
+    def _keep_active(self, keep: np.ndarray) -> None:
+        """Keep only the draining sub-flows where ``keep`` is true (and their paths)."""
+        self.active_links = self.active_links[np.repeat(keep, self.path_len[self.active])]
+        self.active = self.active[keep]
+
     def _solve(self) -> None:
         """Max-min rates of the draining sub-flows and per-link flow counts."""
         if self.active.size == 0:
             self.link_count[:] = 0
             return
-        links = _gather_spans(self.path_start[self.active], self.path_len[self.active],
-                              self.path_links)
+        links = self.active_links
         self.rate[self.active] = max_min_rates_csr(self.path_len[self.active], links,
                                                    self.capacity)
         self.link_count = np.bincount(links, minlength=self.topo.num_links)
@@ -207,8 +219,7 @@ class _Execution:
     def _link_load(self) -> np.ndarray:
         """Bytes/s currently carried by each link."""
         lengths = self.path_len[self.active]
-        links = _gather_spans(self.path_start[self.active], lengths, self.path_links)
-        return np.bincount(links, weights=np.repeat(self.rate[self.active], lengths),
+        return np.bincount(self.active_links, weights=np.repeat(self.rate[self.active], lengths),
                            minlength=self.topo.num_links)
 
     def _step(self) -> float:
@@ -230,7 +241,8 @@ class _Execution:
             done = (finish_dt <= dt * (1 + _REL_TOL)) | \
                    (self.remaining[self.active] <= _REL_TOL * self.sub_bytes[self.active])
             if done.any():
-                finished, self.active = self.active[done], self.active[~done]
+                finished = self.active[done]
+                self._keep_active(~done)
                 self._complete_subflows(finished, t_next)
                 changed = True
         horizon = t_next + _REL_TOL * max(dt, 0.0)
@@ -303,16 +315,20 @@ class _Execution:
         """New paths for unfinished sub-flows crossing a failed link; returns their ids."""
         from .faults import reroute
 
-        unfinished = np.flatnonzero(~self.sub_done)
+        unfinished = np.flatnonzero(~self.sub_done & (self.path_len > 0))
         lengths = self.path_len[unfinished]
         crossing = self.failed[_gather_spans(self.path_start[unfinished], lengths,
                                              self.path_links)]
-        hit = unfinished[np.logical_or.reduceat(crossing, np.concatenate(
-            ([0], np.cumsum(lengths[:-1])))) & (lengths > 0)] if unfinished.size else unfinished
+        starts = np.concatenate(([0], np.cumsum(lengths[:-1]))).astype(np.intp)
+        hit = unfinished[np.logical_or.reduceat(crossing, starts)] if unfinished.size \
+            else unfinished
         if hit.size == 0:
             return hit
         routes = reroute(self.topo, self.failed, self.sub_src[hit], self.sub_dst[hit],
                          self.sub_op[hit])
+        draining = np.isin(self.active, hit)
+        moved = self.active[draining]
+        self._keep_active(~draining)            # before their paths change
         first = routes.sub_ptr[:-1]             # one new path per sub-flow, its whole share
         done = self.sub_bytes[hit] - self.remaining[hit]
         self._credit(hit, done - self.credited[hit])
@@ -322,11 +338,7 @@ class _Execution:
         self.path_links = np.concatenate([self.path_links, routes.path_links])
         self.sub_latency[hit] = routes.sub_latency[first]
         self.earliest[hit] = t + self.sub_latency[hit]
-        draining = np.isin(self.active, hit)
-        if draining.any():
-            moved = self.active[draining]
-            self.active = self.active[~draining]
-            self._push(self.earliest[moved], _ACTIVATE, moved)
+        self._push(self.earliest[moved], _ACTIVATE, moved)
         return hit
 
     def _result(self) -> Result:

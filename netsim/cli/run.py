@@ -32,15 +32,45 @@ def command(scenario, fmt, output, overwrite, fail_links, degrade_links):
     outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
     if fmt == "table":
-        shown = [{**r, **({"time": format_time(r["time_s"])} if "time_s" in r else {}),
-                  **({"size": format_size(r["bytes"])} if "bytes" in r else {})}
-                 for r in records]
         title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
                                                else "")
-        text = format_records([{k: v for k, v in r.items() if k not in ("time_s", "bytes")}
-                               for r in shown], "table", title=title)
+        text = _tables(outcome, title)
     else:
         doc = {"scenario": loaded.name, "description": loaded.description,
                "records": to_jsonable(records)}
         text = format_records(records, fmt, document=doc)
     emit(text, output, overwrite)
+
+
+# Long texts left out of the table (they stay in JSON and CSV), and units for the rest.
+_HIDDEN = ("bound_detail", "candidates")
+_FORMATS = {"time_s": ("time", format_time), "bound_s": ("bound time", format_time),
+            "bytes": ("size", format_size), "size_bytes": ("size", format_size)}
+
+
+def _tables(outcome, title: str) -> str:
+    """One table per job kind (their records have different columns), numbers with units."""
+    groups: dict[str, list[dict]] = {}
+    for job in outcome.jobs:
+        groups.setdefault(job.kind, []).extend(job.records)
+    parts = []
+    for n, (kind, rows) in enumerate(groups.items()):
+        keys: list[str] = []
+        for row in rows:
+            keys += [k for k in row if k not in keys and k not in _HIDDEN]
+        columns = [(k, *_column(k)) for k in keys]
+        heading = title if n == 0 else None
+        if len(groups) > 1:
+            heading = f"{heading}\n{kind} jobs" if heading else f"{kind} jobs"
+        parts.append(format_records(rows, "table", columns=columns, title=heading))
+    return "".join(parts)
+
+
+def _column(key: str):
+    header, unit = _FORMATS.get(key, (key, None))
+
+    def show(value) -> str:
+        if unit is not None and isinstance(value, (int, float)):
+            return unit(value)
+        return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return header, show

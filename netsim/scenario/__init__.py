@@ -151,11 +151,13 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
         try:
             results.append(runner(job, replace(ctx, faults=faults + tuple(own))))
         except NetsimError as err:
-            if str(err).startswith((str(scenario.path), "--")):
-                raise
             line = scenario.job_lines[n] if n < len(scenario.job_lines) else None
-            at = f" (job at line {line})" if line else ""
-            raise type(err)(f"{scenario.path}: jobs[{n}]: {err}{at}") from None
+            at = f" at line {line}" if line else ""
+            if f"jobs[{n}]" in str(err):
+                raise
+            if str(err).startswith((str(scenario.path), "--")):
+                raise type(err)(f"{err} (running jobs[{n}]{at})") from None
+            raise type(err)(f"{scenario.path}: jobs[{n}]: {err} (job{at})") from None
     return ScenarioResult(scenario, results)
 
 

@@ -387,7 +387,7 @@ def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,
                        source: str = "schedule") -> Schedule:
     """Build a schedule from its JSON form; relative files need ``message_size`` (bytes)."""
-    from .units import parse_size, parse_time
+    from .units import MAX_SIZE, parse_size, parse_time
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
@@ -432,6 +432,10 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
             if kind == "send":
                 if "fraction" in op:
                     nbytes = float(_field(op, "fraction", where)) * (message_size or 0.0)
+                    if nbytes > MAX_SIZE:
+                        raise ScheduleError(f"{where}.fraction: {op['fraction']!r} of the "
+                                            f"message is {nbytes:.3g} bytes, more than the "
+                                            f"limit of 1 EiB")
                 else:
                     nbytes = parse_size(op.get("bytes", 0), f"{where}.bytes")
                 new = builder.send(_field(op, "src", where, (int,)), _field(op, "dst", where, (int,)),

@@ -91,3 +91,18 @@ def test_bad_input_fails_with_one_clear_line(case, tmp_path, capsys):
     assert not missing, f"{missing} not in {lines[0]!r}"
     assert code == case["exit"], stderr
     assert not out.exists()
+
+
+def test_edge_inputs_that_are_valid_still_run(tmp_path, capsys):
+    """Neighbours of the corpus that must work: a huge shift offset (taken modulo the
+    ranks), YAML's 1e9 as a string, grid node names with underscores, zero-byte traffic."""
+    path = tmp_path / "edge.yaml"
+    path.write_text("name: edge\ntopology: mesh:4x4\njobs:\n"
+                    "  - {kind: traffic, pattern: shift, offset: 99999999999999999999999}\n"
+                    "  - {kind: traffic, pattern: alltoall, size: 1e3, ranks: 4}\n"
+                    "  - {kind: traffic, pattern: shift, size: 0, faults: [{node: 3_3, "
+                    "factor: 0.5}]}\n")
+    code, stderr = _in_process(["run", str(path), "--format", "json"], capsys)
+    assert code == 0 and stderr == ""
+    code, _ = _in_process(["flows", str(CORPUS / "flows" / "minimal-ok.json")], capsys)
+    assert code == 0

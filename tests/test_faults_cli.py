@@ -98,9 +98,10 @@ def _cli_faults(text):
 
 
 def test_run_fail_link_option_reaches_every_job(capsys):
-    rows = json.loads(run_cli(capsys, "run", "--format", "json", "--fail-link",
-                              "1_1<->1_2@10us"))["records"]
-    assert rows and all(r["faults"] == "fail 1_1<->1_2 @10us" for r in rows)
+    scenario = ROOT / "tests" / "corpus" / "scenario" / "valid-mesh.yaml"
+    rows = json.loads(run_cli(capsys, "run", str(scenario), "--format", "json",
+                              "--fail-link", "1_1<->1_2@1us"))["records"]
+    assert len(rows) == 2 and all(r["faults"] == "fail 1_1<->1_2 @1us" for r in rows)
     assert all(r["rerouted"] > 0 for r in rows)
 
 

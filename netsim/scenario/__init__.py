@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from ..errors import InputError, NetsimError, unknown_name
 from .faults import fault_specs
 from .jobs import FAULT_RUNNERS, JOB_KINDS, JobContext, JobResult, register_job
@@ -34,7 +36,7 @@ class _ScenarioModel(Strict):
     name: str
     description: str = ""
     topology: str | None = None
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     faults: Any = None          # validated by .faults.fault_specs
     jobs: list[Any]
 

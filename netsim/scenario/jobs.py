@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..engine import Result, simulate
 from ..errors import InputError
@@ -85,7 +85,7 @@ class TrafficJob(Strict):
     size: Size = 1048576.0          # bytes per message
     ranks: int | None = None        # default: every endpoint
     offset: int = 1                 # shift pattern
-    seed: int | None = None         # permutation pattern (default: the scenario's seed)
+    seed: int | None = Field(default=None, ge=0)   # permutation (default: the scenario's)
     flows: str | None = None        # a flow file instead of a pattern
     schedule: str | None = None     # a schedule file instead of a pattern
     overhead: Time = 0.0            # per-message software overhead at the sender, s
@@ -162,7 +162,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
                              f"{_pattern_sends(job.pattern, ranks):.3g} sends (more than the "
                              f"limit of {MAX_SENDS}): use fewer ranks")
-        options = {"offset": job.offset} if job.pattern == "shift" else {}
+        options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
             options = {"seed": ctx.seed if job.seed is None else job.seed}
         schedule = make_pattern(job.pattern, ranks, job.size, **options)

@@ -34,9 +34,9 @@ import numpy as np
 
 from .errors import ScheduleError
 
-__all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder", "concurrent",
-           "sequential", "sends_from_arrays", "schedule_from_dict", "load_schedule", "save_schedule",
-           "read_json"]
+__all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
+           "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
+           "load_schedule", "save_schedule", "read_json"]
 
 SEND, COMPUTE, BARRIER = 0, 1, 2
 #: The most sends netsim builds from a count or size given by a user (a pattern on n ranks,
@@ -438,8 +438,9 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
                                             f"limit of 1 EiB")
                 else:
                     nbytes = parse_size(op.get("bytes", 0), f"{where}.bytes")
-                new = builder.send(_field(op, "src", where, (int,)), _field(op, "dst", where, (int,)),
-                                   nbytes, deps, tag=op.get("tag"))
+                new = builder.send(_field(op, "src", where, (int,)),
+                                   _field(op, "dst", where, (int,)), nbytes, deps,
+                                   tag=op.get("tag"))
             elif kind == "compute":
                 new = builder.compute(_field(op, "rank", where, (int,)),
                                       parse_time(op.get("seconds", 0), f"{where}.seconds"),

@@ -70,13 +70,19 @@ def test_bad_sections_and_figures():
 
 
 def test_netsim_run_writes_report_and_heatmap(tmp_path, capsys):
+    from netsim.report.heatmap import heatmap_paths
+    from netsim.scenario import default_scenario_path, load_scenario
+
+    jobs = len(load_scenario(default_scenario_path()).jobs)
     report, heatmap = tmp_path / "r.html", tmp_path / "h.png"
     main(["run", "--report", str(report), "--heatmap", str(heatmap)])
     parsed = _parse(report.read_text())
-    assert "table" in parsed.tags and len(parsed.images) == 1
-    assert heatmap.read_bytes()[:4] == b"\x89PNG"
+    assert "table" in parsed.tags and len(parsed.images) == jobs   # one heatmap per job
     err = capsys.readouterr().err
-    assert f"wrote {report}" in err and f"wrote {heatmap}" in err
+    for target in heatmap_paths(heatmap, jobs):
+        assert target.read_bytes()[:4] == b"\x89PNG"
+        assert f"wrote {target}" in err
+    assert f"wrote {report}" in err
     with pytest.raises(SystemExit) as stop:
         main(["run", "--report", str(report)])
     assert stop.value.code == 2

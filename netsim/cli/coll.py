@@ -105,8 +105,9 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
               help="Number of ranks (default: every endpoint).")
 @click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
               help="Pipeline chunks per message.")
-@click.option("--alpha", default="0", show_default=True,
-              help="Per-message overhead at the sender (e.g. 2us).")
+@click.option("--alpha", default=None,
+              help="Per-message overhead at the sender (e.g. 2us) [the topology's "
+                   "calibration, else 0].")
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
 @click.option("--order", default="natural", show_default=True,
               help="Rank order for rings and trees (natural, snake, ...).")
@@ -138,8 +139,8 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
     for hook, value in hooks.values():
         if hook.check is not None:
             hook.check(value, overwrite)
-    alpha_s = parse_time(alpha, "--alpha")
-    if alpha_s < 0:
+    alpha_s = parse_time(alpha, "--alpha") if alpha is not None else None
+    if alpha_s is not None and alpha_s < 0:
         raise InputError(f"--alpha must be a time >= 0 (e.g. 2us), got {alpha!r}")
     faults = fault_specs(fail_links, degrade_links)
     runs = run_sweep(op, parse_topology(topo_spec), algorithm, _sizes(size, sizes),
@@ -155,3 +156,23 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         columns.append(("candidates", "candidates", str))
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
          overwrite)
+
+
+# --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).
+def _measured(path, runs, records, overwrite):
+    from ..measured import compare_measured
+
+    return compare_measured(path, records)
+
+
+def _check_measured(path, overwrite) -> None:
+    from ..measured import read_measured
+
+    read_measured(path)   # a bad file fails before any simulation
+
+
+add_report_option(
+    click.Option(["--measured"], metavar="FILE.csv", default=None,
+                 help="CSV of measurements (size_bytes and busbw_GBps or time_s): adds "
+                      "them and the error per row."),
+    ReportHook(apply=_measured, check=_check_measured))

@@ -20,8 +20,13 @@ _COLUMNS = None
 @format_option
 @output_option
 @overwrite_option
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report (tables and figures).")
+@click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
+              help="Also draw each job's link heatmap (.png/.svg/.pdf); FILE-1.png, "
+                   "FILE-2.png ... when there are several jobs.")
 @fault_options
-def command(scenario, fmt, output, overwrite, fail_links, degrade_links):
+def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links):
     """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.
     Fault options apply to every job, as a `faults:` list in the scenario's header does."""
     if output:
@@ -29,6 +34,7 @@ def command(scenario, fmt, output, overwrite, fail_links, degrade_links):
     faults = fault_specs(fail_links, degrade_links)
     path = scenario or default_scenario_path()
     loaded = load_scenario(path)
+    _check_figures(report, heatmap, len(loaded.jobs), overwrite)
     outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
     if fmt == "table":
@@ -40,6 +46,7 @@ def command(scenario, fmt, output, overwrite, fail_links, degrade_links):
                "records": to_jsonable(records)}
         text = format_records(records, fmt, document=doc)
     emit(text, output, overwrite)
+    _write_figures(outcome, report, heatmap, overwrite)
 
 
 # Long texts left out of the table (they stay in JSON and CSV), and units for the rest.
@@ -74,3 +81,28 @@ def _column(key: str):
             return unit(value)
         return f"{value:.4g}" if isinstance(value, float) else str(value)
     return header, show
+
+
+def _check_figures(report, heatmap, num_jobs: int, overwrite: bool) -> None:
+    """Fail before simulating if a --report/--heatmap output cannot be written."""
+    from ..report.figure import figure_format
+    from ..report.heatmap import heatmap_paths
+
+    if report:
+        check_writable(report, overwrite)
+    if heatmap:
+        figure_format(heatmap)
+        for target in heatmap_paths(heatmap, num_jobs):
+            check_writable(target, overwrite)
+
+
+def _write_figures(outcome, report, heatmap, overwrite: bool) -> None:
+    from ..report.heatmap import draw_scenario_heatmaps
+    from ..report.html import write_scenario_report
+
+    if heatmap:
+        for target in draw_scenario_heatmaps(outcome, heatmap, overwrite=overwrite):
+            click.echo(f"wrote {target}", err=True)
+    if report:
+        write_scenario_report(report, outcome, overwrite=overwrite)
+        click.echo(f"wrote {report}", err=True)

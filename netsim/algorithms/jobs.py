@@ -43,8 +43,8 @@ class CollectiveJob(Strict):
     size: Size | None = None            # bytes, nccl-tests meaning
     sizes: str | list[Size] | None = None   # 'START:STOP[:FACTOR]' (doubling) or a list
     ranks: int | None = Field(default=None, ge=1)
-    chunks: int = Field(default=1, ge=1)
-    alpha: Time = 0.0                   # s per message
+    chunks: int | None = Field(default=None, ge=1)   # default: the algorithm's own
+    alpha: Time | None = None           # s per message (default: the machine's calibration)
     gamma: Rate | None = None           # bytes/s of reduction at a rank
     order: str = "natural"
     root: int = Field(default=0, ge=0)
@@ -98,7 +98,8 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
     runs = run_sweep(job.op, topology, job.algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
-                     options=options, alpha=job.alpha, progress=ctx.progress)
+                     options=options, alpha=job.alpha, progress=ctx.progress,
+                     faults=ctx.resolve_faults(topology))
     name = job.name or f"{job.op}-{job.algorithm}"
     records = [{"job": name, **run.record()} for run in runs]
     keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]
@@ -107,4 +108,4 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
                      {key: topology for key in keys})
 
 
-register_job("collective", CollectiveJob, run_collective_job)
+register_job("collective", CollectiveJob, run_collective_job, faults=True)

@@ -11,7 +11,7 @@
 Targets are written as on the command line (:mod:`netsim.faultspec`): ``A->B`` one link,
 ``A<->B`` both directions (``A<->B#k`` plane k of a bundle), ``node:NAME`` (or ``node:``).
 Job kinds opt in by registering with ``faults=True`` and resolving ``ctx.faults`` on their
-topology; the ``collective`` kind runs here with its faults until it does so itself.
+topology.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, model_validator
 
 from ..faultspec import FaultSpec
-from .jobs import FAULT_RUNNERS, JobContext, JobResult
 from .schema import Strict, Time
 
-__all__ = ["FaultEntry", "fault_specs", "run_collective_with_faults"]
+__all__ = ["FaultEntry", "fault_specs"]
 
 
 def _name(value: Any) -> Any:
@@ -97,33 +96,3 @@ def _loc(prefix: str) -> str:
     for part in _path(prefix):
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
-
-
-def run_collective_with_faults(job, ctx: JobContext) -> JobResult:
-    """The ``collective`` job of :mod:`netsim.algorithms.jobs`, with ``ctx.faults`` applied."""
-    from ..algorithms.options import AlgoOptions
-    from ..collective import run_sweep
-    from ..errors import InputError
-    from ..topology import parse_topology
-    from ..units import format_size
-
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("collective job: no topology (set 'topology' in the job or the "
-                         "scenario)")
-    topology = parse_topology(spec)
-    options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
-    runs = run_sweep(job.op, topology, job.algorithm,
-                     job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
-                     options=options, alpha=job.alpha, progress=ctx.progress,
-                     faults=ctx.resolve_faults(topology))
-    name = job.name or f"{job.op}-{job.algorithm}"
-    records = [{"job": name, **run.record()} for run in runs]
-    keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]
-    return JobResult(name, "collective", records,
-                     {key: run.result for key, run in zip(keys, runs)},
-                     {key: topology for key in keys})
-
-
-# Until netsim.algorithms.jobs registers its kind with faults=True.
-FAULT_RUNNERS.setdefault("collective", run_collective_with_faults)

@@ -150,7 +150,9 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=()) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
-    schedule = algo.build(nodes.size, size, options)
+    # Registered algorithms fill in their own pipelining depth; plain doubles take options as is.
+    resolve = getattr(algo, "resolve", None)
+    schedule = algo.build(nodes.size, size, resolve(size, options) if resolve else options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     return simulate(topology, schedule, placement, router=router, overhead=alpha,
@@ -239,7 +241,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     options.check(nodes.size)
     alpha = _check_alpha(alpha)
     _check_order(options.order)
-    _check_scale(op, nodes.size, int(options.chunks))
+    _check_scale(op, nodes.size, int(options.chunks or 1))
     candidates, pick = resolve_algorithms(op, algorithm)
     faults = resolve_faults(faults, topo)
 

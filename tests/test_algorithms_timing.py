@@ -22,8 +22,9 @@ S = 12e6          # bytes
 
 
 def run(op: str, name: str, topology, p: int, size: float = S, alpha: float = A, **knobs):
-    """Makespan (s) of ``name`` on the first p endpoints of ``topology``."""
-    options = AlgoOptions(topology=topology, **knobs)
+    """Makespan (s) of ``name`` on the first p endpoints of ``topology``; one chunk unless
+    ``chunks`` says otherwise (the closed forms below are for an unpipelined message)."""
+    options = AlgoOptions(topology=topology, **{"chunks": 1, **knobs})
     schedule = build_schedule(op, name, p, size, options)
     placement = np.asarray(topology.endpoints[:p], dtype=np.int64)
     extra = schedule.meta.get("extra_placement")
@@ -245,8 +246,22 @@ def test_in_network_pipelining_approaches_s_n_plus_one_over_n():
 def test_switch_reduction_bandwidth_adds_compute_on_the_switch():
     p, rate = 4, 1e11
     topo = nvswitch(p, reduce=True, reduce_bandwidth=rate)
-    schedule = build_schedule("allreduce", "innetwork", p, S, AlgoOptions(topology=topo))
+    schedule = build_schedule("allreduce", "innetwork", p, S, AlgoOptions(topology=topo, chunks=1))
     computes = schedule.kind == 1
     assert computes.sum() == p
     assert np.all(schedule.src[computes] == p)                      # on the switch rank
     assert np.allclose(schedule.seconds[computes], S / p / rate)
+
+
+def test_pipelined_algorithms_choose_their_depth_when_none_is_given():
+    from netsim.algorithms.registry import default_chunks, get_algorithm
+
+    assert [default_chunks(s) for s in (1e3, 2**20, 2**26, 2**30, 2**36)] == [1, 2, 16, 64, 64]
+    ring, dbtree = get_algorithm("allreduce", "ring"), get_algorithm("allreduce", "dbtree")
+    assert ring.resolve(2**30, AlgoOptions()).chunks == 1
+    assert dbtree.resolve(2**30, AlgoOptions()).chunks == 64
+    assert dbtree.resolve(2**30, AlgoOptions(chunks=3)).chunks == 3
+    # On a line of 4 the default-pipelined chain beats the unpipelined one by far.
+    topo = full_mesh(4, bandwidth=B)
+    assert run("broadcast", "chain", topo, 4, size=2**26, chunks=None) < \
+        0.5 * run("broadcast", "chain", topo, 4, size=2**26)

@@ -52,7 +52,7 @@ def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
 
 
 @register(OP, "dbtree", "NCCL double binary tree: each tree reduces up and broadcasts "
-                        "down half the buffer, pipelined in chunks")
+                        "down half the buffer, pipelined in chunks", pipelined=True)
 def dbtree(num_ranks: int, size: float, options: AlgoOptions):
     c = options.chunks
     plan = Plan(OP, num_ranks, size, 2 * c, options)

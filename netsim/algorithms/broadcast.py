@@ -45,7 +45,8 @@ def _reduce(op_tree, num_ranks: int, size: float, options: AlgoOptions):
     return plan.build()
 
 
-@register("broadcast", "chain", "pipelined chain root -> ... in `chunks` chunks")
+@register("broadcast", "chain", "pipelined chain root -> ... in `chunks` chunks",
+          pipelined=True)
 def chain_broadcast(num_ranks: int, size: float, options: AlgoOptions):
     return _broadcast(chain_tree, num_ranks, size, options, serial=False)
 
@@ -55,7 +56,8 @@ def binomial_broadcast(num_ranks: int, size: float, options: AlgoOptions):
     return _broadcast(binomial_tree, num_ranks, size, options, serial=True)
 
 
-@register("reduce", "chain", "pipelined chain ... -> root in `chunks` chunks")
+@register("reduce", "chain", "pipelined chain ... -> root in `chunks` chunks",
+          pipelined=True)
 def chain_reduce(num_ranks: int, size: float, options: AlgoOptions):
     return _reduce(chain_tree, num_ranks, size, options)
 

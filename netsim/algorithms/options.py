@@ -24,9 +24,11 @@ __all__ = ["AlgoOptions"]
 class AlgoOptions:
     """Knobs of a collective algorithm.
 
-    chunks : int
+    chunks : int or None
         Pipelining: the message is split into this many chunks (slices) that follow each
-        other through the algorithm (chains, trees, rings).
+        other through the algorithm (chains, trees, rings). None: 1 for most algorithms,
+        about sqrt(S / 256 KiB) (at most 64) for pipelined ones (double binary tree, chain,
+        in-network), see :func:`netsim.algorithms.registry.default_chunks`.
     gamma : float or None
         Reduction bandwidth of a rank, bytes/s. When set, every reduction of ``b`` received
         bytes adds a compute op of ``b / gamma`` seconds on the reducing rank, between the
@@ -48,7 +50,7 @@ class AlgoOptions:
         for :func:`netsim.algorithms.verify.verify`; default: when num_ranks <= 64.
     """
 
-    chunks: int = 1
+    chunks: int | None = None
     gamma: float | None = None
     order: str = "natural"
     root: int = 0
@@ -60,7 +62,8 @@ class AlgoOptions:
     def check(self, num_ranks: int) -> None:
         """Raise a one-line InputError naming the first field that cannot work here."""
         chunks = self.chunks
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        if chunks is not None and (isinstance(chunks, bool)
+                                   or not isinstance(chunks, (int, np.integer)) or chunks < 1):
             raise InputError(f"chunks must be a positive integer, got {chunks!r}")
         if self.gamma is not None and not (isinstance(self.gamma, (int, float))
                                            and math.isfinite(self.gamma) and self.gamma > 0):

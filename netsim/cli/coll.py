@@ -65,7 +65,7 @@ def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
     emit(format_records(rows, fmt, title="collective algorithms"), output, overwrite)
 
 
-def _options(chunks: int, gamma: str | None, order: str, root: int):
+def _options(chunks: int | None, gamma: str | None, order: str, root: int):
     from ..algorithms.options import AlgoOptions
 
     rate = parse_rate(gamma, "--gamma") if gamma else None
@@ -103,8 +103,9 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint).")
-@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Pipeline chunks per message.")
+@click.option("--chunks", type=click.IntRange(min=1), default=None,
+              help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) "
+                   "up to 64 for pipelined algorithms: dbtree, chain, innetwork].")
 @click.option("--alpha", default=None,
               help="Per-message overhead at the sender (e.g. 2us) [the topology's "
                    "calibration, else 0].")

@@ -134,7 +134,7 @@ def test_netsim_path_adds_presets_and_broken_files_show_as_errors(tmp_path, monk
     rows = {r["name"]: r for r in preset_table()}
     assert rows["my-ring"]["endpoints"] == 4
     assert rows["broken"]["description"].startswith("error:")
-    assert "not valid YAML" in rows["broken"]["description"]
+    assert "invalid YAML" in rows["broken"]["description"]
 
 
 def test_topo_list_prints_the_catalogue():

@@ -257,7 +257,7 @@ def test_yaml_round_trip(tmp_path):
      "endpoints[0]: node 's' is a switch"),
     ("nodez: []\n", "machine.yaml: nodez: unknown field (allowed: name, description"),
     ("- a\n- b\n", "machine.yaml: expected a mapping of fields at the top level"),
-    ("nodes: [{name: a}\n", "machine.yaml: not valid YAML"),
+    ("nodes: [{name: a}\n", "machine.yaml: line 2: invalid YAML"),
 ])
 def test_yaml_errors_name_file_field_and_value(tmp_path, monkeypatch, text, expected):
     monkeypatch.chdir(tmp_path)

@@ -150,7 +150,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @click.option("--budget", type=click.IntRange(min=0), default=200, show_default=True,
               help="Simulations the search may run.")
 @click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @click.option("--alpha", default=None,
               help="Per-message overhead at the sender (e.g. 2us) [the machine's calibration].")

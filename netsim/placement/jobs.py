@@ -111,7 +111,7 @@ class PlacementJob(Strict):
     map: str | None = None
     budget: int = Field(default=100, ge=0)
     seconds: float | None = Field(default=None, gt=0)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0)
     max_copies: int = Field(default=8, ge=1)   # copies of a repeated phase with overlap
     alpha: Time | None = None           # s per message; default: the machine's calibration
     gamma: Rate | None = None           # bytes/s of reduction; default: the calibration
@@ -240,7 +240,7 @@ class NocPlacementJob(Strict):
     strategies: list[str] = Field(default_factory=lambda: [*CHIP_STRATEGIES, "search"])
     budget: int = Field(default=60, ge=0)
     seconds: float | None = Field(default=None, gt=0)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0)
 
     @field_validator("policy")
     @classmethod

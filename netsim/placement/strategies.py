@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
+from ..yamlio import read_text
 from .layout import ParallelLayout
 
 __all__ = ["GridView", "grid_view", "STRATEGIES", "FIXED_STRATEGIES", "register_strategy",
@@ -479,10 +480,7 @@ def load_explicit(path: str | Path, topology, layout: ParallelLayout) -> np.ndar
     names (``'3_2'``, ``'gpu5'``) or indices.
     """
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
+    text = read_text(path, "placement map")
     if path.suffix.lower() == ".csv":
         mapping = _read_csv_map(text, path)
     else:

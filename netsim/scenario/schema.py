@@ -7,7 +7,6 @@ into numbers: :func:`load_yaml` keeps digits with underscores a string.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from ..errors import InputError
 from ..units import parse_rate, parse_size, parse_time
+from ..yamlio import load_yaml, yaml_line
 
 __all__ = ["Strict", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
            "yaml_line"]
@@ -89,66 +89,3 @@ def _field_hint(model: type[BaseModel], loc: tuple) -> str:
     return f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(fields)})"
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader whose ints and floats have no underscores (``3_3`` stays a string) and
-    that refuses a key given twice in one mapping (PyYAML keeps the last, silently)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":    # `<<: *defaults` may override
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.get(key)
-            except TypeError:                # an unhashable key: let PyYAML report it
-                continue
-            if first is not None:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice (lines {first} and "
-                                f"{key_node.start_mark.line + 1})", key_node.start_mark)
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep)
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?0b[0-1]+|[-+]?0[0-7]+|[-+]?(?:0|[1-9][0-9]*)|[-+]?0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"))
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:[0-9][0-9]*)?\.[0-9]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-               r"|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."))
-
-
-def load_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """(data, composed node tree for line numbers) of a YAML document; one-line errors."""
-    try:
-        return yaml.load(text, Loader=_Loader), yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
-
-
-def yaml_line(root: yaml.Node | None, loc: tuple) -> int | None:
-    """1-based line of the YAML node at ``loc`` (or of the deepest ancestor that exists)."""
-    node, line = root, None
-    for part in loc:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
-                and 0 <= part < len(node.value):
-            node = node.value[part]
-        else:
-            node = None
-    return node.start_mark.line + 1 if node is not None else line

@@ -38,6 +38,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..units import parse_rate, parse_time
+from ..yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
 
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
@@ -146,23 +147,6 @@ def _loc_text(loc: tuple) -> str:
     return text
 
 
-def _yaml_line(root: yaml.Node | None, loc: tuple) -> int | None:
-    """1-based line of the YAML node at ``loc`` (the deepest one that exists)."""
-    node, line = root, None
-    for part in loc:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
-                and part < len(node.value):
-            node = node.value[part]
-        else:
-            node = None
-    return node.start_mark.line + 1 if node is not None else line
-
-
 _SUB_MODELS = {"nodes": NodeSpec, "links": LinkSpec, "defaults": Defaults}
 
 
@@ -186,33 +170,13 @@ class _FileErrors:
         self.source, self.root = source, root
 
     def __call__(self, loc: tuple, message: str, error=TopologyError) -> NetsimError:
-        line = _yaml_line(self.root, loc) if loc else None
+        line = yaml_line(self.root, loc) if loc else None
         where = f"{_loc_text(loc)}: " if loc else ""
         suffix = f" (line {line})" if line else ""
         return error(f"{self.source}: {where}{message}{suffix}")
 
 
 # -- loading -----------------------------------------------------------------------------
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps ``3_2`` a string: YAML 1.1 reads it as the int 32, which
-    would turn grid node names into numbers. Numbers with underscores are rare in files."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?0b[0-1]+|[-+]?0[0-7]+|[-+]?(?:0|[1-9][0-9]*)|[-+]?0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"))
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:[0-9][0-9]*)?\.[0-9]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-               r"|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."))
-
 
 _LOADING: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("_LOADING",
                                                                            default=())
@@ -228,18 +192,7 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
     Every error is a one-line :class:`InputError` naming the file, the field and the value.
     """
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"{source}: cannot read topology file: {err.strerror or err}") from None
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(f"{source}: not valid YAML: {problem}{where}") from None
+    data, root = _load_yaml_text(read_text(path, "topology file"), source)
     key = str(Path(path).resolve())
     if key in _LOADING.get():
         raise TopologyError(f"topology file {source!r} includes itself")

@@ -117,6 +117,9 @@ class SpecOptions(dict):
             raise self.error(key, "expected a rate such as 25GB/s or 400Gbps") from None
         if not (math.isfinite(rate) and rate > 0):
             raise self.error(key, "must be a positive finite rate (bytes/s)")
+        if rate > MAX_LINK_RATE:
+            raise self.error(key, f"{rate:.3g} B/s per link is above the limit of 1 EB/s "
+                                  f"(a unit typo?)")
         return rate
 
     def _time(self, key: str, value: Any) -> float:
@@ -336,13 +339,23 @@ def _count(args: str, options: SpecOptions, key: str, family: str, example: str)
     return options.int(key, minimum=0)
 
 
+#: Sanity limits: a grid spec above a million chips or a link above 1 EB/s is a typo, and
+#: would otherwise start allocating (1e10 nodes) or print meaningless numbers.
+MAX_GRID_NODES = 1 << 20
+MAX_LINK_RATE = 1e18
+
+
 def _dims(args: str, family: str) -> tuple[int, ...]:
     if not args:
         raise TopologyError(f"{family} needs dims, e.g. {family}:8x4")
     try:
-        return tuple(int(part) for part in args.lower().split("x"))
+        dims = tuple(int(part) for part in args.lower().split("x"))
     except ValueError:
         raise TopologyError(f"{family}: dims must look like 8x4 or 4x4x4, got {args!r}") from None
+    if math.prod(dims) > MAX_GRID_NODES:
+        raise TopologyError(f"{family}: {math.prod(dims):.3g} chips is above the limit of "
+                            f"{MAX_GRID_NODES} chips per grid")
+    return dims
 
 
 def _common(options: SpecOptions) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from netsim.engine import degrade_links, fail_links, fail_nodes, parse_fault, simulate
+from netsim.engine import degrade_links, fail_links, fail_nodes, simulate
+from netsim.faultspec import parse_fault_option
 from netsim.errors import RoutingError
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import fat_tree, ring
@@ -105,7 +106,7 @@ def test_mesh_alltoall_with_a_dead_link_is_slower_and_avoids_it():
     from netsim.topology import mesh
 
     topo = mesh((4, 4), bandwidth=50e9)
-    dead = parse_fault(topo, "1_1<->1_2")
+    dead = parse_fault_option("1_1<->1_2", "fail").resolve(topo)
     healthy = simulate(topo, all_to_all(16, 1 << 20))
     faulty = simulate(topo, all_to_all(16, 1 << 20), faults=[dead])
     assert faulty.link_bytes[list(dead.links)].sum() == 0
@@ -113,9 +114,10 @@ def test_mesh_alltoall_with_a_dead_link_is_slower_and_avoids_it():
     assert faulty.link_bytes.sum() >= healthy.link_bytes.sum()
 
 
-def test_parse_fault_forms():
+def test_fault_options_resolve_to_engine_faults():
     topo = ring(4, bandwidth=1e9)
-    assert parse_fault(topo, "n0->n1@5us") == fail_links(topo, [topo.link("n0->n1")], 5e-6)
-    assert parse_fault(topo, "n0->n1=0.5", kind="degrade").factor == 0.5
-    with pytest.raises(Exception, match="no link"):
-        parse_fault(topo, "n0->n9")
+    fault = parse_fault_option("n0->n1@5us", "fail").resolve(topo)
+    assert (fault.links, fault.time, fault.factor) == ((topo.link("n0->n1"),), 5e-6, 0.0)
+    assert parse_fault_option("n0->n1=0.5", "degrade").resolve(topo).factor == 0.5
+    with pytest.raises(Exception, match="no link 'n0->n9'"):
+        parse_fault_option("n0->n9", "fail").resolve(topo)

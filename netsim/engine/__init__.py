@@ -16,13 +16,13 @@ import numpy as np
 from ..errors import ScheduleError
 from ..schedule import SEND, Schedule
 from .executor import ProgressCallback, execute
-from .faults import Fault, degrade_links, fail_links, fail_nodes, parse_fault
+from .faults import Fault, degrade_links, fail_links, fail_nodes
 from .maxmin import max_min_rates
 from .result import Result
 
 __all__ = ["simulate", "execute", "max_min_rates", "Result", "ProgressCallback",
            "default_placement", "route_schedule", "Fault", "fail_links", "degrade_links",
-           "fail_nodes", "parse_fault"]
+           "fail_nodes"]
 
 
 def default_placement(topology, num_ranks: int) -> np.ndarray:

@@ -10,6 +10,8 @@ avoid the failure, e.g. up/down ECMP on a fat-tree, else fewest hops), and the n
 are mapped back to the full topology. A failure that leaves two talking endpoints without
 a path is an error that names them. Mid-run, the remaining bytes of every unfinished flow
 that crosses a newly failed link continue on a new path, after that path's latency.
+Faults as users write them (``--fail-link '1_1<->1_2@20us'``) are parsed at the edge, in
+:mod:`netsim.faultspec`.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import numpy as np
 from ..errors import InputError, RoutingError
 from ..topology.model import Topology
 
-__all__ = ["Fault", "fail_links", "degrade_links", "fail_nodes", "parse_fault",
-           "surviving_topology", "reroute"]
+__all__ = ["Fault", "fail_links", "degrade_links", "fail_nodes", "surviving_topology",
+           "reroute"]
 
 
 @dataclass(frozen=True)
@@ -61,42 +63,6 @@ def fail_nodes(topology: Topology, nodes: Iterable[int | str], time: float = 0.0
     ids = [topology.node(n) if isinstance(n, str) else int(n) for n in nodes]
     touched = np.isin(topology.link_src, ids) | np.isin(topology.link_dst, ids)
     return Fault(tuple(np.flatnonzero(touched).tolist()), float(time), 0.0)
-
-
-def parse_fault(topology: Topology, text: str, kind: str = "fail") -> Fault:
-    """``'LINK[@TIME]'`` (fail) or ``'LINK=FACTOR[@TIME]'`` (degrade), as the CLI takes them.
-
-    LINK is a link name (``'0_0->0_1'``), ``'A<->B'`` for both directions of a cable, or
-    ``'node:NAME'`` for every link of a node. TIME takes units (``'5us'``).
-    """
-    from ..units import parse_time
-
-    body, _, when = text.partition("@")
-    time = parse_time(when, f"fault time in {text!r}") if when else 0.0
-    factor = 0.0
-    if kind == "degrade":
-        body, eq, value = body.rpartition("=")
-        if not eq:
-            raise InputError(f"--degrade-link {text!r}: expected LINK=FACTOR[@TIME]")
-        try:
-            factor = float(value)
-        except ValueError:
-            raise InputError(f"--degrade-link {text!r}: factor {value!r} is not a number") \
-                from None
-    if body.startswith("node:"):
-        fault = fail_nodes(topology, [body[5:]], time)
-        return replace(fault, factor=factor) if kind == "degrade" else fault
-    if "<->" in body:
-        a, b = body.split("<->", 1)
-        names = [f"{a}->{b}", f"{b}->{a}"]
-        links = [n for n in names if n in topology.link_index]
-        if len(links) < 2:
-            raise InputError(f"fault {text!r}: topology {topology.name!r} has no cable {body!r}")
-    else:
-        links = [body]
-    if kind == "degrade":
-        return degrade_links(topology, links, factor, time)
-    return fail_links(topology, links, time)
 
 
 def surviving_topology(topology: Topology, failed: np.ndarray) -> tuple[Topology, np.ndarray]:

@@ -147,8 +147,8 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @click.option("--shape", default=None, help="Tile shape of the tiles strategy (e.g. 2x4).")
 @click.option("--map", "map_file", type=click.Path(dir_okay=False), default=None,
               help="A rank -> node map (JSON or CSV) for the explicit strategy.")
-@click.option("--budget", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Simulations the search may run.")
+@click.option("--budget", type=click.IntRange(min=0), default=60, show_default=True,
+              help="Simulations the search may run (each a full step; cheap filters run first).")
 @click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")

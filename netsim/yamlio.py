@@ -79,17 +79,6 @@ def load_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
         raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
 
 
-def load_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """(data, composed node tree for line numbers) of a YAML document; one-line errors."""
-    try:
-        return yaml.load(text, Loader=_Loader), yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
-
-
 def yaml_line(root: yaml.Node | None, loc: tuple) -> int | None:
     """1-based line of the YAML node at ``loc`` (or of the deepest ancestor that exists)."""
     node, line = root, None

@@ -4,7 +4,6 @@ import math
 from dataclasses import replace
 
 import networkx as nx
-import numpy as np
 import pytest
 
 from netsim.topology import (TopologyBuilder, fat_tree, from_networkx, full_mesh, leaf_spine,

@@ -13,7 +13,8 @@ import click
 from ..outputs import check_writable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
-           "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs"]
+           "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
+           "format_records", "check_writable"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")
@@ -135,7 +136,3 @@ def progress_reporter(label: str = "simulating"):
 
         console.print(f"{label}: {events} events, t = {format_time(sim_time)}", end="\r")
     return report
-
-
-__all__.append("format_records")
-__all__.append("check_writable")

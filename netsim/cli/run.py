@@ -12,8 +12,6 @@ from .options import (check_writable, emit, fault_options, fault_specs, format_o
 
 __all__ = ["command"]
 
-_COLUMNS = None
-
 
 @click.command("run")
 @click.argument("scenario", required=False, type=click.Path(dir_okay=False))

@@ -10,8 +10,6 @@ from .options import emit, format_option, format_records, output_option, overwri
 
 __all__ = ["command"]
 
-_UNITS = {"bytes/s": format_rate}
-
 
 def _human(key: str, value):
     if isinstance(value, float) and ("bandwidth" in key or key.endswith("_Bps")):

@@ -19,7 +19,6 @@ import itertools
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 import simpy
 
 from ..errors import SimulationError

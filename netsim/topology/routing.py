@@ -34,7 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import RoutingError
-from ._routing_core import PathTable, gather, node_name, read_only, segment_sum
+from ._routing_core import PathTable, gather, read_only, segment_sum
 from ._routing_grid import DimensionOrderRouter
 from ._routing_shortest import ShortestPathRouter
 from ._routing_updown import UpDownRouter

@@ -34,7 +34,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..errors import InputError, NetsimError, TopologyError, UnitError
+from ..errors import NetsimError, TopologyError, UnitError
 from ..units import parse_rate, parse_time
 from ._generate import DEFAULT_BANDWIDTH, DEFAULT_LATENCY
 from .grid import mesh, torus

@@ -150,9 +150,7 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=()) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
-    # Registered algorithms fill in their own pipelining depth; plain doubles take options as is.
-    resolve = getattr(algo, "resolve", None)
-    schedule = algo.build(nodes.size, size, resolve(size, options) if resolve else options)
+    schedule = algo.build(nodes.size, size, options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     return simulate(topology, schedule, placement, router=router, overhead=alpha,

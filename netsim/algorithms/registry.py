@@ -23,6 +23,7 @@ run there, and the caller appends those nodes to the placement.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from dataclasses import dataclass, replace
@@ -105,8 +106,14 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
                          f"{', '.join(map(str, REQUIREMENTS))})")
 
     def decorate(build: Builder) -> Builder:
-        _REGISTRY[op][name] = Algorithm(op, name, summary, build, power_of_two, requires, check,
-                                        pipelined)
+        algorithm = Algorithm(op, name, summary, build, power_of_two, requires, check, pipelined)
+
+        @functools.wraps(build)
+        def build_with_defaults(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+            # Callers of Algorithm.build may leave chunks=None: the algorithm's own depth.
+            return build(num_ranks, size, algorithm.resolve(size, options))
+
+        _REGISTRY[op][name] = replace(algorithm, build=build_with_defaults)
         return build
 
     return decorate

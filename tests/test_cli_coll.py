@@ -165,7 +165,7 @@ def test_report_options_plug_in_without_touching_the_command(monkeypatch):
     monkeypatch.setattr(coll, "_HOOKS", {})
     checked = []
 
-    def apply(value, runs, records, overwrite):
+    def apply(value, runs, records, overwrite, topology):
         for run, row in zip(runs, records):
             row["per_flow_us"] = run.time_s / run.flows * 1e6 * float(value)
         return [("per_flow_us", "per flow (us)", lambda v: f"{v:.3f}")]
@@ -178,3 +178,25 @@ def test_report_options_plug_in_without_touching_the_command(monkeypatch):
     assert checked == ["2"] and "per flow (us)" in result.output and "250.000" in result.output
     plain = invoke("allreduce", "--topo", SPEC, "--algo", "double-ring", "--size", "80MB")
     assert "per flow" not in plain.output
+
+
+def test_coll_draws_heatmaps_and_curves_and_saves_a_result_heatmap_can_redraw(tmp_path, capsys):
+    from netsim.cli import main
+
+    heat, plot, saved = tmp_path / "h.png", tmp_path / "c.svg", tmp_path / "r.json"
+    main(["coll", "allreduce", "--topo", "ring:4,bw=10GB/s", "--algo", "ring",
+          "--sizes", "1MiB:2MiB", "--heatmap", str(heat), "--plot", str(plot),
+          "--save-result", str(saved), "--format", "json"])
+    records = json.loads(capsys.readouterr().out)
+    assert [r["size_bytes"] for r in records] == [2**20, 2**21]
+    for png in (tmp_path / "h-1.png", tmp_path / "h-2.png"):
+        assert png.read_bytes()[:4] == b"\x89PNG"          # one heatmap per size
+    assert plot.read_text().lstrip().startswith("<?xml")
+    doc = json.loads(saved.read_text())
+    assert doc["makespan"] == pytest.approx(records[1]["time_s"])   # the largest size
+    main(["heatmap", str(saved), "-o", str(tmp_path / "again.png")])
+    assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(SystemExit) as stop:            # outputs are checked before simulating
+        main(["coll", "allreduce", "--topo", "ring:4", "--size", "1MiB", "--plot",
+              str(plot)])
+    assert stop.value.code == 2

@@ -22,7 +22,7 @@ from ..collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report.nccl import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
-from ..units import format_time, parse_rate, parse_time
+from ..units import format_size, format_time, parse_rate, parse_time
 from .options import (check_writable, emit, fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter)
 
@@ -36,11 +36,12 @@ class ReportHook:
     """What an extra report option does.
 
     ``check(value, overwrite)`` runs before any simulation (fail early, e.g. an output
-    file that exists); ``apply(value, runs, records, overwrite)`` runs after it, may add
-    keys to the records in place and returns extra table columns (key, header, formatter).
+    file that exists); ``apply(value, runs, records, overwrite, topology)`` runs after it,
+    may add keys to the records in place and returns extra table columns (key, header,
+    formatter).
     """
 
-    apply: Callable[[Any, Sequence[CollectiveRun], list[dict], bool], list[Column]]
+    apply: Callable[[Any, Sequence[CollectiveRun], list[dict], bool, Any], list[Column]]
     check: Callable[[Any, bool], None] | None = None
 
 
@@ -144,7 +145,8 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
     if alpha_s is not None and alpha_s < 0:
         raise InputError(f"--alpha must be a time >= 0 (e.g. 2us), got {alpha!r}")
     faults = fault_specs(fail_links, degrade_links)
-    runs = run_sweep(op, parse_topology(topo_spec), algorithm, _sizes(size, sizes),
+    topology = parse_topology(topo_spec)
+    runs = run_sweep(op, topology, algorithm, _sizes(size, sizes),
                      ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
                      progress=progress_reporter(f"{op}"), faults=faults)
     records = [run.record() for run in runs]
@@ -152,7 +154,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
     if faults:
         columns += [("faults", "faults", str), ("rerouted", "rerouted", str)]
     for hook, value in hooks.values():
-        columns += hook.apply(value, runs, records, overwrite)
+        columns += hook.apply(value, runs, records, overwrite, topology)
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
@@ -160,7 +162,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).
-def _measured(path, runs, records, overwrite):
+def _measured(path, runs, records, overwrite, topology):
     from ..measured import compare_measured
 
     return compare_measured(path, records)
@@ -177,3 +179,63 @@ add_report_option(
                  help="CSV of measurements (size_bytes and busbw_GBps or time_s): adds "
                       "them and the error per row."),
     ReportHook(apply=_measured, check=_check_measured))
+
+
+# --heatmap FILE: the link heatmap of every size run (FILE-1.png ... for several sizes).
+def _heatmap(path, runs, records, overwrite, topology):
+    from ..report.heatmap import draw_heatmap, heatmap_paths
+
+    for run, target in zip(runs, heatmap_paths(path, len(runs))):
+        draw_heatmap(topology, run.result, path=target, overwrite=overwrite,
+                     title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
+                           f"{run.topology}: link utilisation")
+        click.echo(f"wrote {target}", err=True)
+    return []
+
+
+def _check_figure(path, overwrite) -> None:
+    from ..report.figure import figure_format
+
+    figure_format(path)
+    check_writable(path, overwrite)
+
+
+# --save-result FILE.json: the largest size's result with the machine embedded, for
+# `netsim heatmap FILE.json` later.
+def _save_result(path, runs, records, overwrite, topology):
+    from ..report.heatmap import write_result_document
+
+    largest = max(runs, key=lambda run: run.size_bytes)
+    write_result_document(path, largest.result, topology, spec=None,
+                          overwrite=overwrite)
+    click.echo(f"wrote {path}", err=True)
+    return []
+
+
+# --plot FILE: busbw over message size (with the --measured points when given).
+def _plot(path, runs, records, overwrite, topology):
+    from ..report.curves import draw_curves
+
+    label = f"{runs[0].topology} {runs[0].algorithm}" if runs else "netsim"
+    measured = [r for r in records if r.get("measured_busbw_GBps") is not None]
+    points = {label: (([r["size_bytes"] for r in measured],
+                       [r["measured_busbw_GBps"] for r in measured]))} if measured else None
+    draw_curves({label: records}, path, y="busbw_GBps", measured=points, overwrite=overwrite,
+                title=f"{runs[0].op} busbw over message size" if runs else None)
+    click.echo(f"wrote {path}", err=True)
+    return []
+
+
+add_report_option(
+    click.Option(["--heatmap"], metavar="FILE", default=None,
+                 help="Draw the link heatmap (.png/.svg/.pdf); FILE-1, FILE-2 ... per size."),
+    ReportHook(apply=_heatmap, check=lambda path, overwrite: _check_figure(path, overwrite)))
+add_report_option(
+    click.Option(["--save-result"], metavar="FILE.json", default=None,
+                 help="Write the (largest size's) result with its machine, for "
+                      "`netsim heatmap`."),
+    ReportHook(apply=_save_result, check=check_writable))
+add_report_option(
+    click.Option(["--plot"], metavar="FILE", default=None,
+                 help="Draw busbw over message size (with --measured points)."),
+    ReportHook(apply=_plot, check=lambda path, overwrite: _check_figure(path, overwrite)))

@@ -23,7 +23,7 @@ import simpy
 
 from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
-from .maxmin import max_min_rates_csr
+from .maxmin import max_min_rates_csr, max_min_rates_warm, saturation_levels
 from .result import Result
 
 __all__ = ["execute", "ProgressCallback"]
@@ -104,6 +104,10 @@ class _Execution:
         self.rate = np.zeros(n_sub)
         self.active = np.zeros(0, dtype=np.int64)      # draining sub-flows, in order
         self.active_links = np.zeros(0, dtype=np.intp)  # their paths, concatenated
+        # What changed since the last solve, for the warm start (maxmin.max_min_rates_warm).
+        self.level: np.ndarray | None = None           # saturation level per link
+        self.lost = np.zeros(topology.num_links, dtype=bool)
+        self.is_new = np.zeros(n_sub, dtype=bool)
         self.link_busy = np.zeros(topology.num_links)
         self.link_peak = np.zeros(topology.num_links, dtype=np.int64)
         self.link_count = np.zeros(topology.num_links, dtype=np.int64)
@@ -184,22 +188,35 @@ class _Execution:
     def _add_active(self, subs: np.ndarray) -> None:
         """Start draining ``subs``: append them and their paths."""
         links = _gather_spans(self.path_start[subs], self.path_len[subs], self.path_links)
+        self.is_new[subs] = True
         self.active = np.concatenate([self.active, subs])
         self.active_links = np.concatenate([self.active_links, links])
 
     def _keep_active(self, keep: np.ndarray) -> None:
         """Keep only the draining sub-flows where ``keep`` is true (and their paths)."""
-        self.active_links = self.active_links[np.repeat(keep, self.path_len[self.active])]
+        kept_on = np.repeat(keep, self.path_len[self.active])
+        self.lost[self.active_links[~kept_on]] = True
+        self.active_links = self.active_links[kept_on]
         self.active = self.active[keep]
 
     def _solve(self) -> None:
         """Max-min rates of the draining sub-flows and per-link flow counts."""
         if self.active.size == 0:
             self.link_count[:] = 0
+            self.level = None
+            self.lost[:] = False
             return
-        links = self.active_links
-        self.rate[self.active] = max_min_rates_csr(self.path_len[self.active], links,
-                                                   self.capacity)
+        links, lengths = self.active_links, self.path_len[self.active]
+        new = self.is_new[self.active]
+        if self.level is None or new.sum() * 2 > new.size:   # mostly new: solve from scratch
+            rate = max_min_rates_csr(lengths, links, self.capacity)
+        else:
+            rate = max_min_rates_warm(lengths, links, self.capacity, self.rate[self.active],
+                                      new, self.level, self.lost)
+        self.rate[self.active] = rate
+        self.level = saturation_levels(lengths, links, rate, self.capacity)
+        self.lost[:] = False
+        self.is_new[self.active] = False
         self.link_count = np.bincount(links, minlength=self.topo.num_links)
         np.maximum(self.link_peak, self.link_count, out=self.link_peak)
         if (self.rate[self.active] <= 0).any():
@@ -301,6 +318,7 @@ class _Execution:
     def _apply_fault(self, fault, t: float) -> None:
         """Fail or degrade links at ``t``; move the unfinished flows off failed links."""
         links = np.asarray(fault.links, dtype=np.intp)
+        self.level = None                       # capacities change: solve from scratch
         if fault.is_failure:
             self.failed[links] = True
             self.capacity[links] = 0.0

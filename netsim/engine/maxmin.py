@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["max_min_rates", "max_min_rates_csr"]
+__all__ = ["max_min_rates", "max_min_rates_csr", "max_min_rates_warm", "saturation_levels"]
 
 
 def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray:
@@ -64,4 +64,82 @@ def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarr
         remaining -= np.bincount(links, weights=flow_min_on * frozen_on, minlength=num_links)
         links = links[~frozen_on]
         flows, lengths = flows[~frozen], lengths[~frozen]
+    return rate
+
+
+# -- warm start: re-solve only the flows a change can reach ---------------------------------
+#
+# Progressive filling on the new problem (flows added, flows removed) repeats the old one
+# exactly up to the first level tau at which a changed link behaves differently:
+# * a link that lost flows and was saturated at level L in the old solution saturates no
+#   earlier than L now, so nothing differs below L;
+# * a link that gained flows saturates at the water level of its old flows (at their old
+#   rates) plus the new ones, which is where it may first differ.
+# Every other link sees the same flows frozen at the same rates below tau, by induction.
+# So flows whose old rate is below tau keep it, and the rest are solved on the capacity they
+# leave. tau is taken with a small margin, so rounding only makes the re-solved set larger.
+
+_MARGIN = 1e-12
+
+
+def saturation_levels(lengths: np.ndarray, links: np.ndarray, rate: np.ndarray,
+                      capacity: np.ndarray) -> np.ndarray:
+    """Per link: the level at which it saturated (its largest flow rate), +inf if it did not."""
+    on = np.repeat(rate, lengths)
+    load = np.bincount(links, weights=on, minlength=len(capacity))
+    top = np.zeros(len(capacity))
+    np.maximum.at(top, links, on)
+    return np.where(load >= capacity * (1 - 1e-9), top, np.inf)
+
+
+def _gained_water_levels(lengths, links, rate, new, capacity) -> float:
+    """Smallest level at which a link with new flows saturates, old flows at their old rates."""
+    num_links = len(capacity)
+    new_on = np.repeat(new, lengths)
+    added = np.bincount(links[new_on], minlength=num_links)
+    touched = added > 0
+    old_on = ~new_on & touched[links]
+    link, r = links[old_on], np.repeat(rate, lengths)[old_on]
+    order = np.lexsort((r, link))
+    link, r = link[order], r[order]
+    ends = np.flatnonzero(touched)
+    count = np.bincount(link, minlength=num_links)
+    start = np.zeros(num_links, dtype=np.intp)
+    np.cumsum(count[:-1], out=start[1:])
+    # Position p in its link's segment: the level if exactly the p smallest old flows are
+    # below it: (c - their sum) / (flows still rising). Valid once it is <= the next rate.
+    exclusive = np.cumsum(r) - r                        # sum of all earlier entries
+    before = exclusive - exclusive[start[link]]         # ... of earlier entries of this link
+    p = np.arange(r.size) - start[link]
+    rising = count[link] - p + added[link]
+    level = (capacity[link] - before) / rising
+    valid = level <= r
+    first = np.full(num_links, np.inf)
+    np.minimum.at(first, link[valid], level[valid])
+    total = np.bincount(link, weights=r, minlength=num_links)
+    last = (capacity - total) / np.maximum(added, 1)        # every old flow below the level
+    return float(np.minimum(first, last)[ends].min()) if ends.size else np.inf
+
+
+def max_min_rates_warm(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray,
+                       old_rate: np.ndarray, new: np.ndarray, old_level: np.ndarray,
+                       lost: np.ndarray) -> np.ndarray:
+    """Max-min rates after a change, re-solving only the flows the change can reach.
+
+    ``old_rate`` are the previous rates of the flows (ignored where ``new``), ``old_level``
+    the previous :func:`saturation_levels` and ``lost`` the links that lost flows since.
+    The result equals :func:`max_min_rates_csr` (see the comment above for why).
+    """
+    tau = float(old_level[lost].min()) if lost.any() else np.inf
+    if new.any():
+        tau = min(tau, _gained_water_levels(lengths, links, old_rate, new, capacity))
+    keep = ~new & (old_rate < tau * (1 - _MARGIN))
+    if not keep.any():
+        return max_min_rates_csr(lengths, links, capacity)
+    kept_on = np.repeat(keep, lengths)
+    used = np.bincount(links[kept_on], weights=np.repeat(old_rate[keep], lengths[keep]),
+                       minlength=len(capacity))
+    rate = old_rate.copy()
+    rate[~keep] = max_min_rates_csr(lengths[~keep], links[~kept_on],
+                                    np.maximum(capacity - used, 0.0))
     return rate

@@ -12,9 +12,8 @@ from .hypercube import doubling, fold
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows
-from .reducescatter import bidir_rings
 from .registry import register
-from .rings import ring_steps
+from .rings import bidir_ring_schedule, ring_steps
 
 __all__ = ["ring", "bidir_ring", "doubling_folded", "direct", "direct_phase", "bruck", "OP"]
 
@@ -33,13 +32,8 @@ def ring(num_ranks: int, size: float, options: AlgoOptions):
 
 @register(OP, "bidir_ring", "two opposite rings, each with half of every block")
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, 2 * num_ranks * c, options)
-    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
-                                blocks(num_ranks, 2 * c))
-    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=False,
-               all_gather=True, slices=c)
-    return plan.build()
+    return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=False,
+                               all_gather=True)
 
 
 def doubling_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:

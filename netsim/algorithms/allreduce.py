@@ -18,10 +18,9 @@ from .hypercube import doubling, exchange_all, fold, halving
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows, settle
-from .reducescatter import bidir_rings
 from .reducescatter import direct_phase as direct_reduce_scatter
 from .registry import register
-from .rings import ring_steps
+from .rings import bidir_ring_schedule, ring_steps
 from .trees import broadcast_down, double_binary_trees, reduce_up
 
 __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubling",
@@ -42,13 +41,8 @@ def ring(num_ranks: int, size: float, options: AlgoOptions):
 
 @register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer")
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, 2 * num_ranks * c, options)
-    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
-                                blocks(num_ranks, 2 * c))
-    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=True,
-               all_gather=True, slices=c)
-    return plan.build()
+    return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
+                               all_gather=True)
 
 
 @register(OP, "dbtree", "NCCL double binary tree: each tree reduces up and broadcasts "

@@ -13,21 +13,11 @@ from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows
 from .registry import register
-from .rings import ring_steps
+from .rings import bidir_ring_schedule, ring_steps
 
-__all__ = ["ring", "bidir_ring", "halving_folded", "direct", "direct_phase",
-           "bidir_rings", "OP"]
+__all__ = ["ring", "bidir_ring", "halving_folded", "direct", "direct_phase", "OP"]
 
 OP = "reducescatter"
-
-
-def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rings (2, n) (``order`` and its reverse) and their chunk pieces (2, n, q/2): each
-    ring carries half of every block, the block of the rank at that position."""
-    half = owners.shape[1] // 2
-    rings = np.stack([order, order[::-1]])
-    chunks = np.stack([owners[order, :half], owners[order[::-1], half:]])
-    return rings, chunks
 
 
 @register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S")
@@ -43,13 +33,8 @@ def ring(num_ranks: int, size: float, options: AlgoOptions):
 
 @register(OP, "bidir_ring", "two opposite rings, each with half of every block")
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, 2 * num_ranks * c, options)
-    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
-                                blocks(num_ranks, 2 * c))
-    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=True,
-               all_gather=False, slices=c)
-    return plan.build()
+    return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
+                               all_gather=False)
 
 
 def halving_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:

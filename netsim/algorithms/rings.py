@@ -19,9 +19,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan import Plan, join, set_rows
+from .plan import Plan, blocks, join, no_deps, set_rows
 
-__all__ = ["ring_steps"]
+__all__ = ["ring_steps", "bidir_rings", "bidir_ring_schedule"]
+
+
+def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rings (2, n) (``order`` and its reverse) and their chunk pieces (2, n, q/2): each
+    ring carries half of every block, the block of the rank at that position."""
+    half = owners.shape[1] // 2
+    rings = np.stack([order, order[::-1]])
+    chunks = np.stack([owners[order, :half], owners[order[::-1], half:]])
+    return rings, chunks
+
+
+def bidir_ring_schedule(op: str, num_ranks: int, size: float, options, *,
+                        reduce_scatter: bool, all_gather: bool):
+    """Two opposite rings, each with half of every block: the bidirectional ring of
+    reduce-scatter, all-gather or (both phases) all-reduce."""
+    from .orders import rank_order
+
+    c = options.chunks
+    plan = Plan(op, num_ranks, size, 2 * num_ranks * c, options)
+    rings, chunks = bidir_rings(rank_order(options.order, num_ranks, options),
+                                blocks(num_ranks, 2 * c))
+    ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=reduce_scatter,
+               all_gather=all_gather, slices=c)
+    return plan.build()
 
 
 def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: np.ndarray,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hypercube import doubling, fold
+from .hypercube import doubling, fold, folded_blocks
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows
@@ -47,11 +47,7 @@ def doubling_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.nda
     if folded.size:
         ids = plan.sends(folded, folded + 1, pieces=owners[folded], deps=ready[folded])
         ready = set_rows(ready, folded + 1, join(ready[folded + 1], ids))
-    folded_set = set(folded.tolist())
-    stands_for = [np.array([r - 1, r]) if r - 1 in folded_set else np.array([r])
-                  for r in vranks.tolist()]
-    flat = np.concatenate([owners[s].ravel() for s in stands_for])
-    ptr = np.concatenate([[0], np.cumsum([owners[s].size for s in stands_for])])
+    flat, ptr = folded_blocks(owners, vranks, folded)
     done = doubling(plan, vranks, flat, ptr, ready)
     if folded.size:
         others = [np.delete(owners, r, axis=0).ravel() for r in folded.tolist()]

@@ -23,7 +23,7 @@ import numpy as np
 
 from .plan import Plan, join, set_rows
 
-__all__ = ["fold", "halving", "doubling", "exchange_all"]
+__all__ = ["fold", "folded_blocks", "halving", "doubling", "exchange_all"]
 
 
 def fold(p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -33,6 +33,18 @@ def fold(p: int) -> tuple[np.ndarray, np.ndarray]:
     v = np.arange(P, dtype=np.int64)
     vranks = np.where(v < rem, 2 * v + 1, v + rem)
     return vranks, np.arange(0, 2 * rem, 2, dtype=np.int64)
+
+
+def folded_blocks(owners: np.ndarray, vranks: np.ndarray, folded: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(flat, ptr): the pieces each virtual rank owns, as CSR. A virtual rank owns the
+    blocks of the real ranks it stands for: r - 1 and r when r - 1 folded into r, else r."""
+    folded_set = set(folded.tolist())
+    stands_for = [np.array([r - 1, r]) if r - 1 in folded_set else np.array([r])
+                  for r in vranks.tolist()]
+    flat = np.concatenate([owners[s].ravel() for s in stands_for])
+    ptr = np.concatenate([[0], np.cumsum([owners[s].size for s in stands_for])])
+    return flat, ptr
 
 
 def _steps(P: int, growing: bool) -> list[int]:

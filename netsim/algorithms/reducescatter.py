@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hypercube import fold, halving
+from .hypercube import fold, folded_blocks, halving
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows
@@ -52,11 +52,7 @@ def halving_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndar
                          deps=ready[folded])
         got = plan.reduce(folded + 1, ids, everything.size * plan.piece_bytes)
         ready = set_rows(ready, folded + 1, join(ready[folded + 1], got))
-    # virtual rank v owns the blocks of the real ranks it stands for
-    stands_for = [np.array([r - 1, r]) if r - 1 in set(folded.tolist()) else np.array([r])
-                  for r in vranks.tolist()]
-    flat = np.concatenate([owners[s].ravel() for s in stands_for])
-    ptr = np.concatenate([[0], np.cumsum([owners[s].size for s in stands_for])])
+    flat, ptr = folded_blocks(owners, vranks, folded)
     done = halving(plan, vranks, flat, ptr, ready)
     if folded.size:
         ids = plan.sends(folded + 1, folded, pieces=owners[folded], deps=done[folded + 1])

@@ -135,7 +135,9 @@ class _Execution:
     # -- op life ------------------------------------------------------------------------
     def _release(self, ops: np.ndarray, t: float) -> np.ndarray:
         """Release ready ops at ``t``; return those that finish at once (barriers, no-ops)."""
-        late = self.not_before[ops] > t
+        # The same window as the event loop's merging (horizon <= t (1 + tol)): an op the
+        # loop has merged into this event must not be pushed back into it, or it spins.
+        late = self.not_before[ops] > t * (1 + _REL_TOL)
         if late.any():
             self._push(self.not_before[ops[late]], _RELEASE, ops[late])
             ops = ops[~late]
@@ -239,14 +241,22 @@ class _Execution:
                            minlength=self.topo.num_links)
 
     def _step(self) -> float:
-        """Process the next event; return its time (inf when nothing is left)."""
+        """Process the next event; return its time (inf when nothing is left).
+
+        Termination does not depend on floating point: an event that is a fluid completion
+        always completes the flow(s) that finish first, even when ``now + dt == now`` in
+        float (a 1-byte flow at t = 1e6 s, a long chain of tiny flows) and the clock cannot
+        move. So every event retires at least one flow or one queued timed event, and a run
+        takes at most (timed events + sub-flows) events.
+        """
         t_heap = self.heap[0][0] if self.heap else np.inf
         if self.active.size:
             finish_dt = self.remaining[self.active] / self.rate[self.active]
-            t_fluid = self.now + finish_dt.min()
+            dt_fluid = float(finish_dt.min())
         else:
-            finish_dt, t_fluid = None, np.inf
-        t_next = min(t_heap, t_fluid)
+            finish_dt, dt_fluid = None, np.inf
+        fluid = self.now + dt_fluid <= t_heap    # a fluid completion comes first
+        t_next = self.now + dt_fluid if fluid else t_heap
         if t_next == np.inf:
             return t_next
         dt = t_next - self.now
@@ -254,7 +264,7 @@ class _Execution:
         self.now = t_next
         changed = False
         if finish_dt is not None:
-            done = (finish_dt <= dt * (1 + _REL_TOL)) | \
+            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)) | \
                    (self.remaining[self.active] <= _REL_TOL * self.sub_bytes[self.active])
             if done.any():
                 finished = self.active[done]

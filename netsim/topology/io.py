@@ -552,15 +552,10 @@ def from_networkx(graph, name: str | None = None, check: bool = True) -> Topolog
 
 def _graphml_value(value: Any) -> Any:
     """GraphML keeps str, int, float and bool; other values become JSON text."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    plain = _plain(value)
+    if isinstance(plain, (str, int, float, bool)):
+        return plain
+    return json.dumps(plain, default=str)
 
 
 def to_graphml(topology: Topology, path: str | Path) -> None:

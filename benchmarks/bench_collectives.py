@@ -24,7 +24,7 @@ import time
 
 from netsim.algorithms import AlgoOptions, get_algorithm
 from netsim.algorithms.bounds import lower_bound
-from netsim.collective import run_collective
+from netsim.run.collective import run_collective
 from netsim.topology import parse_topology
 
 # name -> (op, algorithm, topology, size, rank order). Zero link latency keeps every step of

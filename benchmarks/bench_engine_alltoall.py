@@ -21,7 +21,7 @@ def one(k: int) -> dict:
     start = time.perf_counter()
     from netsim.engine import execute, route_schedule
     from netsim.topology import mesh
-    from netsim.traffic import all_to_all
+    from netsim.schedule.traffic import all_to_all
 
     m, bandwidth = 1 << 20, 50e9
     topology = mesh((k, k), bandwidth=bandwidth)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from netsim.placement import (FIXED_STRATEGIES, ParallelLayout, StepModel, Transformer,
-                              applicable_strategies, bytes_workload, compare_chip_placements,
-                              chain, place, search_placement, tensix_grid)
+from netsim.placement import (FIXED_STRATEGIES, ParallelLayout, Transformer,
+                              applicable_strategies, bytes_workload, chain, place, tensix_grid)
+from netsim.run.placement_eval import StepModel
+from netsim.run.noc_eval import compare_chip_placements
+from netsim.run.placement_search import search_placement
 from netsim.topology import parse_topology
 from netsim.units import format_time
 

@@ -13,8 +13,7 @@ import time
 import numpy as np
 
 from netsim.topology.grid import mesh, torus
-from netsim.topology.routing import (DimensionOrderRouter, ShortestPathRouter, UpDownRouter,
-                                     route)
+from netsim.routing import DimensionOrderRouter, ShortestPathRouter, UpDownRouter, route
 from netsim.topology.trees import fat_tree
 
 

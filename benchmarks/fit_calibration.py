@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from netsim.algorithms import AlgoOptions
-from netsim.collective import run_collective
+from netsim.run.collective import run_collective
 from netsim.topology import parse_topology
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -9,7 +9,7 @@ from netsim.algorithms.bounds import all_bounds, lower_bound
 from netsim.engine import simulate
 from netsim.errors import InputError
 from netsim.topology import mesh, nvswitch, ring, torus
-from netsim.traffic import all_to_all
+from netsim.schedule.traffic import all_to_all
 
 B, S = 10e9, 64e6   # link bandwidth (bytes/s) and message size (bytes)
 

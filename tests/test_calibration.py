@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from netsim.algorithms import AlgoOptions
-from netsim.calibration import (Calibration, apply_calibration, calibrated_alpha,
-                                calibrated_gamma, calibrated_launch, calibration_of,
-                                payload_efficiency)
+from netsim.topology.calibration import (Calibration, apply_calibration, calibrated_alpha,
+                                         calibrated_gamma, calibrated_launch, calibration_of,
+                                         payload_efficiency)
 from netsim.cli import main
-from netsim.collective import run_collective
+from netsim.run.collective import run_collective
 from netsim.errors import InputError, TopologyError
-from netsim.measured import compare_measured, read_measured
+from netsim.run.measured import compare_measured, read_measured
 from netsim.topology import parse_topology
 from netsim.topology.io import load_topology_file
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from netsim.calibration import payload_efficiency
-from netsim.catalogue import find_preset, load_preset, preset_names, preset_table
+from netsim.topology.calibration import payload_efficiency
+from netsim.topology.catalogue import find_preset, load_preset, preset_names, preset_table
 from netsim.cli import cli
 from netsim.errors import InputError, TopologyError
 from netsim.topology import parse_topology
 from netsim.topology.clusters import dgx_cluster
-from netsim.topology.routing import default_router, route
+from netsim.routing import default_router, route
 
 # name: (endpoints, switches, directed links)
 SHAPES = {

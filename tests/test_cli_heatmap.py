@@ -11,7 +11,7 @@ from netsim.cli import main
 from netsim.engine import simulate
 from netsim.report.heatmap import write_result_document
 from netsim.topology import parse_topology
-from netsim.traffic import all_to_all, shift
+from netsim.schedule.traffic import all_to_all, shift
 
 SPEC = "mesh:4x4,bw=10GB/s"
 

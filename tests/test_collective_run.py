@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from netsim.algorithms.options import AlgoOptions
-from netsim.collective import run_collective, run_sweep, sweep_sizes
+from netsim.run.collective import run_collective, run_sweep, sweep_sizes
 from netsim.errors import InputError
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import mesh, nvswitch, ring
-from netsim.traffic import all_to_all
+from netsim.schedule.traffic import all_to_all
 
 B, S = 10e9, 80e6   # bytes/s per link, bytes
 
@@ -188,7 +188,7 @@ def test_bad_inputs_are_one_line_errors():
 
 def test_scenario_job_kind_collective_runs_a_sweep(tmp_path, monkeypatch):
     from netsim.algorithms import registry
-    from netsim.scenario import load_scenario, run_scenario
+    from netsim.run.scenario import load_scenario, run_scenario
 
     registry.algorithms_for("allreduce")
     monkeypatch.setitem(registry._REGISTRY["allreduce"], "double-ring", registry.Algorithm(
@@ -215,7 +215,7 @@ def test_scenario_job_kind_collective_runs_a_sweep(tmp_path, monkeypatch):
 ])
 def test_scenario_collective_job_errors_name_the_field(tmp_path, monkeypatch, job, message):
     from netsim.algorithms import registry
-    from netsim.scenario import load_scenario
+    from netsim.run.scenario import load_scenario
 
     registry.algorithms_for("allreduce")
     monkeypatch.setitem(registry._REGISTRY["allreduce"], "double-ring", registry.Algorithm(

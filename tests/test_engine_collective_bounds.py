@@ -7,7 +7,7 @@ import pytest
 
 from netsim.engine import simulate
 from netsim.topology import mesh, torus
-from netsim.traffic import all_to_all, shift
+from netsim.schedule.traffic import all_to_all, shift
 
 
 @pytest.mark.parametrize("k", [2, 4, 6])

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from netsim.engine import degrade_links, fail_links, fail_nodes, simulate
-from netsim.faultspec import parse_fault_option
+from netsim.run.faultspec import parse_fault_option
 from netsim.errors import RoutingError
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import fat_tree, ring
 from netsim.topology.model import TopologyBuilder
-from netsim.traffic import all_to_all, shift
+from netsim.schedule.traffic import all_to_all, shift
 
 
 def two_routes(fast=10e9, slow=5e9, slow_latency=1e-3):
@@ -86,7 +86,7 @@ def test_node_failure_cuts_all_its_links():
 
 
 def test_fat_tree_failure_halves_the_uplink_of_one_edge_switch():
-    from netsim.topology.routing import UpDownRouter
+    from netsim.routing import UpDownRouter
 
     # Every host sends 1e8 B to the same host of the next pod, sprayed over all 4 paths:
     # 0.1 s at 1 GB/s. With edge0_0's uplink to agg0_0 dead, its two hosts share the one

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from netsim.cli import main
-from netsim.scenario import load_scenario, run_scenario
+from netsim.run.scenario import load_scenario, run_scenario
 from netsim.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,7 @@ jobs:
 
 
 def _cli_faults(text):
-    from netsim.faultspec import parse_fault_option
+    from netsim.run.faultspec import parse_fault_option
 
     return [parse_fault_option(text, "degrade")]
 

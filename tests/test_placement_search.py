@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from netsim.errors import InputError
-from netsim.placement import (ParallelLayout, StepModel, anneal, bytes_workload,
-                              compare_strategies, place, search_placement)
+from netsim.placement import ParallelLayout, bytes_workload, place
+from netsim.run.placement_eval import StepModel
+from netsim.run.placement_search import anneal, compare_strategies, search_placement
 from netsim.topology import mesh, nvswitch, torus
 
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from netsim.errors import InputError
-from netsim.placement import (ParallelLayout, Phase, StepModel, Transformer, Workload,
-                              build_step, bytes_workload, place)
+from netsim.placement import (ParallelLayout, Phase, Transformer, Workload, build_step,
+                              bytes_workload, place)
+from netsim.run.placement_eval import StepModel
 from netsim.schedule import SEND
 from netsim.topology import mesh
 

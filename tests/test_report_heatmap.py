@@ -21,7 +21,7 @@ from netsim.report.heatmap import (NO_DATA, display_unit, document_difference,
                                    link_values, read_result_document, result_document,
                                    write_result_document)
 from netsim.topology import fat_tree, mesh, nvswitch, parse_topology, torus
-from netsim.traffic import all_to_all, shift
+from netsim.schedule.traffic import all_to_all, shift
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

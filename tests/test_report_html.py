@@ -71,7 +71,7 @@ def test_bad_sections_and_figures():
 
 def test_netsim_run_writes_report_and_heatmap(tmp_path, capsys):
     from netsim.report.heatmap import heatmap_paths
-    from netsim.scenario import default_scenario_path, load_scenario
+    from netsim.run.scenario import default_scenario_path, load_scenario
 
     jobs = len(load_scenario(default_scenario_path()).jobs)
     report, heatmap = tmp_path / "r.html", tmp_path / "h.png"

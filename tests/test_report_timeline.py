@@ -12,7 +12,7 @@ from netsim.report.timeline import (draw_gantt, draw_link_timeline, gantt_bars, 
                                     time_unit)
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import mesh, ring
-from netsim.traffic import all_to_all
+from netsim.schedule.traffic import all_to_all
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

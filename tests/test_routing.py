@@ -14,8 +14,8 @@ from netsim.errors import RoutingError
 from netsim.topology.grid import mesh, torus
 from netsim.topology.model import TopologyBuilder
 from netsim.topology.ring import ring
-from netsim.topology.routing import (DimensionOrderRouter, PathTable, Router, ShortestPathRouter, UpDownRouter, default_router,
-                                     path_latency, route)
+from netsim.routing import (DimensionOrderRouter, PathTable, Router, ShortestPathRouter,
+                            UpDownRouter, default_router, path_latency, route)
 from netsim.topology.switched import full_mesh, nvswitch
 from netsim.topology.trees import fat_tree, leaf_spine
 

@@ -136,10 +136,10 @@ def fake_catalogue(tmp_path, monkeypatch):
         generator: "mesh:8x4,links=4"
         defaults: {bandwidth: 12.5GB/s, latency: 711ns}
         """)
-    module = types.ModuleType("netsim.catalogue")
+    module = types.ModuleType("netsim.topology.catalogue")
     module.find_preset = lambda name: preset if name == "galaxy-wh" else None
     module.preset_names = lambda: ["galaxy-wh"]
-    monkeypatch.setitem(sys.modules, "netsim.catalogue", module)
+    monkeypatch.setitem(sys.modules, "netsim.topology.catalogue", module)
     return preset
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netsim.collective import run_collective, run_sweep
+from netsim.run.collective import run_collective, run_sweep
 from netsim.engine import simulate
 from netsim.report.curves import draw_curves
 from netsim.report.heatmap import draw_heatmap
 from netsim.topology import parse_topology
-from netsim.traffic import all_to_all
+from netsim.schedule.traffic import all_to_all
 
 HERE = Path(__file__).parent
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..catalogue_paths import search_dirs
+from ..topology.catalogue_paths import search_dirs
 from ..errors import InputError, unknown_name
 from ..schedule import Schedule, load_schedule, save_schedule
 

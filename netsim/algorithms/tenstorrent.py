@@ -29,7 +29,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..calibration import calibrated_launch
+from ..topology.calibration import calibrated_launch
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, join

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
+from ..run.collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report.nccl import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
@@ -163,13 +163,13 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).
 def _measured(path, runs, records, overwrite, topology):
-    from ..measured import compare_measured
+    from ..run.measured import compare_measured
 
     return compare_measured(path, records)
 
 
 def _check_measured(path, overwrite) -> None:
-    from ..measured import read_measured
+    from ..run.measured import read_measured
 
     read_measured(path)   # a bad file fails before any simulation
 

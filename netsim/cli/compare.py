@@ -17,7 +17,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from ..collective import run_collective, sweep_sizes
+from ..run.collective import run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report.nccl import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import parse_topology

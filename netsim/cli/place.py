@@ -21,8 +21,9 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, unknown_name
-from ..placement import (ALL_STRATEGIES, DIMENSIONS, FIXED_STRATEGIES, ParallelLayout,
-                         StepModel, bytes_workload, compare_strategies)
+from ..run.placement_search import ALL_STRATEGIES, compare_strategies
+from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
+from ..run.placement_eval import StepModel
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_size, parse_time
 from .options import (check_writable, emit, format_option, format_records, output_option,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..scenario import default_scenario_path, load_scenario, run_scenario
+from ..run.scenario import default_scenario_path, load_scenario, run_scenario
 from ..units import format_size, format_time
 from .options import (check_writable, emit, fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,

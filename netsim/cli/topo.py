@@ -28,7 +28,7 @@ def _human(key: str, value):
 def command(spec, list_presets, fmt, output, overwrite):
     """Summarise SPEC: `mesh:8x4,bw=12.5GB/s,lat=711ns,links=4`, `fattree:k=8`, a preset, a file."""
     if list_presets:
-        from .. import catalogue
+        from ..topology import catalogue
 
         records = catalogue.preset_table()
         emit(format_records(records, fmt, title="machine catalogue"), output, overwrite)

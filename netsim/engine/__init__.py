@@ -49,7 +49,7 @@ def _checked_placement(topology, schedule: Schedule, placement) -> np.ndarray:
 
 def route_schedule(topology, schedule: Schedule, placement: np.ndarray, router=None):
     """Routes of the schedule's sends, in send-op order (explicit op paths win)."""
-    from ..topology.routing import route
+    from ..routing import route
 
     send_ops = np.flatnonzero(schedule.kind == SEND)
     src = placement[schedule.src[send_ops]]

@@ -340,7 +340,7 @@ class _Execution:
 
     def _reroute(self, t: float) -> np.ndarray:
         """New paths for unfinished sub-flows crossing a failed link; returns their ids."""
-        from .faults import reroute
+        from ..routing.reroute import reroute
 
         unfinished = np.flatnonzero(~self.sub_done & (self.path_len > 0))
         lengths = self.path_len[unfinished]

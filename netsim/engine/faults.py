@@ -16,16 +16,15 @@ Faults as users write them (``--fail-link '1_1<->1_2@20us'``) are parsed at the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
-from ..errors import InputError, RoutingError
+from ..errors import InputError
 from ..topology.model import Topology
 
-__all__ = ["Fault", "fail_links", "degrade_links", "fail_nodes", "surviving_topology",
-           "reroute"]
+__all__ = ["Fault", "fail_links", "degrade_links", "fail_nodes"]
 
 
 @dataclass(frozen=True)
@@ -63,49 +62,3 @@ def fail_nodes(topology: Topology, nodes: Iterable[int | str], time: float = 0.0
     ids = [topology.node(n) if isinstance(n, str) else int(n) for n in nodes]
     touched = np.isin(topology.link_src, ids) | np.isin(topology.link_dst, ids)
     return Fault(tuple(np.flatnonzero(touched).tolist()), float(time), 0.0)
-
-
-def surviving_topology(topology: Topology, failed: np.ndarray) -> tuple[Topology, np.ndarray]:
-    """The topology without the ``failed`` links, and new link id -> old link id."""
-    keep = np.flatnonzero(~failed)
-    family = "custom" if topology.family in ("mesh", "torus", "ring") else topology.family
-    sub = replace(
-        topology, family=family,
-        params={**topology.params, "base_family": topology.family},
-        link_src=topology.link_src[keep], link_dst=topology.link_dst[keep],
-        bandwidth=topology.bandwidth[keep], latency=topology.latency[keep],
-        plane=topology.plane[keep], dim=topology.dim[keep], sign=topology.sign[keep],
-        wrap=topology.wrap[keep], link_names=tuple(topology.link_names[i] for i in keep))
-    return sub, keep
-
-
-def _route_on(sub: Topology, src, dst, keys):
-    from ..topology.routing import ShortestPathRouter, default_router, route
-
-    try:
-        return route(sub, src, dst, keys=keys, router=default_router(sub))
-    except RoutingError:
-        return route(sub, src, dst, keys=keys, router=ShortestPathRouter())
-
-
-def reroute(topology: Topology, failed: np.ndarray, src: np.ndarray, dst: np.ndarray,
-            keys: np.ndarray, names: Sequence[str] | None = None):
-    """New routes (link ids of ``topology``) for requests, avoiding ``failed`` links.
-
-    ``names`` label the endpoints of each request in the error raised when a failure
-    disconnects them (default: node names).
-    """
-    sub, old_id = surviving_topology(topology, failed)
-    try:
-        routes = _route_on(sub, src, dst, keys)
-    except RoutingError:
-        for i in range(len(src)):
-            try:
-                _route_on(sub, src[i:i + 1], dst[i:i + 1], keys[i:i + 1])
-            except RoutingError:
-                a = names[2 * i] if names else topology.node_names[src[i]]
-                b = names[2 * i + 1] if names else topology.node_names[dst[i]]
-                raise RoutingError(f"the failed links disconnect {a} from {b}: no path left "
-                                   f"between them") from None
-        raise
-    return replace(routes, path_links=old_id[routes.path_links])

@@ -4,14 +4,15 @@
 * :mod:`.workload`: a step as phases of collectives run by every group at once;
   transformer-derived sizes;
 * :mod:`.strategies`: rank -> chip maps as pure functions of (topology, layout);
-* :mod:`.evaluate` and :mod:`.search`: scoring maps by simulating the step, and a seeded
-  simulated-annealing search that is never worse than the best fixed strategy (clients of
-  the engine, one layer above it);
 * :mod:`.noc`: the same question inside a chip: operators on a Tensix-like core grid.
+
+Scoring maps by simulating the step, and the seeded search that is never worse than the
+best fixed strategy, are clients of the engine and live one layer up, in :mod:`netsim.run`.
 
 >>> from netsim.topology import parse_topology
 >>> topo = parse_topology("mesh:2x4,bw=10GB/s")
 >>> layout = ParallelLayout(tp=4, dp=2)
+>>> from netsim.run import StepModel
 >>> model = StepModel(topo, layout, bytes_workload(tp_bytes=4e6))
 >>> rows = model.evaluate(place("row_major", topo, layout)).step_s
 >>> strided = model.evaluate(place("interleaved", topo, layout)).step_s
@@ -19,12 +20,9 @@
 (0.6, 1.2)
 """
 
-from .evaluate import LinkLoads, StepModel, StepScore, link_bytes_by_tag
 from .layout import DEFAULT_ORDER, DIMENSIONS, ParallelLayout, parse_layout
-from .noc import (CHIP_STRATEGIES, NOC_POLICIES, ChipLayout, ChipScore, NocRouter, Operator,
-                  chain, compare_chip_placements, evaluate_chip, place_operators,
-                  tensix_grid, transfer_schedule)
-from .search import ALL_STRATEGIES, SearchResult, anneal, compare_strategies, search_placement
+from .noc import (CHIP_STRATEGIES, NOC_POLICIES, ChipLayout, NocRouter, Operator, chain,
+                  place_operators, tensix_grid, transfer_schedule)
 from .strategies import (FIXED_STRATEGIES, STRATEGIES, GridView, applicable_strategies,
                          check_placement, grid_view, load_explicit, place, register_strategy,
                          why_not)
@@ -37,9 +35,6 @@ __all__ = [
     "build_step", "phase_schedule",
     "STRATEGIES", "FIXED_STRATEGIES", "GridView", "grid_view", "place", "why_not",
     "applicable_strategies", "register_strategy", "load_explicit", "check_placement",
-    "StepModel", "StepScore", "LinkLoads", "link_bytes_by_tag",
-    "ALL_STRATEGIES", "SearchResult", "anneal", "search_placement", "compare_strategies",
     "tensix_grid", "NocRouter", "NOC_POLICIES", "Operator", "chain", "ChipLayout",
-    "CHIP_STRATEGIES", "place_operators", "transfer_schedule", "ChipScore", "evaluate_chip",
-    "compare_chip_placements",
+    "CHIP_STRATEGIES", "place_operators", "transfer_schedule",
 ]

@@ -30,19 +30,18 @@ and NoC link load (:func:`compare_chip_placements`).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..schedule import Schedule, concurrent, sends_from_arrays, sequential
 from ..topology import Topology, TopologyBuilder
-from ..topology.routing import PathTable
+from ..routing import PathTable
 
 __all__ = ["tensix_grid", "NocRouter", "NOC_POLICIES", "Operator", "chain", "ChipLayout",
-           "CHIP_STRATEGIES", "place_operators", "transfer_schedule", "ChipScore",
-           "evaluate_chip", "compare_chip_placements", "WORMHOLE"]
+           "CHIP_STRATEGIES", "place_operators", "transfer_schedule", "WORMHOLE"]
 
 #: Wormhole figures: 32 B/cycle at 1 GHz per NoC link (bytes/s), 9 cycles per hop (s).
 WORMHOLE = {"rows": 10, "cols": 8, "bandwidth": 32 * 1e9, "latency": 9e-9}
@@ -111,7 +110,7 @@ class NocRouter:
 
     def link_paths(self, topo: Topology, src: np.ndarray, dst: np.ndarray,
                    keys: np.ndarray) -> PathTable:
-        from ..topology._routing_core import gather, seg_ptr
+        from ..routing.core import gather, seg_ptr
 
         if topo.family != "noc":
             raise InputError(f"NocRouter routes core grids made by tensix_grid, not "
@@ -333,86 +332,3 @@ def transfer_schedule(ops: Sequence[Operator], pipelined: bool = True) -> Schedu
     if not edges:
         raise InputError("operators: no operator passes a tensor to a successor")
     return concurrent(*edges) if pipelined or len(edges) == 1 else sequential(*edges)
-
-
-@dataclass(eq=False)
-class ChipScore:
-    """A chip placement's transfer time (s), NoC link load and hop-bytes."""
-
-    strategy: str
-    time_s: float
-    max_util: float
-    mean_util: float
-    max_link_bytes: float
-    hop_bytes: float
-    placement: np.ndarray
-    edge_s: dict[str, float]
-    link_util: np.ndarray | None = None
-    result: Any = field(default=None, repr=False)
-
-    def record(self, reference: float | None = None) -> dict[str, Any]:
-        row = {"strategy": self.strategy, "time_s": self.time_s,
-               "max_link_util": self.max_util, "mean_link_util": self.mean_util,
-               "max_link_bytes": self.max_link_bytes, "hop_bytes": self.hop_bytes}
-        if reference:
-            row["vs_adjacent_pct"] = 100.0 * (self.time_s / reference - 1.0)
-        return row
-
-
-def evaluate_chip(topo: Topology, schedule: Schedule, placement: np.ndarray,
-                  router: NocRouter, strategy: str = "") -> ChipScore:
-    """Simulate the transfers with rank r on core ``placement[r]``."""
-    from ..engine import simulate
-
-    result = simulate(topo, schedule, placement, router=router)
-    edge_s = {}
-    for tag in schedule.tags:
-        release, finish = result.tag_span(tag)
-        edge_s[tag] = finish - release
-    util = result.link_utilization
-    return ChipScore(strategy, float(result.makespan), float(util.max()), float(util.mean()),
-                     float(result.link_bytes.max()), float(result.link_bytes.sum()),
-                     np.asarray(placement, np.int64), edge_s, util, result)
-
-
-def compare_chip_placements(topo: Topology, ops: Sequence[Operator],
-                            strategies: Sequence[str] = (*CHIP_STRATEGIES, "search"), *,
-                            policy: str = "shortest", pipelined: bool = True, seed: int = 0,
-                            budget: int = 100, seconds: float | None = None
-                            ) -> list[ChipScore]:
-    """Score each chip strategy (the search seeded with every fixed one, cores free to
-    move anywhere on the grid, never worse than the best seed)."""
-    from .search import anneal
-
-    router = NocRouter(policy)
-    schedule = transfer_schedule(ops, pipelined)
-    scores = {}
-    wanted_fixed = [s for s in strategies if s != "search"]
-    seeds_needed = CHIP_STRATEGIES if "search" in strategies else ()
-    for name in dict.fromkeys([*wanted_fixed, *seeds_needed]):
-        try:
-            placement = place_operators(name, topo, ops, seed)
-        except InputError:
-            if name in wanted_fixed:
-                raise
-            continue
-        scores[name] = evaluate_chip(topo, schedule, placement, router, name)
-    out = [scores[s] for s in wanted_fixed]
-    if "search" in strategies:
-        from ..engine import route_schedule, simulate
-
-        sent = schedule.nbytes[schedule.kind == 0]
-
-        def objective(p):
-            return simulate(topo, schedule, p, router=router).makespan
-
-        def cheap(p):   # (busiest link's bytes, hop-bytes), from the routes alone
-            loads = route_schedule(topo, schedule, p, router).link_bytes(sent)
-            return float(loads.max()), float(loads.sum())
-
-        seeds = {n: (s.placement, s.time_s) for n, s in scores.items()}
-        found = anneal(objective, seeds, cheap=cheap, nodes=np.asarray(topo.endpoints),
-                       budget=budget, seconds=seconds, seed=seed)
-        out.append(evaluate_chip(topo, schedule, found.placement, router, "search"))
-    return out
-

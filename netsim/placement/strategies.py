@@ -43,7 +43,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
-from ..yamlio import read_text
+from .._inputs.yamlio import read_text
 from .layout import ParallelLayout
 
 __all__ = ["GridView", "grid_view", "STRATEGIES", "FIXED_STRATEGIES", "register_strategy",

@@ -38,7 +38,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..units import parse_rate, parse_time
-from ..yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
+from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
 
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
@@ -217,7 +217,7 @@ def topology_from_dict(data: Any, source: str = "<topology>",
     except ValidationError as err:
         loc, message = _pydantic_message(err)
         raise fail(loc, message, InputError) from None
-    from ..calibration import apply_calibration, split_calibration
+    from .calibration import apply_calibration, split_calibration
 
     calibration, overrides = split_calibration(
         spec.calibration, dict(overrides or {}), lambda k, msg: fail(("calibration", k), msg))

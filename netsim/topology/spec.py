@@ -298,9 +298,9 @@ def _parse(text: str, defaults, overrides) -> Topology:
 
 def _catalogue():
     try:
-        return importlib.import_module("netsim.catalogue")
+        return importlib.import_module("netsim.topology.catalogue")
     except ModuleNotFoundError as err:
-        if err.name not in ("netsim.catalogue",):
+        if err.name not in ("netsim.topology.catalogue",):
             raise
         return None
 

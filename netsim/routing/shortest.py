@@ -8,8 +8,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from ._routing_core import BaseRouter, Pairs, PathTable, no_path, seg_ptr
-from .model import Topology
+from .core import BaseRouter, Pairs, PathTable, no_path, seg_ptr
+from ..topology.model import Topology
 
 __all__ = ["ShortestPathRouter"]
 

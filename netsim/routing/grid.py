@@ -8,8 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import RoutingError
-from ._routing_core import BaseRouter, Pairs, PathTable, no_path, node_name, seg_ptr
-from .model import Topology
+from .core import BaseRouter, Pairs, PathTable, no_path, node_name, seg_ptr
+from ..topology.model import Topology
 
 __all__ = ["DimensionOrderRouter"]
 

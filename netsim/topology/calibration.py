@@ -39,8 +39,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .errors import InputError, NetsimError, TopologyError
-from .units import parse_rate, parse_size, parse_time
+from ..errors import InputError, NetsimError, TopologyError
+from ..units import parse_rate, parse_size, parse_time
 
 __all__ = ["Calibration", "CALIBRATION_KEYS", "ETH_MTU", "ETH_FRAME_OVERHEAD",
            "payload_efficiency", "split_calibration", "apply_calibration", "calibration_of",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .catalogue_paths import search_dirs
-from .errors import unknown_name
+from ..errors import unknown_name
 
 __all__ = ["find_preset", "preset_names", "preset_table", "load_preset"]
 
@@ -50,7 +50,7 @@ def preset_names() -> list[str]:
 
 def load_preset(name: str, overrides: Mapping[str, Any] | None = None):
     """The Topology of preset ``name``; ``overrides`` as in a spec (``{'links': 1}``)."""
-    from .topology.io import load_topology_file
+    from .io import load_topology_file
 
     path = find_preset(name)
     if path is None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from ..errors import InputError
 from ..units import parse_rate, parse_size, parse_time
-from ..yamlio import load_yaml, yaml_line
+from .yamlio import load_yaml, yaml_line
 
 __all__ = ["Strict", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
            "yaml_line"]

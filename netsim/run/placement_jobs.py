@@ -45,13 +45,13 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..errors import InputError, unknown_name
-from ..scenario.jobs import JobContext, JobResult, register_job
-from ..scenario.schema import Rate, Size, Strict, Time
-from .layout import DIMENSIONS, parse_layout
-from .noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
-from .search import ALL_STRATEGIES
-from .workload import (PHASE_OPS, Phase, Transformer, Workload, algorithm_for,
-                       bytes_workload)
+from .jobs import JobContext, JobResult, register_job
+from .._inputs.schema import Rate, Size, Strict, Time
+from ..placement.layout import DIMENSIONS, parse_layout
+from ..placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
+from .placement_search import ALL_STRATEGIES
+from ..placement.workload import (PHASE_OPS, Phase, Transformer, Workload, algorithm_for,
+                                  bytes_workload)
 
 __all__ = ["PlacementJob", "NocPlacementJob", "run_placement_job", "run_noc_job"]
 
@@ -176,8 +176,8 @@ def run_placement_job(job: PlacementJob, ctx: JobContext) -> JobResult:
     from dataclasses import replace
 
     from ..topology import parse_topology
-    from .evaluate import StepModel
-    from .search import compare_strategies
+    from .placement_eval import StepModel
+    from .placement_search import compare_strategies
 
     spec = job.topology or ctx.topology
     if spec is None:
@@ -270,7 +270,8 @@ def _operators(specs: list[OperatorSpec]) -> list[Operator]:
 
 
 def run_noc_job(job: NocPlacementJob, ctx: JobContext) -> JobResult:
-    from .noc import compare_chip_placements, tensix_grid
+    from .noc_eval import compare_chip_placements
+    from ..placement.noc import tensix_grid
 
     grid = tensix_grid(job.grid.rows, job.grid.cols, job.grid.bandwidth, job.grid.latency)
     seed = ctx.seed if job.seed is None else job.seed

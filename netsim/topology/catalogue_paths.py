@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["data_dir", "search_dirs"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent     # the netsim package
 
 
 def data_dir(kind: str) -> Path:

@@ -20,8 +20,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import InputError, NetsimError
-from .units import parse_size
+from ..errors import InputError, NetsimError
+from ..units import parse_size
 
 __all__ = ["read_measured", "compare_measured", "MEASURED_COLUMNS"]
 

@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import Field
 
 from ..errors import InputError, NetsimError, unknown_name
-from .faults import fault_specs
+from .scenario_faults import fault_specs
 from .jobs import FAULT_RUNNERS, JOB_KINDS, JobContext, JobResult, register_job
-from .schema import Strict, load_yaml, validate, yaml_line
+from .._inputs.schema import Strict, load_yaml, validate, yaml_line
 
 __all__ = ["Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
            "default_scenario_path", "JobContext", "JobResult"]
@@ -71,7 +71,7 @@ def _import_job_kinds() -> None:
     """Modules that register job kinds, imported for their side effect (if present)."""
     import importlib
 
-    for module in ("netsim.algorithms.jobs", "netsim.placement.jobs", "netsim.faults.jobs"):
+    for module in ("netsim.run.collective_jobs", "netsim.run.placement_jobs"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:
@@ -165,6 +165,6 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
 
 def default_scenario_path() -> Path:
     """``scenarios/default.yaml`` of the source tree, or the copy shipped in the package."""
-    from ..catalogue_paths import data_dir
+    from ..topology.catalogue_paths import data_dir
 
     return data_dir("scenarios") / "default.yaml"

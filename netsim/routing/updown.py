@@ -10,9 +10,8 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from ..errors import RoutingError
-from ._routing_core import (BaseRouter, Pairs, PathTable, hash_choice, no_path, ramp,
-                            seg_ptr)
-from .model import Topology
+from .core import BaseRouter, Pairs, PathTable, hash_choice, no_path, ramp, seg_ptr
+from ..topology.model import Topology
 
 __all__ = ["UpDownRouter"]
 

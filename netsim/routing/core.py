@@ -15,7 +15,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import RoutingError
-from .model import Topology
+from ..topology.model import Topology
 
 __all__ = ["PathTable", "Pairs", "BaseRouter", "expand_planes", "seg_ptr", "ramp", "gather",
            "segment_sum", "hash_choice", "read_only", "node_name", "no_path"]

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import ScheduleError
+from ..errors import ScheduleError
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
            "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
@@ -387,7 +387,7 @@ def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,
                        source: str = "schedule") -> Schedule:
     """Build a schedule from its JSON form; relative files need ``message_size`` (bytes)."""
-    from .units import MAX_SIZE, parse_size, parse_time
+    from ..units import MAX_SIZE, parse_size, parse_time
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")

@@ -31,8 +31,9 @@ import numpy as np
 from ..engine import Result, route_schedule, simulate
 from ..errors import InputError
 from ..schedule import SEND
-from .layout import ParallelLayout
-from .workload import DEFAULT_MAX_COPIES, StepSchedule, Workload, build_step, phase_schedule
+from ..placement.layout import ParallelLayout
+from ..placement.workload import (DEFAULT_MAX_COPIES, StepSchedule, Workload, build_step,
+                                  phase_schedule)
 
 __all__ = ["StepModel", "StepScore", "LinkLoads", "link_bytes_by_tag"]
 
@@ -114,8 +115,8 @@ class StepModel:
     def __init__(self, topology, layout: ParallelLayout, workload: Workload, *, router=None,
                  overhead: float | None = None, gamma: float | None = None,
                  max_copies: int = DEFAULT_MAX_COPIES) -> None:
-        from ..calibration import calibrated_alpha, calibrated_gamma
-        from ..topology.routing import default_router
+        from ..topology.calibration import calibrated_alpha, calibrated_gamma
+        from ..routing import default_router
 
         layout.check_fits(topology.num_endpoints, repr(topology.name))
         self.topology = topology

@@ -26,8 +26,8 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..errors import InputError, unknown_name
-from ..scenario.jobs import JobContext, JobResult, register_job
-from ..scenario.schema import Rate, Size, Strict, Time
+from .jobs import JobContext, JobResult, register_job
+from .._inputs.schema import Rate, Size, Strict, Time
 
 __all__ = ["CollectiveJob", "run_collective_job"]
 
@@ -61,7 +61,7 @@ class CollectiveJob(Strict):
     @field_validator("algorithm")
     @classmethod
     def _known_algorithm(cls, name: str, info: ValidationInfo) -> str:
-        from ..collective import resolve_algorithms
+        from .collective import resolve_algorithms
 
         if name != "auto" and "op" in info.data:
             resolve_algorithms(info.data["op"], name)   # raises a did-you-mean InputError
@@ -70,7 +70,7 @@ class CollectiveJob(Strict):
     @field_validator("sizes")
     @classmethod
     def _readable_sweep(cls, sizes):
-        from ..collective import sweep_sizes
+        from .collective import sweep_sizes
 
         if isinstance(sizes, str):
             sweep_sizes(sizes)
@@ -85,10 +85,10 @@ class CollectiveJob(Strict):
 
 def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     """Simulate every size of ``job``; one record per size."""
-    from ..collective import run_sweep
+    from .collective import run_sweep
     from ..topology import parse_topology
     from ..units import format_size
-    from .options import AlgoOptions
+    from ..algorithms.options import AlgoOptions
 
     spec = job.topology or ctx.topology
     if spec is None:

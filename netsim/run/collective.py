@@ -24,13 +24,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .algorithms.bounds import Bound, lower_bound
-from .engine import Result, simulate
-from .errors import InputError, unknown_name
+from ..algorithms.bounds import Bound, lower_bound
+from ..engine import Result, simulate
+from ..errors import InputError, unknown_name
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
-from .report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
-from .schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
-from .units import format_time, parse_size
+from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
+from ..schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
+from ..units import format_time, parse_size
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
            "requirement_text"]
@@ -101,7 +101,7 @@ def resolve_algorithms(op: str, algorithm) -> tuple[list, bool]:
         if isinstance(algorithm, (list, tuple)):
             return list(algorithm), True
         return [algorithm], False
-    from .algorithms.registry import algorithms_for
+    from ..algorithms.registry import algorithms_for
 
     known = list(algorithms_for(op))
     if algorithm == "auto":
@@ -125,7 +125,7 @@ def requirement_text(algo) -> str:
 
 
 def _default_options():
-    from .algorithms.options import AlgoOptions
+    from ..algorithms.options import AlgoOptions
 
     return AlgoOptions()
 
@@ -180,7 +180,7 @@ def _check_alpha(alpha) -> float:
 
 
 def _check_order(order) -> None:
-    from .algorithms.orders import ORDERS
+    from ..algorithms.orders import ORDERS
 
     if isinstance(order, str) and order not in ORDERS:
         raise unknown_name("rank order", order, ORDERS)
@@ -222,8 +222,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     resolved on this topology); the record then shows them and the number of re-routed
     flows. The lower bound stays the healthy machine's.
     """
-    from .calibration import calibrated_alpha, calibrated_gamma
-    from .topology import parse_topology
+    from ..topology.calibration import calibrated_alpha, calibrated_gamma
+    from ..topology import parse_topology
 
     _check_op(op)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
@@ -314,7 +314,7 @@ def _number(text: str) -> bool:
 
 def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveRun]:
     """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec)."""
-    from .topology import parse_topology
+    from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]

@@ -18,8 +18,8 @@ from ..engine import Result, simulate
 from ..errors import InputError
 from ..schedule import MAX_SENDS
 from ..topology import parse_topology
-from ..traffic import make_pattern
-from .schema import Size, Strict, Time
+from ..schedule.traffic import make_pattern
+from .._inputs.schema import Size, Strict, Time
 
 __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNERS",
            "TrafficJob"]
@@ -42,7 +42,7 @@ class JobContext:
 
     def resolve_faults(self, topology) -> list:
         """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
-        from ..faultspec import resolve_faults
+        from .faultspec import resolve_faults
 
         return resolve_faults(self.faults, topology)
 
@@ -94,7 +94,7 @@ class TrafficJob(Strict):
     @classmethod
     def _known_pattern(cls, pattern: str) -> str:
         from ..errors import unknown_name
-        from ..traffic import PATTERNS
+        from ..schedule.traffic import PATTERNS
 
         if pattern not in PATTERNS:
             raise ValueError(str(unknown_name("traffic pattern", pattern, PATTERNS)))
@@ -120,7 +120,7 @@ def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float,
               "flows": result.num_flows, "bytes": total_bytes, "time_s": result.makespan,
               "max_link_util": result.max_link_utilization, "events": result.events}
     if faults:
-        from ..faultspec import fault_summary, rerouted_flows
+        from .faultspec import fault_summary, rerouted_flows
 
         record.update(faults=fault_summary(faults), rerouted=rerouted_flows(result))
     return record
@@ -132,7 +132,8 @@ def _pattern_sends(pattern: str, ranks: int) -> int:
 
 def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
     if job.flows is not None:
-        from ..flowfile import load_flow_file, simulate_flows
+        from ..schedule.flowfile import load_flow_file
+        from .flows import simulate_flows
 
         flowset = load_flow_file(ctx.base_dir / job.flows)
         faults = ctx.resolve_faults(flowset.topology)

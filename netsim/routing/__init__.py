@@ -34,11 +34,11 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import RoutingError
-from ._routing_core import PathTable, gather, read_only, segment_sum
-from ._routing_grid import DimensionOrderRouter
-from ._routing_shortest import ShortestPathRouter
-from ._routing_updown import UpDownRouter
-from .model import Topology
+from .core import PathTable, gather, read_only, segment_sum
+from .grid import DimensionOrderRouter
+from .shortest import ShortestPathRouter
+from .updown import UpDownRouter
+from ..topology.model import Topology
 
 __all__ = ["Routes", "PathTable", "Router", "DimensionOrderRouter", "UpDownRouter",
            "ShortestPathRouter", "default_router", "route", "path_latency"]

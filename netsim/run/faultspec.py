@@ -22,9 +22,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .engine.faults import Fault, degrade_links, fail_links, fail_nodes
-from .errors import InputError, NetsimError
-from .units import format_time, parse_time
+from ..engine.faults import Fault, degrade_links, fail_links, fail_nodes
+from ..errors import InputError, NetsimError
+from ..units import format_time, parse_time
 
 __all__ = ["FaultSpec", "LabeledFault", "parse_fault_option", "resolve_faults",
            "fault_summary", "rerouted_flows"]

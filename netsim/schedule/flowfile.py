@@ -20,12 +20,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .errors import InputError, NetsimError
-from .schedule import Schedule, ScheduleBuilder, read_json
-from .topology.model import Topology, TopologyBuilder
-from .units import parse_rate, parse_size, parse_time
+from ..errors import InputError, NetsimError
+from . import Schedule, ScheduleBuilder, read_json
+from ..topology.model import Topology, TopologyBuilder
+from ..units import parse_rate, parse_size, parse_time
 
-__all__ = ["FlowSet", "load_flow_file", "flows_from_dict", "simulate_flows"]
+__all__ = ["FlowSet", "load_flow_file", "flows_from_dict"]
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def _topological_order(flows: list, ids: list, source: str) -> list[int]:
 
 def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
     """Validate a flow document and build its :class:`FlowSet`."""
-    from .topology import parse_topology
+    from ..topology import parse_topology
 
     if not isinstance(doc, Mapping):
         raise InputError(f"{source}: expected a JSON object with 'flows', got a "
@@ -242,14 +242,3 @@ def load_flow_file(path: str | Path) -> FlowSet:
     """Read and validate a flow file (see the module docstring)."""
     path = Path(path)
     return flows_from_dict(read_json(path, InputError), str(path))
-
-
-def simulate_flows(flowset: FlowSet, **options):
-    """Simulate a :class:`FlowSet`; the result's flow ids are the file's ids."""
-    from .engine import simulate
-
-    result = simulate(flowset.topology, flowset.schedule,
-                      np.arange(flowset.topology.num_nodes), not_before=flowset.not_before,
-                      **options)
-    result.op_ids = flowset.flow_ids
-    return result

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["load_yaml", "yaml_line", "read_text"]
 

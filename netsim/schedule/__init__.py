@@ -1,0 +1,20 @@
+"""Schedules: the contract between algorithms and machines, as data.
+
+* :mod:`.ir`: the Schedule IR (a DAG of sends, computes and barriers over ranks) and its
+  JSON files;
+* :mod:`.flowfile`: flow files (explicit flows on explicit or generated links);
+* :mod:`.traffic`: synthetic traffic patterns (all-to-all, permutations, ...).
+
+>>> b = ScheduleBuilder(2)
+>>> _ = b.send(0, 1, 1e6)
+>>> b.build().num_ops
+1
+"""
+
+from .ir import (BARRIER, COMPUTE, MAX_SENDS, SEND, Schedule, ScheduleBuilder, concurrent,
+                 load_schedule, read_json, save_schedule, schedule_from_dict,
+                 sends_from_arrays, sequential)
+
+__all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
+           "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
+           "load_schedule", "save_schedule", "read_json"]

@@ -124,11 +124,11 @@ def test_register_family_and_unknown_options_of_a_plugin():
         del FAMILIES["testpair"]
 
 
-# -- presets through netsim.catalogue -------------------------------------------------------
+# -- presets through netsim.topology.catalogue -------------------------------------------------------
 
 @pytest.fixture
 def fake_catalogue(tmp_path, monkeypatch):
-    """A stand-in netsim.catalogue with one preset, 'galaxy-wh' (mesh 8x4, 4 planes)."""
+    """A stand-in netsim.topology.catalogue with one preset, 'galaxy-wh' (mesh 8x4, 4 planes)."""
     preset = write(tmp_path, "galaxy-wh.yaml", """\
         name: galaxy-wh
         description: Wormhole Galaxy

@@ -17,7 +17,7 @@ per step (tt-metal CCL_bandwidth.md, "Bytes through the bottleneck link"):
 * all-reduce: reduce-scatter, then all-gather (two CCL phases, as tt-metal runs it).
 
 Every phase starts with a barrier over the ranks (the op's entry barrier) and a fixed cost
-``launch`` per rank, read from the topology's calibration (:mod:`netsim.calibration`).
+``launch`` per rank, read from the topology's calibration (:mod:`netsim.topology.calibration`).
 With ``options.chunks`` = C every block moves in C slices that follow each other on every
 link. Ring runs should use a topology calibrated with ``fabric=ring``: the deadlock-free
 ring fabric costs every packet extra link time (CCL_bandwidth.md, "What a ring costs").

@@ -11,7 +11,7 @@ are mapped back to the full topology. A failure that leaves two talking endpoint
 a path is an error that names them. Mid-run, the remaining bytes of every unfinished flow
 that crosses a newly failed link continue on a new path, after that path's latency.
 Faults as users write them (``--fail-link '1_1<->1_2@20us'``) are parsed at the edge, in
-:mod:`netsim.faultspec`.
+:mod:`netsim.run.faultspec`.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ NOC_POLICIES = ("shortest", "split", "noc0", "noc1")
 # -- the core grid -------------------------------------------------------------------------
 
 def tensix_grid(rows: int = WORMHOLE["rows"], cols: int = WORMHOLE["cols"],
-                bandwidth: float = WORMHOLE["bandwidth"], latency: float = WORMHOLE["latency"],
+                *, bandwidth: float = WORMHOLE["bandwidth"], latency: float = WORMHOLE["latency"],
                 name: str | None = None) -> Topology:
     """A Tensix-like core grid with two opposite unidirectional torus NoCs (module doc).
 

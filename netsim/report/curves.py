@@ -2,7 +2,7 @@
 
 ``series`` maps a label to its points, given either as records (dicts with a size in bytes
 under ``size_bytes``, ``bytes`` or ``size``, and the y value, as
-:meth:`netsim.collective.CollectiveRun.record` makes them) or as a pair
+:meth:`netsim.run.collective.CollectiveRun.record` makes them) or as a pair
 ``(sizes in bytes, values)``. The x axis is log2 with binary size labels (1KiB, 1MiB ...);
 ``measured`` points (same forms) are drawn as markers over the curve of the same label.
 

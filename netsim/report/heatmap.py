@@ -2,7 +2,7 @@
 
 >>> from netsim.topology import mesh
 >>> from netsim.engine import simulate
->>> from netsim.traffic import all_to_all
+>>> from netsim.schedule.traffic import all_to_all
 >>> topo = mesh((4, 4))
 >>> result = simulate(topo, all_to_all(16, 1e6))
 >>> drawn = draw_heatmap(topo, result, path="alltoall.png")   # doctest: +SKIP

@@ -3,7 +3,7 @@ runs, a Gantt chart of every rank's sends and computes.
 
 >>> from netsim.topology import ring
 >>> from netsim.engine import simulate
->>> from netsim.traffic import shift
+>>> from netsim.schedule.traffic import shift
 >>> topo = ring(4)
 >>> result = simulate(topo, shift(4, 1e6), record_timeline=True)
 >>> draw_link_timeline(result, topo, "links.png")            # doctest: +SKIP

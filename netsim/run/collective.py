@@ -216,9 +216,9 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     endpoint, ``placement`` to the first ``ranks`` endpoints; ``options`` is an
     ``AlgoOptions`` (its topology and placement are filled in here); ``alpha`` is the
     per-message overhead at the sender (s). Without ``alpha`` (or ``options.gamma``) the
-    topology's calibration gives them (:mod:`netsim.calibration`; 0 and None without one).
+    topology's calibration gives them (:mod:`netsim.topology.calibration`; 0 and None without one).
     ``faults`` are links that fail or degrade during the run (engine
-    :class:`~netsim.engine.faults.Fault` objects, or :class:`~netsim.faultspec.FaultSpec`
+    :class:`~netsim.engine.faults.Fault` objects, or :class:`~netsim.run.faultspec.FaultSpec`
     resolved on this topology); the record then shows them and the number of re-routed
     flows. The lower bound stays the healthy machine's.
     """

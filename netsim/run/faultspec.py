@@ -12,8 +12,9 @@ link or node the machine does not have.
 >>> spec = parse_fault_option("0_0<->0_1@20us", "fail")
 >>> spec.label
 'fail 0_0<->0_1 @20us'
->>> spec.resolve(mesh(2, 2)).links
-(0, 1)
+>>> topo = mesh((2, 2))
+>>> [topo.link_names[i] for i in spec.resolve(topo).links]
+['0_0->0_1', '0_1->0_0']
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNER
 class JobContext:
     """What a runner gets besides its job: the scenario's defaults and where it lives.
 
-    ``faults`` are the scenario's and the job's :class:`~netsim.faultspec.FaultSpec`
+    ``faults`` are the scenario's and the job's :class:`~netsim.run.faultspec.FaultSpec`
     (header ones first); a runner registered with ``faults=True`` resolves them on its
     topology with :meth:`resolve_faults` and passes them to the engine.
     """

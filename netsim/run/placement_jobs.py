@@ -273,7 +273,8 @@ def run_noc_job(job: NocPlacementJob, ctx: JobContext) -> JobResult:
     from .noc_eval import compare_chip_placements
     from ..placement.noc import tensix_grid
 
-    grid = tensix_grid(job.grid.rows, job.grid.cols, job.grid.bandwidth, job.grid.latency)
+    grid = tensix_grid(job.grid.rows, job.grid.cols, bandwidth=job.grid.bandwidth,
+                       latency=job.grid.latency)
     seed = ctx.seed if job.seed is None else job.seed
     scores = compare_chip_placements(grid, _operators(job.operators), job.strategies,
                                      policy=job.policy, pipelined=job.pipelined, seed=seed,

@@ -8,7 +8,7 @@
       - {node: "3_3"}                            # every link of a node fails
       - {node: "2_2", factor: 0.25, at: 1ms}     # every link of a node slows down
 
-Targets are written as on the command line (:mod:`netsim.faultspec`): ``A->B`` one link,
+Targets are written as on the command line (:mod:`netsim.run.faultspec`): ``A->B`` one link,
 ``A<->B`` both directions (``A<->B#k`` plane k of a bundle), ``node:NAME`` (or ``node:``).
 Job kinds opt in by registering with ``faults=True`` and resolving ``ctx.faults`` on their
 topology.

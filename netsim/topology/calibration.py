@@ -27,7 +27,7 @@ for Ethernet frames of ``MTU`` = 1500 B with ``F`` = 50 B of header, FEC and CRC
 tt-metal's CCL_bandwidth.md states), P the packet payload and t_ring the ring fabric's
 per-packet cost (0 on a line fabric). Reducing switches get ``reduce_bandwidth``. The rest
 (alpha, launch, gamma) is read at run time: :func:`calibrated_alpha` by
-:func:`netsim.collective.run_collective` when the caller gives no alpha, and so on. The
+:func:`netsim.run.collective.run_collective` when the caller gives no alpha, and so on. The
 applied calibration is kept in ``topology.meta['calibration']`` as plain values.
 """
 

@@ -121,7 +121,7 @@ def _attrs(lay: _Layout, reduce: bool, reduce_bandwidth: float | None) -> list[d
     return gpu + nvs + leaf + spine
 
 
-def dgx_cluster(nodes: int = 4, gpus_per_node: int = 8, switches: int = 4,
+def dgx_cluster(nodes: int = 4, *, gpus_per_node: int = 8, switches: int = 4,
                 links_per_switch: int | Sequence[int] = (5, 4, 4, 5),
                 bandwidth: float | str = _NVLINK_BW, nic_bandwidth: float | str = _NIC_BW,
                 latency: float | str = 0.0, nic_latency: float | str = 0.0,

@@ -86,7 +86,7 @@ def _grid(family: str, dims, bandwidth, latency, links: int, name: str | None) -
         coords=[tuple(float(x) for x in c) for c in coords])
 
 
-def mesh(dims: int | Sequence[int], bandwidth: float | str = DEFAULT_BANDWIDTH,
+def mesh(dims: int | Sequence[int], *, bandwidth: float | str = DEFAULT_BANDWIDTH,
          latency: float | str = DEFAULT_LATENCY, links: int = 1,
          name: str | None = None) -> Topology:
     """A mesh (grid without wrap-around) of shape ``dims``; see the module docstring.
@@ -118,7 +118,7 @@ def mesh(dims: int | Sequence[int], bandwidth: float | str = DEFAULT_BANDWIDTH,
     return _grid("mesh", dims, bandwidth, latency, links, name)
 
 
-def torus(dims: int | Sequence[int], bandwidth: float | str = DEFAULT_BANDWIDTH,
+def torus(dims: int | Sequence[int], *, bandwidth: float | str = DEFAULT_BANDWIDTH,
           latency: float | str = DEFAULT_LATENCY, links: int = 1,
           name: str | None = None) -> Topology:
     """A torus (a mesh whose dimensions wrap around) of shape ``dims``.

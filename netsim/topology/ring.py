@@ -11,7 +11,7 @@ from .model import Topology
 __all__ = ["ring"]
 
 
-def ring(n: int, bandwidth: float | str = DEFAULT_BANDWIDTH,
+def ring(n: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
          latency: float | str = DEFAULT_LATENCY, links: int = 1, bidirectional: bool = True,
          name: str | None = None) -> Topology:
     """A ring of ``n >= 2`` nodes ``n0..n{n-1}``, all endpoints in that rank order.

@@ -28,7 +28,7 @@ def _links_per_switch(links, links_per_switch, switches: int) -> tuple[int, ...]
     return tuple(positive_int(c, "links_per_switch", "nvswitch") for c in counts)
 
 
-def nvswitch(gpus: int, switches: int = 1, bandwidth: float | str = DEFAULT_BANDWIDTH,
+def nvswitch(gpus: int, *, switches: int = 1, bandwidth: float | str = DEFAULT_BANDWIDTH,
              latency: float | str = DEFAULT_LATENCY, links: int | None = None,
              links_per_switch: int | Sequence[int] | None = None, reduce: bool = False,
              reduce_bandwidth: float | str | None = None,
@@ -80,7 +80,7 @@ def nvswitch(gpus: int, switches: int = 1, bandwidth: float | str = DEFAULT_BAND
         node_attrs=[{} for _ in range(gpus)] + [dict(switch_attrs) for _ in range(switches)])
 
 
-def full_mesh(n: int, bandwidth: float | str = DEFAULT_BANDWIDTH,
+def full_mesh(n: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
               latency: float | str = DEFAULT_LATENCY, links: int = 1,
               name: str | None = None) -> Topology:
     """``n`` nodes ``n0..`` with a direct cable between every pair (n(n-1)/2 cables).

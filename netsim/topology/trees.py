@@ -30,7 +30,7 @@ def _join(*parts):
                                  for p in parts]) for i in range(3))
 
 
-def fat_tree(k: int, bandwidth: float | str = DEFAULT_BANDWIDTH,
+def fat_tree(k: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
              latency: float | str = DEFAULT_LATENCY, links: int = 1,
              host_bandwidth: float | str | None = None, name: str | None = None) -> Topology:
     """The k-ary three-tier fat tree of Al-Fares et al. (SIGCOMM 2008), k even.
@@ -94,7 +94,7 @@ def fat_tree(k: int, bandwidth: float | str = DEFAULT_BANDWIDTH,
         node_attrs=[{"tier": int(t), "pod": int(p)} for t, p in zip(tiers, pods)])
 
 
-def leaf_spine(hosts_per_leaf: int, leaves: int, spines: int,
+def leaf_spine(hosts_per_leaf: int, leaves: int, spines: int, *,
                bandwidth: float | str = DEFAULT_BANDWIDTH, oversubscription: float = 1.0,
                latency: float | str = DEFAULT_LATENCY, links: int = 1,
                name: str | None = None) -> Topology:

@@ -18,9 +18,9 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..run.collective import CollectiveRun, requirement_text, run_sweep, sweep_sizes
+from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..errors import InputError, unknown_name
-from ..report.nccl import BUSBW_FACTOR, NCCL_COLUMNS
+from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate, parse_time
 from .options import (check_writable, emit, fault_options, fault_specs, format_option,
@@ -55,7 +55,7 @@ def add_report_option(option: click.Option, hook: ReportHook) -> None:
 
 
 def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
-    from ..algorithms.registry import OPS, algorithms_for
+    from ..algorithms import OPS, algorithms_for
 
     ops = [op] if op else list(OPS)
     rows = [{"op": o, "algorithm": a.name, "needs": requirement_text(a) or "-",
@@ -67,7 +67,7 @@ def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
 
 
 def _options(chunks: int | None, gamma: str | None, order: str, root: int):
-    from ..algorithms.options import AlgoOptions
+    from ..algorithms import AlgoOptions
 
     rate = parse_rate(gamma, "--gamma") if gamma else None
     if rate is not None and not rate > 0:
@@ -163,13 +163,13 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).
 def _measured(path, runs, records, overwrite, topology):
-    from ..run.measured import compare_measured
+    from ..run import compare_measured
 
     return compare_measured(path, records)
 
 
 def _check_measured(path, overwrite) -> None:
-    from ..run.measured import read_measured
+    from ..run import read_measured
 
     read_measured(path)   # a bad file fails before any simulation
 
@@ -183,7 +183,7 @@ add_report_option(
 
 # --heatmap FILE: the link heatmap of every size run (FILE-1.png ... for several sizes).
 def _heatmap(path, runs, records, overwrite, topology):
-    from ..report.heatmap import draw_heatmap, heatmap_paths
+    from ..report import draw_heatmap, heatmap_paths
 
     for run, target in zip(runs, heatmap_paths(path, len(runs))):
         draw_heatmap(topology, run.result, path=target, overwrite=overwrite,
@@ -194,7 +194,7 @@ def _heatmap(path, runs, records, overwrite, topology):
 
 
 def _check_figure(path, overwrite) -> None:
-    from ..report.figure import figure_format
+    from ..report import figure_format
 
     figure_format(path)
     check_writable(path, overwrite)
@@ -203,7 +203,7 @@ def _check_figure(path, overwrite) -> None:
 # --save-result FILE.json: the largest size's result with the machine embedded, for
 # `netsim heatmap FILE.json` later.
 def _save_result(path, runs, records, overwrite, topology):
-    from ..report.heatmap import write_result_document
+    from ..report import write_result_document
 
     largest = max(runs, key=lambda run: run.size_bytes)
     write_result_document(path, largest.result, topology, spec=None,
@@ -214,7 +214,7 @@ def _save_result(path, runs, records, overwrite, topology):
 
 # --plot FILE: busbw over message size (with the --measured points when given).
 def _plot(path, runs, records, overwrite, topology):
-    from ..report.curves import draw_curves
+    from ..report import draw_curves
 
     label = f"{runs[0].topology} {runs[0].algorithm}" if runs else "netsim"
     measured = [r for r in records if r.get("measured_busbw_GBps") is not None]

@@ -17,9 +17,9 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from ..run.collective import run_collective, sweep_sizes
+from ..run import run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
-from ..report.nccl import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
+from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import parse_topology
 from ..units import format_rate, format_size, parse_time
 from .options import (check_writable, emit, format_option, format_records, output_option,
@@ -117,7 +117,7 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
     for path in filter(None, (output, plot)):
         check_writable(path, overwrite)
     if plot:
-        from ..report.figure import figure_format
+        from ..report import figure_format
 
         figure_format(plot)
     points = sweep_sizes(sizes if sizes is not None else (size or "64MiB"))
@@ -159,7 +159,7 @@ def _title(op: str, specs, target: float | None) -> str:
 
 
 def _plot(records: list[dict], path: str, sweep: bool, title: str, overwrite: bool) -> None:
-    from ..report.curves import draw_bars, draw_curves
+    from ..report import draw_bars, draw_curves
 
     if sweep:
         series: dict[str, list[dict]] = {}

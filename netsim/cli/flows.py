@@ -7,8 +7,8 @@ import json
 import click
 
 from ..errors import InputError, NetsimError
-from ..schedule.flowfile import load_flow_file
-from ..run.flows import simulate_flows
+from ..schedule import load_flow_file
+from ..run import simulate_flows
 from ..units import format_time
 from .options import (check_writable, emit, fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
@@ -26,7 +26,7 @@ __all__ = ["command"]
 @fault_options
 def command(flow_file, fmt, output, overwrite, overhead, fail_links, degrade_links):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
-    from ..run.faultspec import resolve_faults
+    from ..run import resolve_faults
     from ..units import parse_time
 
     if output:

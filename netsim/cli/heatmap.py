@@ -31,8 +31,8 @@ def command(result_file, output, quantity, minus, spec, title, label_top, overwr
     any result JSON with ``--topo SPEC``. With ``--minus B.json`` the colours show
     RESULT minus B on a diverging scale centred at zero.
     """
-    from ..report.figure import figure_format
-    from ..report.heatmap import (document_difference, document_topology, document_values,
+    from ..report import figure_format
+    from ..report import (document_difference, document_topology, document_values,
                                   draw_heatmap, read_result_document)
 
     figure_format(output)

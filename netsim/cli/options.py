@@ -41,7 +41,7 @@ def fault_options(command: Callable) -> Callable:
 
 def fault_specs(fail_links: Sequence[str] = (), degrade_links: Sequence[str] = ()) -> list:
     """The :class:`~netsim.run.faultspec.FaultSpec` of the fault options (syntax checked now)."""
-    from ..run.faultspec import parse_fault_option
+    from ..run import parse_fault_option
 
     return ([parse_fault_option(text, "fail") for text in fail_links]
             + [parse_fault_option(text, "degrade") for text in degrade_links])

@@ -21,9 +21,9 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, unknown_name
-from ..run.placement_search import ALL_STRATEGIES, compare_strategies
+from ..run import ALL_STRATEGIES, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
-from ..run.placement_eval import StepModel
+from ..run import StepModel
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_size, parse_time
 from .options import (check_writable, emit, format_option, format_records, output_option,
@@ -95,8 +95,8 @@ def _columns(records: list[dict], phases: list[str]):
 def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Path]:
     """Per strategy: the link heatmap and the placement map (groups of the fastest
     active dimension)."""
-    from ..report.heatmap import draw_heatmap
-    from ..report.placement_map import draw_placement_map
+    from ..report import draw_heatmap
+    from ..report import draw_placement_map
 
     dim = model.layout.active_dimensions()[0]
     groups = model.layout.group_of(dim).tolist()

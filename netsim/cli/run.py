@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..run.scenario import default_scenario_path, load_scenario, run_scenario
+from ..run import default_scenario_path, load_scenario, run_scenario
 from ..units import format_size, format_time
 from .options import (check_writable, emit, fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
@@ -83,8 +83,8 @@ def _column(key: str):
 
 def _check_figures(report, heatmap, num_jobs: int, overwrite: bool) -> None:
     """Fail before simulating if a --report/--heatmap output cannot be written."""
-    from ..report.figure import figure_format
-    from ..report.heatmap import heatmap_paths
+    from ..report import figure_format
+    from ..report import heatmap_paths
 
     if report:
         check_writable(report, overwrite)
@@ -95,8 +95,8 @@ def _check_figures(report, heatmap, num_jobs: int, overwrite: bool) -> None:
 
 
 def _write_figures(outcome, report, heatmap, overwrite: bool) -> None:
-    from ..report.heatmap import draw_scenario_heatmaps
-    from ..report.html import write_scenario_report
+    from ..report import draw_scenario_heatmaps
+    from ..report import write_scenario_report
 
     if heatmap:
         for target in draw_scenario_heatmaps(outcome, heatmap, overwrite=overwrite):

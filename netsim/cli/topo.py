@@ -28,9 +28,9 @@ def _human(key: str, value):
 def command(spec, list_presets, fmt, output, overwrite):
     """Summarise SPEC: `mesh:8x4,bw=12.5GB/s,lat=711ns,links=4`, `fattree:k=8`, a preset, a file."""
     if list_presets:
-        from ..topology import catalogue
+        from ..topology import preset_table
 
-        records = catalogue.preset_table()
+        records = preset_table()
         emit(format_records(records, fmt, title="machine catalogue"), output, overwrite)
         return
     if spec is None:

@@ -14,7 +14,11 @@
 from .ir import (BARRIER, COMPUTE, MAX_SENDS, SEND, Schedule, ScheduleBuilder, concurrent,
                  load_schedule, read_json, save_schedule, schedule_from_dict,
                  sends_from_arrays, sequential)
+from .flowfile import FlowSet, flows_from_dict, load_flow_file
+from .traffic import PATTERNS, all_to_all, make_pattern, permutation, shift
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
            "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
-           "load_schedule", "save_schedule", "read_json"]
+           "load_schedule", "save_schedule", "read_json",
+           "FlowSet", "load_flow_file", "flows_from_dict",
+           "PATTERNS", "make_pattern", "all_to_all", "permutation", "shift"]

@@ -30,12 +30,10 @@ import numpy as np
 from ..errors import InputError, unknown_name
 from .options import AlgoOptions
 
-__all__ = ["ORDERS", "GRID_FAMILIES", "rank_order", "grid_coords", "snake_walk",
+__all__ = ["ORDERS", "rank_order", "grid_coords", "snake_walk",
            "hilbert_walk"]
 
 ORDERS = ("natural", "row", "snake", "hilbert")
-#: Topology families whose node index is the row-major index of a coordinate in params['dims'].
-GRID_FAMILIES = ("mesh", "torus", "ring")
 
 
 def rank_order(name: str, num_ranks: int, options: AlgoOptions) -> np.ndarray:
@@ -59,10 +57,10 @@ def rank_order(name: str, num_ranks: int, options: AlgoOptions) -> np.ndarray:
 def grid_coords(topology, nodes: np.ndarray, why: str = "this algorithm"
                 ) -> tuple[np.ndarray, tuple[int, ...]]:
     """Grid coordinates (n, D) of ``nodes`` on a mesh/torus/ring topology, and its dims."""
-    if topology is None or topology.family not in GRID_FAMILIES:
+    dims = None if topology is None else topology.grid_dims
+    if dims is None:
         family = None if topology is None else topology.family
         raise InputError(f"{why} needs a mesh, torus or ring topology, got {family!r}")
-    dims = tuple(int(d) for d in topology.params["dims"])
     nodes = np.asarray(nodes, dtype=np.int64)
     if nodes.size and (nodes.min() < 0 or nodes.max() >= math.prod(dims)):
         raise InputError(f"{why}: a rank is placed on a node outside the {dims} grid")

@@ -50,7 +50,6 @@ __all__ = ["GridView", "grid_view", "STRATEGIES", "FIXED_STRATEGIES", "register_
            "place", "why_not", "applicable_strategies", "load_explicit", "parse_shape",
            "tile_shape", "snake_walk", "cycle_walk", "hilbert_walk", "check_placement"]
 
-GRID_FAMILIES = ("mesh", "torus", "ring")
 
 
 # -- the machine as a grid of cells -------------------------------------------------------
@@ -80,9 +79,8 @@ class GridView:
 def grid_view(topology) -> GridView:
     """The grid of cells the strategies walk over (see the module docstring)."""
     endpoints = np.asarray(topology.endpoints, dtype=np.int64)
-    dims = topology.params.get("dims")
-    if topology.family in GRID_FAMILIES and dims and math.prod(dims) == endpoints.size:
-        dims = tuple(int(k) for k in dims)
+    dims = topology.grid_dims
+    if dims and math.prod(dims) == endpoints.size:
         return GridView(dims, endpoints.reshape(dims), "grid")
     rows = _meta_rows(topology, endpoints) or _switch_rows(topology, endpoints)
     if rows is not None and len(rows) > 1:

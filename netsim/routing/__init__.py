@@ -38,7 +38,7 @@ from .core import PathTable, gather, read_only, segment_sum
 from .grid import DimensionOrderRouter
 from .shortest import ShortestPathRouter
 from .updown import UpDownRouter
-from ..topology.model import Topology
+from ..topology.model import GRID_FAMILIES, Topology
 
 __all__ = ["Routes", "PathTable", "Router", "DimensionOrderRouter", "UpDownRouter",
            "ShortestPathRouter", "default_router", "route", "path_latency"]
@@ -211,7 +211,7 @@ def default_router(topo: Topology) -> Router:
     """Dimension order on mesh/torus/ring, up/down ECMP on switched fabrics (hash on
     fat_tree and leaf_spine, spray on nvswitch, as NCCL stripes over all NVLinks), fewest
     hops elsewhere."""
-    if topo.family in ("mesh", "torus", "ring"):
+    if topo.family in GRID_FAMILIES:
         return DimensionOrderRouter()
     if topo.family in ("fat_tree", "leaf_spine"):
         return UpDownRouter(ecmp="hash")

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import RoutingError
-from ..topology.model import Topology
+from ..topology.model import GRID_FAMILIES, Topology
 from . import ShortestPathRouter, default_router, route
 
 __all__ = ["surviving_topology", "reroute"]
@@ -23,7 +23,7 @@ __all__ = ["surviving_topology", "reroute"]
 def surviving_topology(topology: Topology, failed: np.ndarray) -> tuple[Topology, np.ndarray]:
     """The topology without the ``failed`` links, and new link id -> old link id."""
     keep = np.flatnonzero(~failed)
-    family = "custom" if topology.family in ("mesh", "torus", "ring") else topology.family
+    family = "custom" if topology.family in GRID_FAMILIES else topology.family
     sub = replace(
         topology, family=family,
         params={**topology.params, "base_family": topology.family},

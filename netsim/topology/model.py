@@ -24,7 +24,11 @@ import numpy as np
 
 from ..errors import TopologyError
 
-__all__ = ["Topology", "TopologyBuilder"]
+__all__ = ["Topology", "TopologyBuilder", "GRID_FAMILIES"]
+
+#: Families whose node index is the row-major index of a coordinate in ``params['dims']``
+#: (what routing, rank orders, placement and re-routing call "a grid").
+GRID_FAMILIES = ("mesh", "torus", "ring")
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,6 +119,20 @@ class Topology:
     def in_degree_bandwidth(self) -> np.ndarray:
         """Total incoming bandwidth of every node, bytes/s."""
         return np.bincount(self.link_dst, weights=self.bandwidth, minlength=self.num_nodes)
+
+    @property
+    def grid_dims(self) -> tuple[int, ...] | None:
+        """The grid shape of a mesh, torus or ring (node i at row-major index i), else None.
+
+        >>> from netsim.topology import mesh
+        >>> from netsim.topology import fat_tree
+        >>> mesh((2, 3)).grid_dims, fat_tree(4).grid_dims
+        ((2, 3), None)
+        """
+        dims = self.params.get("dims")
+        if self.family not in GRID_FAMILIES or not dims:
+            return None
+        return tuple(int(d) for d in dims)
 
     def can_reduce(self, node: int) -> bool:
         """True for a switch marked able to reduce in-network (NVLS / SHARP style)."""

@@ -22,9 +22,10 @@ from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
-from ..units import format_size, format_time, parse_rate, parse_time
-from .options import (check_writable, emit, fault_options, fault_specs, format_option,
-                      format_records, output_option, overwrite_option, progress_reporter)
+from ..units import format_size, format_time, parse_rate
+from .options import (alpha_option, alpha_seconds, check_writable, emit, fault_options,
+                      fault_specs, format_option, format_records, output_option,
+                      overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -107,9 +108,7 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
 @click.option("--chunks", type=click.IntRange(min=1), default=None,
               help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) "
                    "up to 64 for pipelined algorithms: dbtree, chain, innetwork].")
-@click.option("--alpha", default=None,
-              help="Per-message overhead at the sender (e.g. 2us) [the topology's "
-                   "calibration, else 0].")
+@alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
 @click.option("--order", default="natural", show_default=True,
               help="Rank order for rings and trees (natural, snake, ...).")
@@ -141,9 +140,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
     for hook, value in hooks.values():
         if hook.check is not None:
             hook.check(value, overwrite)
-    alpha_s = parse_time(alpha, "--alpha") if alpha is not None else None
-    if alpha_s is not None and alpha_s < 0:
-        raise InputError(f"--alpha must be a time >= 0 (e.g. 2us), got {alpha!r}")
+    alpha_s = alpha_seconds(alpha)
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
     runs = run_sweep(op, topology, algorithm, _sizes(size, sizes),

@@ -21,9 +21,9 @@ from ..run import run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import parse_topology
-from ..units import format_rate, format_size, parse_time
-from .options import (check_writable, emit, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter)
+from ..units import format_rate, format_size
+from .options import (alpha_option, alpha_seconds, check_writable, emit, format_option,
+                      format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "injection_bandwidth", "normalize_injection"]
 
@@ -95,8 +95,7 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
               help="Algorithm name or auto (repeat for several).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint of each machine).")
-@click.option("--alpha", default="0", show_default=True,
-              help="Per-message overhead at the sender (e.g. 2us).")
+@alpha_option
 @click.option("--normalize", type=click.Choice(["injection"]), default=None,
               help="Scale link bandwidths so every machine's endpoints inject as much as "
                    "the first's.")
@@ -125,7 +124,7 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
     factors, target = [1.0] * len(specs), None
     if normalize == "injection":
         topologies, factors, target = normalize_injection(topologies)
-    options = {"op": op, "alpha": parse_time(alpha, "--alpha"),
+    options = {"op": op, "alpha": alpha_seconds(alpha),
                "progress": progress_reporter(op)}
     records = []
     for spec, topo, factor in zip(specs, topologies, factors):

@@ -10,9 +10,9 @@ from ..errors import InputError, NetsimError
 from ..schedule import load_flow_file
 from ..run import simulate_flows
 from ..units import format_time
-from .options import (check_writable, emit, fault_options, fault_specs, format_option,
-                      format_records, output_option, overwrite_option, progress_reporter,
-                      to_jsonable)
+from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
+                      fault_options, fault_specs, format_option, format_records, output_option,
+                      overwrite_option, progress_reporter, to_jsonable)
 
 __all__ = ["command"]
 
@@ -22,20 +22,27 @@ __all__ = ["command"]
 @format_option
 @output_option
 @overwrite_option
-@click.option("--overhead", default="0", help="Per-message software overhead (e.g. 2us).")
+@alpha_option
+@click.option("--overhead", default=None, hidden=True,
+              help="Old spelling of --alpha (deprecated).")
 @fault_options
-def command(flow_file, fmt, output, overwrite, overhead, fail_links, degrade_links):
+def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     from ..run import resolve_faults
-    from ..units import parse_time
+    from ..topology import calibrated_alpha
 
+    if overhead is not None and alpha is not None:
+        raise InputError("give --alpha, not both --alpha and --overhead")
     if output:
         check_writable(output, overwrite)
-    overhead_s = parse_time(overhead, "--overhead")
-    if overhead_s < 0:
-        raise InputError(f"--overhead must be >= 0, got {overhead!r}")
+    overhead_s = alpha_seconds(alpha)
+    if overhead is not None:
+        overhead_s = alpha_seconds(overhead, "--overhead")
+        deprecated("--overhead", "--alpha")
     specs = fault_specs(fail_links, degrade_links)
     flowset = load_flow_file(flow_file)
+    if overhead_s is None:
+        overhead_s = calibrated_alpha(flowset.topology)
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
                                 faults=resolve_faults(specs, flowset.topology))

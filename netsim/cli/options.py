@@ -14,7 +14,7 @@ from ..outputs import check_writable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
-           "format_records", "check_writable"]
+           "format_records", "check_writable", "alpha_option", "alpha_seconds", "deprecated"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")
@@ -22,6 +22,31 @@ output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), 
                              help="Write the output to this file instead of stdout.")
 overwrite_option = click.option("--overwrite", is_flag=True,
                                 help="Replace output files that already exist.")
+
+# One meaning everywhere (coll, compare, place): without --alpha the machine's calibrated
+# per-message overhead applies, so the same case gives the same time through every command.
+alpha_option = click.option("--alpha", default=None,
+                            help="Per-message overhead at the sender (e.g. 2us) [the "
+                                 "machine's calibration, else 0].")
+
+
+def alpha_seconds(alpha: str | None, option: str = "--alpha") -> float | None:
+    """``--alpha`` in seconds, or None for the machine's calibrated value."""
+    if alpha is None:
+        return None
+    from ..errors import InputError
+    from ..units import parse_time
+
+    seconds = parse_time(alpha, option)
+    if seconds < 0:
+        raise InputError(f"{option} must be a time >= 0 (e.g. 2us), got {alpha!r}")
+    return seconds
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr for an old spelling that still works for one release."""
+    click.echo(f"netsim: note: {old} is deprecated and will go in the next release; "
+               f"use {new}", err=True)
 
 
 def fault_options(command: Callable) -> Callable:

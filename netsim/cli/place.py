@@ -25,9 +25,9 @@ from ..run import ALL_STRATEGIES, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
 from ..run import StepModel
 from ..topology import parse_topology
-from ..units import format_size, format_time, parse_size, parse_time
-from .options import (check_writable, emit, format_option, format_records, output_option,
-                      overwrite_option, to_jsonable)
+from ..units import format_size, format_time, parse_size
+from .options import (alpha_option, alpha_seconds, check_writable, emit, format_option,
+                      format_records, output_option, overwrite_option, to_jsonable)
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -153,8 +153,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
-@click.option("--alpha", default=None,
-              help="Per-message overhead at the sender (e.g. 2us) [the machine's calibration].")
+@alpha_option
 @click.option("--heatmap", "heatmap_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for a link heatmap and a placement map per strategy.")
 @format_option
@@ -183,7 +182,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
         workload = replace(workload, phases=tuple(replace(p, chunks=chunks)
                                                   for p in workload.phases))
     model = StepModel(topology, layout, workload, max_copies=max_copies,
-                      overhead=parse_time(alpha, "--alpha") if alpha is not None else None)
+                      overhead=alpha_seconds(alpha))
     params = {"shape": shape, "path": map_file}
     scores, found = compare_strategies(model, names, seed=seed, budget=budget,
                                        seconds=seconds, params=params)

@@ -12,6 +12,7 @@ from .spec import FAMILIES, parse_topology, register_family
 from .summary import bisection_bandwidth, diameter, summarize
 from .switched import full_mesh, nvswitch
 from .trees import fat_tree, leaf_spine
+from .calibration import calibrated_alpha, calibrated_gamma
 from .catalogue import find_preset, load_preset, preset_names, preset_table
 from . import clusters  # noqa: F401,E402  (registers the 'dgxcluster' spec family)
 
@@ -35,5 +36,5 @@ __all__ = [
     "from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
     "save_topology_file", "topology_file_schema", "check_connected",
     "summarize", "diameter", "bisection_bandwidth",
-    "find_preset", "preset_names", "preset_table", "load_preset",
+    "calibrated_alpha", "calibrated_gamma", "find_preset", "preset_names", "preset_table", "load_preset",
 ]

@@ -140,7 +140,7 @@ def test_netsim_path_adds_presets_and_broken_files_show_as_errors(tmp_path, monk
 def test_topo_list_prints_the_catalogue():
     result = CliRunner().invoke(cli, ["topo", "--list", "--format", "json"])
     assert result.exit_code == 0, result.output
-    names = [row["name"] for row in json.loads(result.output)]
+    names = [row["name"] for row in json.loads(result.output)["records"]]
     assert set(SHAPES) <= set(names)
 
 

@@ -73,7 +73,7 @@ def test_table_has_the_nccl_tests_numbers():
 def test_json_records_have_the_keys_and_values():
     result = invoke("allreduce", "--topo", SPEC, "--algo", "double-ring", "--size", "80MB",
                     "--format", "json")
-    records = json.loads(result.output)
+    records = json.loads(result.output)["records"]
     assert len(records) == 1
     row = records[0]
     for key in ("op", "algorithm", "topology", "ranks", "size_bytes", "time_s", "algbw_GBps",
@@ -86,7 +86,7 @@ def test_json_records_have_the_keys_and_values():
 
 def test_sizes_sweep_gives_one_row_per_doubling():
     args = ("allreduce", "--topo", SPEC, "--algo", "double-ring", "--sizes", "1KiB:8KiB")
-    rows = json.loads(invoke(*args, "--format", "json").output)
+    rows = json.loads(invoke(*args, "--format", "json").output)["records"]
     assert [r["size_bytes"] for r in rows] == [1024, 2048, 4096, 8192]
     csv_lines = invoke(*args, "--format", "csv").output.strip().splitlines()
     assert len(csv_lines) == 5 and csv_lines[0].startswith("op,algorithm,topology,ranks")
@@ -97,7 +97,7 @@ def test_sizes_sweep_gives_one_row_per_doubling():
 def test_ranks_chunks_and_alpha_reach_the_run():
     rows = json.loads(invoke("allreduce", "--topo", SPEC, "--algo", "double-ring", "--size",
                              "4MB", "--ranks", "4", "--alpha", "2us", "--format",
-                             "json").output)
+                             "json").output)["records"]
     # 4 ranks on n0..n3 of the 8-ring: the ring closes n3 -> n0 over 3 hops. Each of the
     # 6 steps: 2 us + 1 MB / 10 GB/s (the 3-hop flow shares no link with the others).
     assert rows[0]["ranks"] == 4
@@ -107,7 +107,7 @@ def test_ranks_chunks_and_alpha_reach_the_run():
 def test_auto_names_the_winner_and_lists_the_candidates():
     result = invoke("allreduce", "--topo", "ring:6,bw=10GB/s", "--size", "6MB", "--format",
                     "json")
-    row = json.loads(result.output)[0]
+    row = json.loads(result.output)["records"][0]
     candidates = row["candidates"].split(",")
     assert "double-naive" in row["candidates"] and "double-halving" not in row["candidates"]
     times = [parse_time(c.split("=")[1]) for c in candidates]
@@ -136,7 +136,7 @@ def test_an_algorithm_that_does_not_apply_is_an_input_error():
 
 def test_list_names_every_algorithm_with_its_summary():
     result = invoke("--list", "--format", "json")
-    rows = json.loads(result.output)
+    rows = json.loads(result.output)["records"]
     row = next(r for r in rows if r["algorithm"] == "double-halving")
     assert row == {"op": "allreduce", "algorithm": "double-halving",
                    "needs": "a power-of-two number of ranks",
@@ -187,7 +187,7 @@ def test_coll_draws_heatmaps_and_curves_and_saves_a_result_heatmap_can_redraw(tm
     main(["coll", "allreduce", "--topo", "ring:4,bw=10GB/s", "--algo", "ring",
           "--sizes", "1MiB:2MiB", "--heatmap", str(heat), "--plot", str(plot),
           "--save-result", str(saved), "--format", "json"])
-    records = json.loads(capsys.readouterr().out)
+    records = json.loads(capsys.readouterr().out)["records"]
     assert [r["size_bytes"] for r in records] == [2**20, 2**21]
     for png in (tmp_path / "h-1.png", tmp_path / "h-2.png"):
         assert png.read_bytes()[:4] == b"\x89PNG"          # one heatmap per size

@@ -56,9 +56,9 @@ def test_flows_degrade_link_slows_it_from_the_start(tmp_path, capsys):
 def test_coll_records_show_the_faults_and_the_rerouted_flows(capsys):
     args = ["coll", "allreduce", "--topo", "ring:6,bw=10GB/s", "--algo", "ring",
             "--size", "6MB", "--format", "json"]
-    healthy = json.loads(run_cli(capsys, *args))[0]
+    healthy = json.loads(run_cli(capsys, *args))["records"][0]
     faulty = json.loads(run_cli(capsys, *args, "--fail-link", "n0<->n1",
-                                "--degrade-link", "n3->n4=0.5@10us"))[0]
+                                "--degrade-link", "n3->n4=0.5@10us"))["records"][0]
     assert "faults" not in healthy
     assert faulty["faults"] == "fail n0<->n1; degrade n3->n4 x0.5 @10us"
     assert faulty["rerouted"] > 0

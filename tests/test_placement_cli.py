@@ -29,7 +29,7 @@ def test_json_has_the_closed_form_times():
                     "--strategies", "row_major,interleaved", "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    rows = {r["strategy"]: r for r in doc["strategies"]}
+    rows = {r["strategy"]: r for r in doc["records"]}
     assert rows["row_major"]["step_s"] == pytest.approx(6e-4)
     assert rows["interleaved"]["step_s"] == pytest.approx(1.2e-3)
     assert rows["interleaved"]["vs_row_major_pct"] == pytest.approx(100.0)
@@ -95,7 +95,7 @@ def test_switch_machines_and_tori_run_too():
         result = invoke("--topo", spec, *degrees, "--tp-bytes", "1MB", "--dp-bytes", "1MB",
                         "--budget", "2", "--format", "json")
         assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["strategies"][-1]["strategy"] == "search"
+        assert json.loads(result.stdout)["records"][-1]["strategy"] == "search"
 
 
 def test_heatmaps_per_strategy(tmp_path):

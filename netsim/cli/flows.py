@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..errors import InputError, NetsimError
@@ -12,7 +10,7 @@ from ..run import simulate_flows
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       fault_options, fault_specs, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter, to_jsonable)
+                      overwrite_option, progress_reporter)
 
 __all__ = ["command"]
 
@@ -52,10 +50,9 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         raise type(err)(f"{flow_file}: {err}") from None
     faults = _fault_records(specs, result)
     if fmt == "json":
-        doc = {"makespan": result.makespan, "flows": result.flow_records(),
-               "links": result.link_records(), "events": result.events,
-               **({"faults": faults} if faults else {})}
-        text = json.dumps(to_jsonable(doc), indent=1) + "\n"
+        text = format_records(result.flow_records(), "json", document={
+            "makespan": result.makespan, "events": result.events,
+            "links": result.link_records(), **({"faults": faults} if faults else {})})
     elif fmt == "csv":
         text = result.flows_csv()
     else:

@@ -14,7 +14,7 @@ from ..outputs import check_writable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
-           "format_records", "check_writable", "alpha_option", "alpha_seconds", "deprecated"]
+           "format_records", "check_writable", "alpha_option", "alpha_seconds", "deprecated", "envelope"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")
@@ -137,12 +137,26 @@ def emit(text: str, output: str | None, overwrite: bool) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def envelope(records: Sequence[dict[str, Any]], **context: Any) -> dict[str, Any]:
+    """Every command's JSON: ``{"netsim": version, "command": name, ...context, "records"}``.
+
+    ``records`` is the list a table would show (one row per run, strategy, flow ...);
+    ``context`` the command's other facts (the scenario's name, the links of a flow run).
+    """
+    from .. import __version__
+
+    ctx = click.get_current_context(silent=True)
+    command = ctx.info_name if ctx is not None else None
+    return {"netsim": __version__, "command": command, **context, "records": list(records)}
+
+
 def format_records(records: Sequence[dict[str, Any]], fmt: str, document: Any = None,
                    columns=None, title: str | None = None) -> str:
-    """Records as a table, CSV, or JSON (``document`` if given, else the records)."""
+    """Records as a table, CSV, or JSON: the :func:`envelope` of the records, with the
+    keys of ``document`` (a mapping) other than ``records`` as its context."""
     if fmt == "json":
-        return json.dumps(to_jsonable(document if document is not None else list(records)),
-                          indent=1) + "\n"
+        context = {k: v for k, v in (document or {}).items() if k != "records"}
+        return json.dumps(to_jsonable(envelope(records, **context)), indent=1) + "\n"
     if fmt == "csv":
         return records_csv(records)
     return render_table(records, columns, title)

@@ -202,7 +202,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
         "topology": topology.name, "layout": layout.degrees, "order": list(layout.order),
         "phases": [{"name": p.name, "dim": p.dim, "op": p.op, "bytes": p.size,
                     "repeat": p.repeat} for p in model.workload.phases],
-        "overlap": overlap, "strategies": records,
+        "overlap": overlap,
         "placements": {s.strategy: [topology.node_names[n] for n in s.placement]
                        for s in scores},
     }

@@ -40,5 +40,5 @@ def command(spec, list_presets, fmt, output, overwrite):
         rows = [{"field": k, "value": _human(k, v)} for k, v in summary.items()]
         text = format_records(rows, "table", title=f"topology {summary.get('name', spec)}")
     else:
-        text = format_records([summary], fmt, document=summary)
+        text = format_records([summary], fmt)
     emit(text, output, overwrite)

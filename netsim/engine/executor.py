@@ -227,9 +227,11 @@ class _Execution:
             return
         mark = np.zeros(self.topo.num_links, dtype=bool)
         mark[links] = True
-        on = mark[self.active_links]
-        rate = np.where(self.is_new[self.active], 0.0, self.rate[self.active])
-        r, link = np.repeat(rate, lengths)[on], self.active_links[on]
+        at = np.flatnonzero(mark[self.active_links])     # the incidences of these links
+        owner = np.searchsorted(np.cumsum(lengths), at, side="right")
+        subs = self.active[owner]
+        r = np.where(self.is_new[subs], 0.0, self.rate[subs])
+        link = self.active_links[at]
         load = np.bincount(link, weights=r, minlength=self.topo.num_links)
         top = np.zeros(self.topo.num_links)
         np.maximum.at(top, link, r)

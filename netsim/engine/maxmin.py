@@ -141,8 +141,10 @@ def max_min_rates_warm(lengths: np.ndarray, links: np.ndarray, capacity: np.ndar
     keep = ~new & (old_rate < tau * (1 - _MARGIN))
     if not keep.any():
         return max_min_rates_csr(lengths, links, capacity)
+    # The capacity the kept flows use: zero weights for the others add exactly nothing and
+    # save compressing the incidence arrays.
     kept_on = np.repeat(keep, lengths)
-    used = np.bincount(links[kept_on], weights=np.repeat(old_rate[keep], lengths[keep]),
+    used = np.bincount(links, weights=np.repeat(np.where(keep, old_rate, 0.0), lengths),
                        minlength=len(capacity))
     rate = old_rate.copy()
     rate[~keep] = max_min_rates_csr(lengths[~keep], links[~kept_on],

@@ -39,6 +39,13 @@ _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
 
 
+def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)``, without its sort for a single value."""
+    if values.size == 1:
+        return values, np.ones(1, dtype=np.intp)
+    return np.unique(values, return_counts=True)
+
+
 def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[ptr[r]:ptr[r+1]]`` for every r in ``rows``, without a loop."""
     return _gather_spans(ptr[rows], ptr[rows + 1] - ptr[rows], idx)
@@ -46,6 +53,8 @@ def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.nda
 
 def _gather_spans(starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[s:s+n]`` for every (s, n) in zip(starts, lengths)."""
+    if lengths.size == 1:                     # the common case of small runs: one slice
+        return idx[int(starts[0]):int(starts[0]) + int(lengths[0])]
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=idx.dtype)
@@ -129,6 +138,9 @@ class _Execution:
         """Queue ``ids`` at ``times``, one heap entry per distinct time."""
         if ids.size == 0:
             return
+        if ids.size == 1:
+            heapq.heappush(self.heap, (float(times[0]), next(self._seq), kind, ids))
+            return
         uniq, inverse = np.unique(times, return_inverse=True)
         if uniq.size == 1:
             heapq.heappush(self.heap, (float(uniq[0]), next(self._seq), kind, ids))
@@ -169,7 +181,7 @@ class _Execution:
             succ = _gather_ranges(self.succ_ptr, self.succ_idx, ops)
             if succ.size == 0:
                 return
-            unblocked, count = np.unique(succ, return_counts=True)
+            unblocked, count = _counted(succ)
             self.waiting[unblocked] -= count
             ready = unblocked[self.waiting[unblocked] == 0]
             ops = self._release(ready, t)
@@ -178,7 +190,7 @@ class _Execution:
         self.remaining[subs] = 0.0
         self.sub_done[subs] = True
         ops = self.sub_op[subs]
-        done, count = np.unique(ops, return_counts=True)   # touch only the ops concerned
+        done, count = _counted(ops)             # touch only the ops concerned
         self.subs_left[done] -= count
         self._finish(done[self.subs_left[done] == 0], t)
 

@@ -16,9 +16,10 @@ number of events and the same per-link bytes, on:
 from __future__ import annotations
 
 from contextlib import contextmanager
+from unittest import mock
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from netsim.engine import Fault, simulate
@@ -111,3 +112,31 @@ def test_dependent_phases_match_the_reference(seed, phases):
                                          deps=received[s]))
         received = now
     assert_same_run(topo, b.build())
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(alltoall_cases())
+def test_levels_noted_at_removal_equal_those_of_the_last_solution(case):
+    # The warm start reads the last solution's saturation level of every link that lost
+    # flows; the engine notes it when the flows leave instead of recomputing every link's
+    # level after every solve. Both must give the same numbers.
+    from netsim.engine.maxmin import saturation_levels
+
+    topo, schedule, faults = case
+    original = executor._Execution._solve
+    checked = []
+
+    def solve(self):
+        last = getattr(self, "_last_solution", None)
+        if self.level is not None and last is not None and self.lost.any():
+            expected = saturation_levels(*last)
+            np.testing.assert_array_equal(self.level[self.lost], expected[self.lost])
+            checked.append(int(self.lost.sum()))
+        original(self)
+        lengths = self.path_len[self.active].copy()
+        self._last_solution = (lengths, self.active_links.copy(),
+                               self.rate[self.active].copy(), self.capacity.copy())
+
+    with mock.patch.object(executor._Execution, "_solve", solve):
+        simulate(topo, schedule, faults=faults)
+    event(f"levels checked at {len(checked)} solves")

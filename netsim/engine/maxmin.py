@@ -53,20 +53,15 @@ def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarr
             share = np.maximum(remaining, 0.0) / count      # inf (or nan) on unused links
         share_on = share[links]
         flow_min = np.minimum.reduceat(share_on, starts)
-        # A link is locally minimal when none of its flows can go lower elsewhere (no
-        # incidence below the link's share); a flow freezes at a locally minimal link at
-        # its own minimum. Scattering the few "below" incidences is cheaper than a
-        # minimum.at over all of them.
-        below = np.repeat(flow_min, lengths) < share_on
-        blocked = np.zeros(num_links, dtype=bool)
-        blocked[links[below]] = True
-        hit = ~below
-        hit &= ~blocked[links]
+        flow_min_on = np.repeat(flow_min, lengths)
+        smallest_seen = np.full(num_links, np.inf)
+        np.minimum.at(smallest_seen, links, flow_min_on)
+        ready = share <= smallest_seen          # locally minimal links (nan/unused: False)
+        hit = ready[links] & (share_on <= flow_min_on)
         frozen = np.logical_or.reduceat(hit, starts)
         rate[flows[frozen]] = flow_min[frozen]
         frozen_on = np.repeat(frozen, lengths)
-        remaining -= np.bincount(links, weights=np.repeat(np.where(frozen, flow_min, 0.0),
-                                                          lengths), minlength=num_links)
+        remaining -= np.bincount(links, weights=flow_min_on * frozen_on, minlength=num_links)
         links = links[~frozen_on]
         flows, lengths = flows[~frozen], lengths[~frozen]
     return rate
@@ -141,10 +136,8 @@ def max_min_rates_warm(lengths: np.ndarray, links: np.ndarray, capacity: np.ndar
     keep = ~new & (old_rate < tau * (1 - _MARGIN))
     if not keep.any():
         return max_min_rates_csr(lengths, links, capacity)
-    # The capacity the kept flows use: zero weights for the others add exactly nothing and
-    # save compressing the incidence arrays.
     kept_on = np.repeat(keep, lengths)
-    used = np.bincount(links, weights=np.repeat(np.where(keep, old_rate, 0.0), lengths),
+    used = np.bincount(links[kept_on], weights=np.repeat(old_rate[keep], lengths[keep]),
                        minlength=len(capacity))
     rate = old_rate.copy()
     rate[~keep] = max_min_rates_csr(lengths[~keep], links[~kept_on],

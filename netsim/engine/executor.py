@@ -23,16 +23,27 @@ import simpy
 
 from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
-from .maxmin import max_min_rates_csr, max_min_rates_warm, saturation_levels
+from .maxmin import max_min_rates_csr, max_min_rates_warm
 from .result import Result
 
 __all__ = ["execute", "ProgressCallback"]
+
+#: True: solve every event cold over all draining flows (``max_min_rates_csr``), without
+#: the warm start and its bookkeeping. The reference the fast paths are tested against.
+REFERENCE = False
 
 #: ``progress(events_done, simulated_time_s)``, called every few events.
 ProgressCallback = Callable[[int, float], None]
 
 _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
+
+
+def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)``, without its sort for a single value."""
+    if values.size == 1:
+        return values, np.ones(1, dtype=np.intp)
+    return np.unique(values, return_counts=True)
 
 
 def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -42,6 +53,8 @@ def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.nda
 
 def _gather_spans(starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[s:s+n]`` for every (s, n) in zip(starts, lengths)."""
+    if lengths.size == 1:                     # the common case of small runs: one slice
+        return idx[int(starts[0]):int(starts[0]) + int(lengths[0])]
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=idx.dtype)
@@ -105,7 +118,10 @@ class _Execution:
         self.active = np.zeros(0, dtype=np.int64)      # draining sub-flows, in order
         self.active_links = np.zeros(0, dtype=np.intp)  # their paths, concatenated
         # What changed since the last solve, for the warm start (maxmin.max_min_rates_warm).
-        self.level: np.ndarray | None = None           # saturation level per link
+        # level[l] is the link's saturation level in the last solution (its largest flow
+        # rate if saturated, else inf), filled in only when l first loses a flow (``lost``):
+        # the warm start reads it nowhere else. None: no solution to start from.
+        self.level: np.ndarray | None = None
         self.lost = np.zeros(topology.num_links, dtype=bool)
         self.is_new = np.zeros(n_sub, dtype=bool)
         self.link_busy = np.zeros(topology.num_links)
@@ -121,6 +137,9 @@ class _Execution:
     def _push(self, times: np.ndarray, kind: int, ids: np.ndarray) -> None:
         """Queue ``ids`` at ``times``, one heap entry per distinct time."""
         if ids.size == 0:
+            return
+        if ids.size == 1:
+            heapq.heappush(self.heap, (float(times[0]), next(self._seq), kind, ids))
             return
         uniq, inverse = np.unique(times, return_inverse=True)
         if uniq.size == 1:
@@ -162,7 +181,7 @@ class _Execution:
             succ = _gather_ranges(self.succ_ptr, self.succ_idx, ops)
             if succ.size == 0:
                 return
-            unblocked, count = np.unique(succ, return_counts=True)
+            unblocked, count = _counted(succ)
             self.waiting[unblocked] -= count
             ready = unblocked[self.waiting[unblocked] == 0]
             ops = self._release(ready, t)
@@ -171,7 +190,7 @@ class _Execution:
         self.remaining[subs] = 0.0
         self.sub_done[subs] = True
         ops = self.sub_op[subs]
-        done, count = np.unique(ops, return_counts=True)   # touch only the ops concerned
+        done, count = _counted(ops)             # touch only the ops concerned
         self.subs_left[done] -= count
         self._finish(done[self.subs_left[done] == 0], t)
 
@@ -193,13 +212,43 @@ class _Execution:
         self.is_new[subs] = True
         self.active = np.concatenate([self.active, subs])
         self.active_links = np.concatenate([self.active_links, links])
+        self.link_count += np.bincount(links, minlength=self.topo.num_links)
 
     def _keep_active(self, keep: np.ndarray) -> None:
         """Keep only the draining sub-flows where ``keep`` is true (and their paths)."""
-        kept_on = np.repeat(keep, self.path_len[self.active])
-        self.lost[self.active_links[~kept_on]] = True
+        lengths = self.path_len[self.active]
+        kept_on = np.repeat(keep, lengths)
+        gone = self.active_links[~kept_on]
+        if self.level is not None:
+            self._note_levels(gone[~self.lost[gone]], lengths)
+        self.lost[gone] = True
+        self.link_count -= np.bincount(gone, minlength=self.topo.num_links)
         self.active_links = self.active_links[kept_on]
         self.active = self.active[keep]
+
+    def _note_levels(self, links: np.ndarray, lengths: np.ndarray) -> None:
+        """Record the last solution's saturation level of ``links``, about to lose flows.
+
+        The same values as :func:`~netsim.engine.maxmin.saturation_levels`, summed in the
+        same order, but only over the incidences of these links, and only for links that
+        lose flows (the warm start reads no other level). Flows removed earlier in the
+        event do not cross these links (they would be lost already), so the loads are
+        those of the last solution; flows added since have no rate yet and count as 0.
+        """
+        if links.size == 0:
+            return
+        mark = np.zeros(self.topo.num_links, dtype=bool)
+        mark[links] = True
+        at = np.flatnonzero(mark[self.active_links])     # the incidences of these links
+        owner = np.searchsorted(np.cumsum(lengths), at, side="right")
+        subs = self.active[owner]
+        r = np.where(self.is_new[subs], 0.0, self.rate[subs])
+        link = self.active_links[at]
+        load = np.bincount(link, weights=r, minlength=self.topo.num_links)
+        top = np.zeros(self.topo.num_links)
+        np.maximum.at(top, link, r)
+        saturated = load >= self.capacity * (1 - 1e-9)
+        self.level[mark] = np.where(saturated, top, np.inf)[mark]
 
     def _solve(self) -> None:
         """Max-min rates of the draining sub-flows and per-link flow counts."""
@@ -210,16 +259,16 @@ class _Execution:
             return
         links, lengths = self.active_links, self.path_len[self.active]
         new = self.is_new[self.active]
-        if self.level is None or new.sum() * 2 > new.size:   # mostly new: solve from scratch
-            rate = max_min_rates_csr(lengths, links, self.capacity)
+        if REFERENCE or self.level is None or new.sum() * 2 > new.size:
+            rate = max_min_rates_csr(lengths, links, self.capacity)   # cold: mostly new
         else:
             rate = max_min_rates_warm(lengths, links, self.capacity, self.rate[self.active],
                                       new, self.level, self.lost)
         self.rate[self.active] = rate
-        self.level = saturation_levels(lengths, links, rate, self.capacity)
+        if self.level is None:
+            self.level = np.full(self.topo.num_links, np.inf)
         self.lost[:] = False
         self.is_new[self.active] = False
-        self.link_count = np.bincount(links, minlength=self.topo.num_links)
         np.maximum(self.link_peak, self.link_count, out=self.link_peak)
         if (self.rate[self.active] <= 0).any():
             raise SimulationError("a flow has no capacity left on its path")

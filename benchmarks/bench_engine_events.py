@@ -1,0 +1,151 @@
+"""Issue 12's event-heavy cases: runs where nearly every flow ends at its own time.
+
+Cases (select by name; default: all but the slowest):
+
+* ``lognormal8`` / ``lognormal12`` / ``lognormal16``: k x k mesh (50 GB/s, zero latency, XY
+  routing), all-to-all with per-pair sizes log-normal around 1 MiB (sigma 1, numpy seed 0,
+  whole bytes), so every flow finishes at its own time.
+* ``staggered16``: 16x16 mesh all-to-all, 1 MiB per pair, 1 us per hop, so flows join the
+  sharing at staggered times.
+* ``nvl72``: ``netsim coll allreduce --topo gb200-nvl72 --algo auto --size 4GB``.
+* ``dgx``: ``netsim coll allreduce --topo dgx-h100 --algo auto --sizes 1KiB:16GiB``.
+
+Each case runs in a fresh process, so its peak memory (max RSS) is its own, and prints
+flows, events, solver passes (calls of the max-min solver), wall time, peak memory and the
+makespan. ``--reference`` also runs each case with the reference engine (a cold
+``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
+its wall time and the largest relative difference of the per-op finish times.
+
+    python benchmarks/bench_engine_events.py [--reference] [CASE ...]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "nvl72", "dgx"]
+DEFAULT = ["lognormal8", "lognormal12", "staggered16", "nvl72", "dgx"]
+
+
+def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
+    from netsim.engine import execute, route_schedule
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import mesh
+
+    n = k * k
+    topology = mesh((k, k), bandwidth=50e9, latency=latency)
+    src, dst = np.divmod(np.arange(n * n), n)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    if lognormal:
+        rng = np.random.default_rng(0)
+        nbytes = np.maximum(np.rint(rng.lognormal(np.log(1 << 20), 1.0, src.size)), 1.0)
+    else:
+        nbytes = float(1 << 20)
+    schedule = sends_from_arrays(n, src, dst, nbytes, tag="alltoall")
+    routes = route_schedule(topology, schedule, topology.endpoints)
+    return [execute(topology, schedule, routes)]
+
+
+def _coll(topo: str, **kwargs):
+    from netsim.collective import run_collective, run_sweep
+
+    results = []
+    from netsim.engine import executor
+    original = executor._Execution._result
+
+    def keep(self):                 # every engine run of the sweep, candidates included
+        result = original(self)
+        results.append(result)
+        return result
+
+    executor._Execution._result = keep
+    if "sizes" in kwargs:
+        run_sweep("allreduce", topo, "auto", kwargs["sizes"])
+    else:
+        run_collective("allreduce", topo, "auto", kwargs["size"])
+    executor._Execution._result = original
+    return results
+
+
+def run_case(name: str):
+    if name.startswith("lognormal"):
+        return _mesh_alltoall(int(name[len("lognormal"):]), lognormal=True, latency=0.0)
+    if name == "staggered16":
+        return _mesh_alltoall(16, lognormal=False, latency=1e-6)
+    if name == "nvl72":
+        return _coll("gb200-nvl72", size="4GB")
+    if name == "dgx":
+        return _coll("dgx-h100", sizes="1KiB:16GiB")
+    raise SystemExit(f"unknown case {name!r}; one of {', '.join(CASES)}")
+
+
+def one(name: str, reference: bool, out: str) -> dict:
+    from netsim.engine import executor, maxmin
+
+    passes = [0]
+    solver = maxmin.max_min_rates_csr
+
+    def counted(*args, **kwargs):
+        passes[0] += 1
+        return solver(*args, **kwargs)
+
+    executor.max_min_rates_csr = maxmin.max_min_rates_csr = counted
+    if reference:
+        os.environ["NETSIM_ENGINE_REFERENCE"] = "1"
+        executor.REFERENCE = True
+    start = time.perf_counter()
+    results = run_case(name)
+    wall = time.perf_counter() - start
+    np.savez(out, *[r.op_finish for r in results])
+    return {"case": name, "engine": "reference" if reference else "fast",
+            "runs": len(results), "flows": sum(r.num_flows for r in results),
+            "events": sum(r.events for r in results), "solver_calls": passes[0],
+            "wall_s": round(wall, 3),
+            "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "makespan_s": max(r.makespan for r in results)}
+
+
+def _spawn(name: str, reference: bool, out: str) -> dict:
+    args = [sys.executable, __file__, "--one", name, out] + (["--ref"] if reference else [])
+    return json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+
+
+def max_rel_diff(a: str, b: str) -> float:
+    fa, fb = np.load(a), np.load(b)
+    worst = 0.0
+    for key in fa.files:
+        x, y = fa[key], fb[key]
+        scale = np.maximum(np.abs(y), 1e-300)
+        worst = max(worst, float((np.abs(x - y) / scale).max()) if x.size else 0.0)
+    return worst
+
+
+def main(argv: list[str]) -> None:
+    reference = "--reference" in argv
+    names = [a for a in argv if not a.startswith("--")] or DEFAULT
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            fast = os.path.join(tmp, f"{name}-fast.npz")
+            row = _spawn(name, False, fast)
+            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            if reference:
+                ref = os.path.join(tmp, f"{name}-ref.npz")
+                rrow = _spawn(name, True, ref)
+                rrow["max_rel_diff"] = max_rel_diff(fast, ref)
+                print("  ".join(f"{k}={v}" for k, v in rrow.items()), flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--one":
+        print(json.dumps(one(sys.argv[2], "--ref" in sys.argv, sys.argv[3])))
+    else:
+        main(sys.argv[1:])

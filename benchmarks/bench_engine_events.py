@@ -56,7 +56,7 @@ def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
 
 
 def _coll(topo: str, **kwargs):
-    from netsim.collective import run_collective, run_sweep
+    from netsim.run import run_collective, run_sweep
 
     results = []
     from netsim.engine import executor

@@ -7,8 +7,10 @@ Messages name the file, field and value where they are known.
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
-           "ScheduleError", "SimulationError", "unknown_name"]
+           "ScheduleError", "SimulationError", "unknown_name", "did_you_mean"]
 
 
 class NetsimError(Exception):
@@ -50,9 +52,21 @@ def unknown_name(what: str, name: str, choices, error: type[InputError] = InputE
     >>> str(unknown_name("topology family", "mseh", ["mesh", "torus"]))
     "unknown topology family 'mseh': did you mean 'mesh'?"
     """
+    choices = sorted(str(c) for c in choices)
+    hint = did_you_mean(name, choices, cutoff=0.5,
+                        otherwise=f" (choose from {', '.join(choices)})")
+    return error(f"unknown {what} {name!r}{hint}")
+
+
+def did_you_mean(name: Any, choices: Iterable[Any], *, cutoff: float = 0.6,
+                 otherwise: str = "") -> str:
+    """``": did you mean 'x'?"`` for the closest of ``choices``, else ``otherwise``.
+
+    >>> did_you_mean("bandwith", ["bandwidth", "latency"])
+    ": did you mean 'bandwidth'?"
+    """
     import difflib
 
-    choices = sorted(str(c) for c in choices)
-    close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.5)
-    hint = f": did you mean {close[0]!r}?" if close else f" (choose from {', '.join(choices)})"
-    return error(f"unknown {what} {name!r}{hint}")
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1,
+                                      cutoff=cutoff)
+    return f": did you mean {close[0]!r}?" if close else otherwise

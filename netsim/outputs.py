@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["check_writable", "write_atomic"]
+__all__ = ["check_writable", "write_atomic", "to_jsonable"]
 
 
 def check_writable(path: str | Path, overwrite: bool) -> Path:
@@ -44,3 +44,24 @@ def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def to_jsonable(value):
+    """numpy scalars and arrays -> Python numbers and lists, recursively (tuples become
+    lists, keys become strings): what JSON and YAML writers accept.
+
+    >>> import numpy as np
+    >>> to_jsonable({1: (np.int64(2), np.arange(2.0)), "b": np.bool_(True)})
+    {'1': [2, [0.0, 1.0]], 'b': True}
+    """
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

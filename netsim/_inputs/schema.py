@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 from ..units import parse_rate, parse_size, parse_time
 from .yamlio import load_yaml, yaml_line
 
@@ -80,12 +80,9 @@ def validate(model: type[BaseModel], data: Any, source: str | Path, prefix: str 
 
 
 def _field_hint(model: type[BaseModel], loc: tuple) -> str:
-    import difflib
-
     if len(loc) != 1:
         return ""
     fields = list(model.model_fields)
-    close = difflib.get_close_matches(str(loc[0]), fields, n=1, cutoff=0.6)
-    return f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(fields)})"
+    return did_you_mean(loc[0], fields, otherwise=f" (allowed: {', '.join(fields)})")
 
 

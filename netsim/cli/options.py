@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..outputs import check_writable, write_atomic
+from ..outputs import check_writable, to_jsonable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
@@ -70,21 +70,6 @@ def fault_specs(fail_links: Sequence[str] = (), degrade_links: Sequence[str] = (
 
     return ([parse_fault_option(text, "fail") for text in fail_links]
             + [parse_fault_option(text, "degrade") for text in degrade_links])
-
-
-def to_jsonable(value: Any) -> Any:
-    """numpy scalars and arrays -> Python numbers and lists, recursively."""
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def records_csv(records: Sequence[dict[str, Any]]) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..outputs import to_jsonable
 from .figure import Canvas, draw_nodes, figure_for, save_figure
 from .layout import Layout, layout, link_geometry, wrap_links
 
@@ -313,7 +314,7 @@ def result_document(result, topology, spec: str | None = None) -> dict[str, Any]
     doc = result.to_dict()
     doc["topology_spec"] = spec
     doc["family"] = topology.family
-    doc["params"] = _jsonable(topology.params)
+    doc["params"] = to_jsonable(topology.params)
     doc["nodes"] = [_node_record(topology, i) for i in range(topology.num_nodes)]
     return doc
 
@@ -323,18 +324,8 @@ def _node_record(topology, i: int) -> dict[str, Any]:
     record = {"name": topology.node_names[i], "switch": bool(topology.is_switch[i]),
               "coord": None if coord is None else [float(c) for c in coord]}
     if topology.node_attrs[i]:
-        record["attrs"] = _jsonable(topology.node_attrs[i])
+        record["attrs"] = to_jsonable(topology.node_attrs[i])
     return record
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def write_result_document(path, result, topology, spec: str | None = None,

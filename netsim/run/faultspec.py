@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..engine.faults import Fault, degrade_links, fail_links, fail_nodes
-from ..errors import InputError, NetsimError
+from ..errors import InputError, NetsimError, did_you_mean
 from ..units import format_time, parse_time
 
 __all__ = ["FaultSpec", "LabeledFault", "parse_fault_option", "resolve_faults",
@@ -121,11 +121,8 @@ def _link(topology, name: str) -> int:
 
 def _missing(topology, what: str, name: str, choices: Sequence[str]) -> InputError:
     """``topology 'm' has no link 'x': did you mean 'y'?`` (a hint only when one is close)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    hint = f": did you mean {close[0]!r}?" if close else ""
-    return InputError(f"topology {topology.name!r} has no {what} {name!r}{hint}")
+    return InputError(f"topology {topology.name!r} has no {what} {name!r}"
+                      f"{did_you_mean(name, choices)}")
 
 
 def parse_fault_option(text: str, kind: str, option: str | None = None) -> FaultSpec:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import InputError, NetsimError
+from ..errors import InputError, NetsimError, did_you_mean
 from . import Schedule, ScheduleBuilder, read_json
 from ..topology.model import Topology, TopologyBuilder
 from ..units import parse_rate, parse_size, parse_time
@@ -51,12 +51,9 @@ def _require(obj: Mapping, key: str, where: str):
 
 def _known_keys(obj: Mapping, allowed: tuple[str, ...], where: str) -> None:
     """Unknown keys are errors (a typo such as 'bandwith' must not be ignored)."""
-    import difflib
-
     for key in obj:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-            hint = f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(allowed)})"
+            hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
             raise InputError(f"{where}: unknown field {key!r}{hint}")
 
 
@@ -221,21 +218,14 @@ def _check_path(topology: Topology, path: list[int], src: int, dst: int, where: 
 
 def _node(topology: Topology, name: Any, where: str) -> int:
     if not _is_id(name) or str(name) not in topology.node_index:
-        raise InputError(f"{where}: unknown node {name!r}{_hint(name, topology.node_names)}")
+        raise InputError(f"{where}: unknown node {name!r}{did_you_mean(name, topology.node_names)}")
     return topology.node_index[str(name)]
 
 
 def _link(topology: Topology, name: Any, where: str) -> int:
     if not _is_id(name) or str(name) not in topology.link_index:
-        raise InputError(f"{where}: unknown link {name!r}{_hint(name, topology.link_names)}")
+        raise InputError(f"{where}: unknown link {name!r}{did_you_mean(name, topology.link_names)}")
     return topology.link_index[str(name)]
-
-
-def _hint(name: Any, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
-    return f": did you mean {close[0]!r}?" if close else ""
 
 
 def load_flow_file(path: str | Path) -> FlowSet:

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ScheduleError
+from ..errors import ScheduleError, did_you_mean
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
            "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
@@ -346,12 +346,9 @@ _OP_KEYS = {"send": ("id", "op", "src", "dst", "bytes", "fraction", "deps", "tag
 
 
 def _known_keys(obj: Mapping, allowed: Sequence[str], where: str) -> None:
-    import difflib
-
     for key in obj:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
-            hint = f": did you mean {close[0]!r}?" if close else f" (allowed: {', '.join(allowed)})"
+            hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
             raise ScheduleError(f"{where}: unknown field {key!r}{hint}")
 
 

@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, NetsimError, TopologyError, UnitError
+from ..outputs import to_jsonable
 from ..units import parse_rate, parse_time
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
@@ -351,21 +352,6 @@ load_yaml = load_topology_file
 
 # -- writing -----------------------------------------------------------------------------
 
-def _plain(value: Any) -> Any:
-    """numpy scalars and tuples to plain YAML types."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
 def topology_to_dict(topology: Topology) -> dict[str, Any]:
     """The topology-file form of ``topology``: explicit nodes and links (bytes/s, s).
 
@@ -377,11 +363,11 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
     t, names = topology, topology.node_names
     nodes = []
     for i, name in enumerate(names):
-        attrs = {k: _plain(v) for k, v in t.node_attrs[i].items()
+        attrs = {k: to_jsonable(v) for k, v in t.node_attrs[i].items()
                  if k not in ("reduce", "reduce_bandwidth")}
         node: dict[str, Any] = {"name": name, "kind": "switch" if t.is_switch[i] else "endpoint"}
         if t.coords[i] is not None:
-            node["coord"] = _plain(t.coords[i])
+            node["coord"] = to_jsonable(t.coords[i])
         if t.node_attrs[i].get("reduce"):
             node["reduce"] = True
         if t.node_attrs[i].get("reduce_bandwidth") is not None:
@@ -412,7 +398,7 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
     doc: dict[str, Any] = {"name": t.name}
     for key in ("description", "sources"):
         if t.meta.get(key):
-            doc[key] = _plain(t.meta[key])
+            doc[key] = to_jsonable(t.meta[key])
     doc.update(nodes=nodes, links=links, endpoints=[names[e] for e in t.endpoints])
     return doc
 
@@ -552,7 +538,7 @@ def from_networkx(graph, name: str | None = None, check: bool = True) -> Topolog
 
 def _graphml_value(value: Any) -> Any:
     """GraphML keeps str, int, float and bool; other values become JSON text."""
-    plain = _plain(value)
+    plain = to_jsonable(value)
     if isinstance(plain, (str, int, float, bool)):
         return plain
     return json.dumps(plain, default=str)

@@ -28,13 +28,12 @@ text and a :class:`SpecOptions` (a dict of the options) and returns a Topology.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import math
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..errors import NetsimError, TopologyError, UnitError
+from ..errors import NetsimError, TopologyError, UnitError, did_you_mean
 from ..units import parse_rate, parse_time
 from ._generate import DEFAULT_BANDWIDTH, DEFAULT_LATENCY
 from .grid import mesh, torus
@@ -315,11 +314,10 @@ def _find_preset(name: str) -> Path | None:
 def _unknown(text: str, head: str) -> TopologyError:
     catalogue = _catalogue()
     names = family_names() + (list(catalogue.preset_names()) if catalogue is not None else [])
-    close = difflib.get_close_matches(head.lower(), names, n=1, cutoff=0.6)
-    if close:
-        return TopologyError(f"unknown topology {text!r}: did you mean {close[0]!r}?")
-    return TopologyError(f"unknown topology {text!r} (families: {', '.join(_CANONICAL)}; "
-                         f"or a preset name or a .yaml file)")
+    hint = did_you_mean(head.lower(), names,
+                        otherwise=f" (families: {', '.join(_CANONICAL)}; or a preset name "
+                                  f"or a .yaml file)")
+    return TopologyError(f"unknown topology {text!r}{hint}")
 
 
 # -- built-in families -------------------------------------------------------------------

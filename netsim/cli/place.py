@@ -21,9 +21,8 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, unknown_name
-from ..run import ALL_STRATEGIES, compare_strategies
+from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
-from ..run import StepModel
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_size
 from .options import (alpha_option, alpha_seconds, check_writable, emit, format_option,
@@ -148,7 +147,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @click.option("--shape", default=None, help="Tile shape of the tiles strategy (e.g. 2x4).")
 @click.option("--map", "map_file", type=click.Path(dir_okay=False), default=None,
               help="A rank -> node map (JSON or CSV) for the explicit strategy.")
-@click.option("--budget", type=click.IntRange(min=0), default=60, show_default=True,
+@click.option("--budget", type=click.IntRange(min=0), default=SEARCH_BUDGET, show_default=True,
               help="Simulations the search may run (each a full step; cheap filters run first).")
 @click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,

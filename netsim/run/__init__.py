@@ -21,8 +21,8 @@ from .flows import simulate_flows
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
-from .placement_search import (ALL_STRATEGIES, SearchResult, anneal, compare_strategies,
-                               search_placement)
+from .placement_search import (ALL_STRATEGIES, SEARCH_BUDGET, SearchResult, anneal,
+                               compare_strategies, search_placement)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
 
@@ -31,7 +31,8 @@ __all__ = [
     "requirement_text", "simulate_flows",
     "FaultSpec", "parse_fault_option", "resolve_faults", "read_measured", "compare_measured",
     "StepModel", "StepScore", "LinkLoads", "link_bytes_by_tag",
-    "ALL_STRATEGIES", "SearchResult", "anneal", "search_placement", "compare_strategies",
+    "ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal", "search_placement",
+    "compare_strategies",
     "ChipScore", "evaluate_chip", "compare_chip_placements",
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",

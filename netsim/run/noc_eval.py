@@ -13,7 +13,7 @@ from ..placement.noc import (CHIP_STRATEGIES, NocRouter, Operator, place_operato
                              transfer_schedule)
 from ..schedule import Schedule
 from ..topology import Topology
-from .placement_search import anneal
+from .placement_search import SEARCH_BUDGET, anneal
 
 __all__ = ["ChipScore", "evaluate_chip", "compare_chip_placements"]
 
@@ -59,7 +59,7 @@ def evaluate_chip(topo: Topology, schedule: Schedule, placement: np.ndarray,
 def compare_chip_placements(topo: Topology, ops: Sequence[Operator],
                             strategies: Sequence[str] = (*CHIP_STRATEGIES, "search"), *,
                             policy: str = "shortest", pipelined: bool = True, seed: int = 0,
-                            budget: int = 100, seconds: float | None = None
+                            budget: int = SEARCH_BUDGET, seconds: float | None = None
                             ) -> list[ChipScore]:
     """Score each chip strategy (the search seeded with every fixed one, cores free to
     move anywhere on the grid, never worse than the best seed)."""

@@ -21,7 +21,7 @@ a chip).
         strategies: [row_major, column_major, snake, tiles, search]   # or all
         shape: 2x4                      # tiles
         map: my-map.json                # explicit (path relative to the scenario)
-        budget: 100                     # simulations of the search
+        budget: 60                      # simulations of the search (the default)
         seed: 0                         # default: the scenario's
         max_copies: 8                   # with overlap: copies of a repeated phase
 
@@ -49,7 +49,7 @@ from .jobs import JobContext, JobResult, register_job
 from .._inputs.schema import Rate, Size, Strict, Time
 from ..placement.layout import DIMENSIONS, parse_layout
 from ..placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
-from .placement_search import ALL_STRATEGIES
+from .placement_search import ALL_STRATEGIES, SEARCH_BUDGET
 from ..placement.workload import (PHASE_OPS, Phase, Transformer, Workload, algorithm_for,
                                   bytes_workload)
 
@@ -109,7 +109,7 @@ class PlacementJob(Strict):
     strategies: str | list[str] = "all"
     shape: str | None = None
     map: str | None = None
-    budget: int = Field(default=100, ge=0)
+    budget: int = Field(default=SEARCH_BUDGET, ge=0)
     seconds: float | None = Field(default=None, gt=0)
     seed: int | None = Field(default=None, ge=0)
     max_copies: int = Field(default=8, ge=1)   # copies of a repeated phase with overlap
@@ -238,7 +238,7 @@ class NocPlacementJob(Strict):
     policy: str = "shortest"
     pipelined: bool = True
     strategies: list[str] = Field(default_factory=lambda: [*CHIP_STRATEGIES, "search"])
-    budget: int = Field(default=60, ge=0)
+    budget: int = Field(default=SEARCH_BUDGET, ge=0)
     seconds: float | None = Field(default=None, gt=0)
     seed: int | None = Field(default=None, ge=0)
 

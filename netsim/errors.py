@@ -8,7 +8,8 @@ Messages name the file, field and value where they are known.
 from __future__ import annotations
 
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
-           "ScheduleError", "SimulationError", "unknown_name"]
+           "ScheduleError", "SimulationError", "OutputError", "ResourceError",
+           "unknown_name"]
 
 
 class NetsimError(Exception):
@@ -41,6 +42,15 @@ class ScheduleError(InputError):
 
 class SimulationError(NetsimError):
     """The engine cannot proceed (e.g. a flow with no capacity left on its path)."""
+
+
+class OutputError(NetsimError):
+    """An output cannot be written: disk full, read-only file system, no permission."""
+
+
+class ResourceError(InputError):
+    """A run would need more memory than the budget (``--max-memory`` or what the machine
+    has); refused before allocating, with the estimate."""
 
 
 def unknown_name(what: str, name: str, choices, error: type[InputError] = InputError

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from .errors import InputError, NetsimError
 from .units import parse_size
+from .yamlio import read_text
 
 __all__ = ["read_measured", "compare_measured", "MEASURED_COLUMNS"]
 
@@ -35,10 +36,7 @@ MEASURED_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: cannot read measured CSV: {err}") from None
+    text = read_text(path, "measured CSV")
     return [(i, line) for i, line in enumerate(text.splitlines(), start=1)
             if line.strip() and not line.lstrip().startswith("#")]
 

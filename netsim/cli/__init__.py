@@ -40,11 +40,22 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option("--max-memory", metavar="SIZE", default=None,
+              help="Memory a run may use (e.g. 16GiB); default: what the machine has "
+                   "available. Bigger runs are refused before they start.")
 @click.version_option(package_name="netsim")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
     """netsim: how long does this collective take on this machine, and which links are hot?"""
+    from ..budget import set_max_memory
+    from ..errors import InputError
+    from ..units import parse_size
+
     ctx.ensure_object(dict)["debug"] = debug
+    size = None if max_memory is None else parse_size(max_memory, "--max-memory")
+    if size is not None and size < 1:
+        raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")
+    set_max_memory(None if size is None else int(size))   # every invocation sets its own
 
 
 def _one_line(message: str) -> str:
@@ -52,11 +63,24 @@ def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: its unwritable buffer is discarded, not flushed again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv=None) -> None:
     """Entry point of the ``netsim`` console script."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="netsim", standalone_mode=False)
+        sys.stdout.flush()            # a full disk under `> file` shows here, not at exit
     except click.exceptions.Abort:
         click.echo("netsim: aborted", err=True)
         sys.exit(130)
@@ -75,6 +99,20 @@ def main(argv=None) -> None:
         sys.exit(130)
     except MemoryError:
         click.echo("netsim: error: out of memory (try a smaller case)", err=True)
+        sys.exit(1)
+    except RecursionError:
+        if debug:
+            raise
+        click.echo("netsim: error: input nested too deeply", err=True)
+        sys.exit(2)
+    except OSError as err:
+        # Writing stdout to a full disk or a closed device: one line, and stdout is
+        # dropped so that the interpreter does not fail again flushing it at exit.
+        if debug:
+            raise
+        where = f"{err.filename or 'standard output'}: "
+        _drop_stdout()
+        click.echo(f"netsim: error: {where}{err.strerror or err}", err=True)
         sys.exit(1)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)

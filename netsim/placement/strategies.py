@@ -488,6 +488,8 @@ def load_explicit(path: str | Path, topology, layout: ParallelLayout) -> np.ndar
             doc = json.loads(text)
         except json.JSONDecodeError as err:
             raise InputError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
+        except RecursionError:
+            raise InputError(f"{path}: invalid JSON: nested too deeply") from None
         mapping = doc.get("placement", doc) if isinstance(doc, dict) else doc
         if not isinstance(mapping, (list, dict)):
             raise InputError(f"{path}: expected a list of nodes or a rank -> node object")

@@ -10,11 +10,11 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..outputs import check_writable, write_atomic
+from ..outputs import check_outputs, check_writable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
-           "format_records", "check_writable"]
+           "format_records", "check_writable", "check_outputs"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")

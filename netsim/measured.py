@@ -66,13 +66,24 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
     if "size_bytes" not in header or not values:
         raise InputError(f"{path}:{numbers[0]}: header needs 'size_bytes' and 'busbw_GBps' "
                          f"or 'time_s' (found: {', '.join(header) or 'nothing'})")
-    out = []
+    out, seen = [], {}
     for line, row in zip(numbers[1:], rows[1:]):
         if len(row) != len(header):
             raise InputError(f"{path}:{line}: expected {len(header)} columns, got {len(row)}")
         cells = dict(zip(header, (c.strip() for c in row)))
-        out.append({c: _number(path, line, c, cells[c], c == "size_bytes")
-                    for c in ("size_bytes", *values)})
+        parsed = {c: _number(path, line, c, cells[c], c == "size_bytes")
+                  for c in ("size_bytes", *values)}
+        # One row per size: a second one is either a copy or a contradiction, and which
+        # of them the comparison used would be an accident of the order.
+        earlier = next((n for n, other in seen.items()
+                        if math.isclose(other["size_bytes"], parsed["size_bytes"],
+                                        rel_tol=1e-6)), None)
+        if earlier is not None:
+            how = "repeats" if seen[earlier] == parsed else "contradicts"
+            raise InputError(f"{path}:{line}: size {cells['size_bytes']!r} {how} line "
+                             f"{earlier}: give one row per size")
+        seen[line] = parsed
+        out.append(parsed)
     if not out:
         raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
     return out

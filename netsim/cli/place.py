@@ -152,7 +152,8 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
               help="A rank -> node map (JSON or CSV) for the explicit strategy.")
 @click.option("--budget", type=click.IntRange(min=0), default=60, show_default=True,
               help="Simulations the search may run (each a full step; cheap filters run first).")
-@click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+              help="Wall-time limit of the search (> 0).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @click.option("--alpha", default=None,
@@ -167,6 +168,8 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
             map_file, budget, seconds, seed, alpha, heatmap_dir, fmt, output, overwrite):
     """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
     step (all groups of a phase at once) under each strategy."""
+    if seconds is not None and seconds != seconds:      # nan slips through FloatRange
+        raise InputError(f"--seconds must be a number of seconds > 0, got {seconds!r}")
     if output:
         check_writable(output, overwrite)
     if heatmap_dir and not Path(heatmap_dir).is_dir():

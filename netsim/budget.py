@@ -18,7 +18,7 @@ from .errors import ResourceError
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
            "available_memory", "memory_budget", "set_max_memory", "require_memory",
-           "require_topology", "require_sends", "shorten"]
+           "require_topology", "require_sends"]
 
 # Rough sizes of what a run keeps per item (measured on CPython 3.11 / numpy, rounded up):
 # a node has a name, an index entry and attributes; a link its arrays and routes through
@@ -119,12 +119,3 @@ def require_sends(sends: float, topology, what: str) -> None:
     op and flow, and the links of its route."""
     per_send = BYTES_PER_SEND + BYTES_PER_INCIDENCE * _mean_hops(topology)
     require_memory(sends * per_send, f"{what} ({sends:.3g} sends)")
-
-
-def shorten(text: object, limit: int = 80) -> str:
-    """``repr(text)`` cut to about ``limit`` characters: messages quote what was given,
-    never a megabyte of it."""
-    shown = repr(text)
-    if len(shown) <= limit:
-        return shown
-    return f"{shown[:limit - 20]}...({len(shown)} characters)"

@@ -87,6 +87,7 @@ def test_bad_input_fails_with_one_clear_line(case, tmp_path, capsys):
     lines = stderr.splitlines()
     assert len(lines) == 1, stderr
     assert lines[0].startswith("netsim: error: "), stderr
+    assert len(lines[0]) < 1000, "error messages quote a shortened value"
     missing = [text for text in case["expect"] if text not in lines[0]]
     assert not missing, f"{missing} not in {lines[0]!r}"
     assert code == case["exit"], stderr

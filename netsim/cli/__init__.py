@@ -6,6 +6,7 @@ non-zero exit (2 for usage and input errors); ``--debug`` shows the traceback in
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -58,9 +59,22 @@ def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
     set_max_memory(None if size is None else int(size))   # every invocation sets its own
 
 
+#: A quoted value longer than this is cut in error messages: they quote what was given,
+#: never a megabyte of it.
+MAX_QUOTED = 80
+_QUOTED = re.compile("'[^'\\n]{%d,}'|\"[^\"\\n]{%d,}\"" % (MAX_QUOTED, MAX_QUOTED))
+
+
+def _shorten(match: re.Match) -> str:
+    text = match.group(0)
+    return f"{text[:MAX_QUOTED - 20]}...{text[0]} ({len(text) - 2} characters)"
+
+
 def _one_line(message: str) -> str:
-    """Errors are one line on stderr, whatever the message carries."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    """Errors are one line on stderr, whatever the message carries, with long quoted
+    values shortened."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    return _QUOTED.sub(_shorten, line)
 
 
 def _drop_stdout() -> None:

@@ -55,6 +55,7 @@ def nvswitch(gpus: int, switches: int = 1, bandwidth: float | str = DEFAULT_BAND
     """
     gpus = positive_int(gpus, "gpus", "nvswitch")
     switches = positive_int(switches, "switches", "nvswitch")
+    require_topology(gpus + switches, 2 * gpus * switches, f"nvswitch:{gpus}")   # >= 1 plane
     total = check_bandwidth(bandwidth, "nvswitch")
     lat = check_latency(latency, "nvswitch")
     counts = _links_per_switch(links, links_per_switch, switches)

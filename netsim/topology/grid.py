@@ -75,8 +75,8 @@ def _grid(family: str, dims, bandwidth, latency, links: int, name: str | None) -
     bw = check_bandwidth(bandwidth, family)
     lat = check_latency(latency, family)
     links = check_links(links, family)
-    # At most two cables per node and dimension, each two directions of `links` planes.
-    require_topology(math.prod(dims), 4 * len(dims) * math.prod(dims) * links,
+    # At most one cable per node and dimension (a torus's), two directions of `links` planes.
+    require_topology(math.prod(dims), 2 * len(dims) * math.prod(dims) * links,
                      f"{family}:{'x'.join(map(str, dims))}")
     index = np.arange(math.prod(dims), dtype=np.int64).reshape(dims)
     a, b, dim, is_wrap = _cables(index, wrap=family == "torus")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
-           "ScheduleError", "SimulationError", "unknown_name", "did_you_mean"]
+           "ScheduleError", "SimulationError", "OutputError", "ResourceError",
+           "unknown_name", "did_you_mean"]
 
 
 class NetsimError(Exception):
@@ -43,6 +44,15 @@ class ScheduleError(InputError):
 
 class SimulationError(NetsimError):
     """The engine cannot proceed (e.g. a flow with no capacity left on its path)."""
+
+
+class OutputError(NetsimError):
+    """An output cannot be written: disk full, read-only file system, no permission."""
+
+
+class ResourceError(InputError):
+    """A run would need more memory than the budget (``--max-memory`` or what the machine
+    has); refused before allocating, with the estimate."""
 
 
 def unknown_name(what: str, name: str, choices, error: type[InputError] = InputError

@@ -1,24 +1,80 @@
-"""Writing result files safely: atomically, and never over an existing file unless asked."""
+"""Writing result files safely: atomically, never over an existing file unless asked, and
+never replacing what is not a regular file.
+
+* :func:`check_outputs` checks every output of a command before any is written (exists
+  without ``--overwrite``, folder missing, two outputs on one path), so a refused run
+  leaves nothing behind;
+* :func:`write_atomic` writes a regular file through a temporary file and a rename; a
+  device or a FIFO (``/dev/null``, a named pipe) is written through, never replaced by a
+  regular file; a symbolic link is followed, and the file it points to is replaced;
+* an operating-system error while writing (disk full, read-only, no permission) is a
+  one-line :class:`~netsim.errors.OutputError`.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
-from .errors import InputError
+from .errors import InputError, OutputError
 
-__all__ = ["check_writable", "write_atomic", "to_jsonable"]
+__all__ = ["check_writable", "check_outputs", "write_atomic", "to_jsonable"]
+
+
+def _target(path: Path) -> Path:
+    """Where writing ``path`` lands: a symbolic link is followed, never replaced."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _is_special(path: Path) -> bool:
+    """Does ``path`` exist as something that is neither a regular file nor a folder (a
+    device, a FIFO, a socket)? Those are written through, never replaced."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def check_writable(path: str | Path, overwrite: bool) -> Path:
-    """Fail early, before any work, if ``path`` exists and ``overwrite`` is off."""
+    """Fail early, before any work, if ``path`` cannot be written as asked."""
     path = Path(path)
-    if path.exists() and not overwrite:
+    target = _target(path)
+    if target.is_dir():
+        raise InputError(f"{path}: is a folder, not a file")
+    if _is_special(target):
+        return path                  # written through (like a shell's `>`), never replaced
+    if target.exists() and not overwrite:
         raise InputError(f"{path}: already exists (use --overwrite to replace it)")
-    if path.parent and not path.parent.exists():
-        raise InputError(f"{path}: folder {str(path.parent)!r} does not exist")
+    folder = target.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{path}: cannot write into folder {str(folder)!r}: "
+                          f"permission denied or read-only")
     return path
+
+
+def check_outputs(paths: Iterable[str | Path | None], *, overwrite: bool) -> list[Path]:
+    """Check every output a command will write, before it writes any: each is writable
+    and no two of them land on the same file (the second would silently replace the
+    first). ``None`` entries (options not given) are skipped."""
+    checked: list[Path] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        if path is None:
+            continue
+        path = check_writable(path, overwrite)
+        key = os.path.realpath(path)
+        if key in seen and not _is_special(Path(key)):
+            raise InputError(f"{path}: written twice by this command (also as "
+                             f"{str(seen[key])!r}); give each output its own file")
+        seen[key] = path
+        checked.append(path)
+    return checked
 
 
 def _umask() -> int:
@@ -30,19 +86,28 @@ def _umask() -> int:
 def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -> Path:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place.
 
-    A crash or an error half-way leaves no partial file behind.
+    A crash or an error half-way leaves no partial file behind. A device or FIFO is
+    written through; a symbolic link's target is what gets replaced.
     """
     path = check_writable(path, overwrite)
+    target = _target(path)
     mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
     try:
-        with os.fdopen(fd, mode) as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if _is_special(target):
+            with open(target, mode) as handle:
+                handle.write(data)
+            return path
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(fd, mode) as handle:
+                handle.write(data)
+            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        raise OutputError(f"{path}: cannot write: {err.strerror or err}") from None
     return path
 
 

@@ -94,6 +94,9 @@ def parse_size(value: str | float | int, what: str = "size") -> float:
 
 
 def _bounded(size: float, text, what: str) -> float:
+    if 0 < size < 1:     # a message moves whole bytes: half a byte (or '1b', a bit) is a typo
+        raise UnitError(f"{what} {text!r} is {size:.3g} bytes: a size is 0 or at least "
+                        f"1 byte")
     if size > MAX_SIZE:
         raise UnitError(f"{what} {text!r} is {size:.3g} bytes, more than the limit of "
                         f"1 EiB (2**60 bytes)")

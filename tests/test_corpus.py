@@ -87,6 +87,7 @@ def test_bad_input_fails_with_one_clear_line(case, tmp_path, capsys):
     lines = stderr.splitlines()
     assert len(lines) == 1, stderr
     assert lines[0].startswith("netsim: error: "), stderr
+    assert len(lines[0]) < 1000, "error messages quote a shortened value"
     missing = [text for text in case["expect"] if text not in lines[0]]
     assert not missing, f"{missing} not in {lines[0]!r}"
     assert code == case["exit"], stderr
@@ -106,3 +107,16 @@ def test_edge_inputs_that_are_valid_still_run(tmp_path, capsys):
     assert code == 0 and stderr == ""
     code, _ = _in_process(["flows", str(CORPUS / "flows" / "minimal-ok.json")], capsys)
     assert code == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["flows", str(CORPUS / "flows" / "bom-ok.json")],
+    ["coll", "allreduce", "--topo", "mesh:4x4", "--size", "1MiB", "--measured",
+     str(CORPUS / "measured" / "bom-ok.csv")],
+    ["place", "--topo", "mesh:4x4", "--tp", "4", "--dp", "4", "--tp-bytes", "1MiB",
+     "--strategies", "explicit", "--map", str(CORPUS / "placement" / "bom-ok.csv")],
+])
+def test_a_byte_order_mark_is_accepted(argv, capsys):
+    """Spreadsheets save CSV (and some editors JSON) with a UTF-8 byte-order mark."""
+    code, stderr = _in_process(argv, capsys)
+    assert code == 0, stderr

@@ -15,7 +15,7 @@ PACKAGE = Path(netsim.__file__).parent
 
 #: Layer of each top-level module or package of netsim, bottom (0) to top.
 LAYERS = {
-    "errors": 0, "units": 0, "outputs": 0, "_inputs": 0,
+    "errors": 0, "units": 0, "outputs": 0, "budget": 0, "_inputs": 0,
     "topology": 1,
     "routing": 2, "schedule": 2,
     "engine": 3,
@@ -28,6 +28,7 @@ LAYERS = {
 SIDEWAYS = {
     ("placement", "algorithms"),   # a step's phases are collectives built by the algorithms
     ("_inputs", "units"), ("_inputs", "errors"), ("units", "errors"), ("outputs", "errors"),
+    ("_inputs", "budget"), ("budget", "errors"), ("budget", "units"),
     ("schedule", "routing"),       # none today; harmless, both sit on the topology
 }
 

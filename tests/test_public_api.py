@@ -17,7 +17,7 @@ import pytest
 import netsim
 
 CLI = Path(netsim.__file__).parent / "cli"
-PACKAGES = ["netsim.topology", "netsim.routing", "netsim.schedule", "netsim.engine",
+PACKAGES = ["netsim.budget", "netsim.topology", "netsim.routing", "netsim.schedule", "netsim.engine",
             "netsim.algorithms", "netsim.placement", "netsim.report", "netsim.run",
             "netsim.units", "netsim.errors", "netsim.outputs"]
 

@@ -22,11 +22,25 @@ __all__ = ["load_yaml", "yaml_line", "read_text"]
 
 
 def read_text(path: str | Path, what: str = "file") -> str:
-    """The UTF-8 text of ``path``; unreadable or binary files are one-line errors."""
+    """The UTF-8 text of ``path`` (a byte-order mark is dropped); unreadable, binary and
+    oversized files are one-line errors. At most the input bound is read, so a device
+    such as ``/dev/zero`` or a huge file is refused without filling the memory."""
+    from ..budget import MAX_INPUT_BYTES, memory_budget
+
+    # Parsed text takes some ten times its size in Python objects.
+    limit = min(MAX_INPUT_BYTES, memory_budget() // 10)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as err:
         raise InputError(f"{path}: cannot read {what}: {err.strerror or err}") from None
+    if len(data) > limit:
+        from ..units import format_size
+
+        raise InputError(f"{path}: cannot read {what}: larger than the {format_size(limit)} "
+                         f"an input file may have")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{path}: cannot read {what}: not a UTF-8 text file") from None
 
@@ -68,15 +82,60 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."))
 
 
+#: The most YAML nodes a document may stand for once its aliases are expanded: a real file
+#: has far fewer, and "a billion laughs" (aliases of aliases) far more.
+MAX_YAML_NODES = 2_000_000
+
+
+def _expanded_nodes(root: yaml.Node, source: str) -> int:
+    """How many nodes ``root`` stands for with every alias expanded; a node that contains
+    itself or that expands beyond :data:`MAX_YAML_NODES` is a one-line error."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def size(node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_:
+            raise InputError(f"{source}: line {node.start_mark.line + 1}: invalid YAML: an "
+                             f"alias refers to a node that contains it")
+        open_.add(key)
+        children = (node.value if isinstance(node, yaml.SequenceNode) else
+                    [part for pair in node.value for part in pair]
+                    if isinstance(node, yaml.MappingNode) else [])
+        total = 1 + sum(size(child) for child in children)
+        open_.discard(key)
+        if total > MAX_YAML_NODES:
+            raise InputError(f"{source}: line {node.start_mark.line + 1}: invalid YAML: "
+                             f"aliases expand it to more than {MAX_YAML_NODES} values")
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
 def load_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """(data, composed node tree for line numbers) of a YAML document; one-line errors."""
+    """(data, composed node tree for line numbers) of a YAML document; one-line errors.
+
+    The document is composed once, its expanded size checked (aliases can make a small
+    file stand for billions of values), then constructed from the same nodes."""
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader), yaml.compose(text, Loader=_Loader)
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        _expanded_nodes(root, source)
+        return loader.construct_document(root), root
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise InputError(f"{source}: {where}invalid YAML: {problem}") from None
+    except RecursionError:
+        raise InputError(f"{source}: invalid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
 
 
 def yaml_line(root: yaml.Node | None, loc: tuple) -> int | None:

@@ -6,6 +6,7 @@ non-zero exit (2 for usage and input errors); ``--debug`` shows the traceback in
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -40,16 +41,52 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option("--max-memory", metavar="SIZE", default=None,
+              help="Memory a run may use (e.g. 16GiB); default: what the machine has "
+                   "available. Bigger runs are refused before they start.")
 @click.version_option(package_name="netsim")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
     """netsim: how long does this collective take on this machine, and which links are hot?"""
+    from ..budget import set_max_memory
+    from ..errors import InputError
+    from ..units import parse_size
+
     ctx.ensure_object(dict)["debug"] = debug
+    size = None if max_memory is None else parse_size(max_memory, "--max-memory")
+    if size is not None and size < 1:
+        raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")
+    set_max_memory(None if size is None else int(size))   # every invocation sets its own
+
+
+#: A quoted value longer than this is cut in error messages: they quote what was given,
+#: never a megabyte of it.
+MAX_QUOTED = 80
+_QUOTED = re.compile("'[^'\\n]{%d,}'|\"[^\"\\n]{%d,}\"" % (MAX_QUOTED, MAX_QUOTED))
+
+
+def _shorten(match: re.Match) -> str:
+    text = match.group(0)
+    return f"{text[:MAX_QUOTED - 20]}...{text[0]} ({len(text) - 2} characters)"
 
 
 def _one_line(message: str) -> str:
-    """Errors are one line on stderr, whatever the message carries."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    """Errors are one line on stderr, whatever the message carries, with long quoted
+    values shortened."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    return _QUOTED.sub(_shorten, line)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: its unwritable buffer is discarded, not flushed again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main(argv=None) -> None:
@@ -57,6 +94,7 @@ def main(argv=None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="netsim", standalone_mode=False)
+        sys.stdout.flush()            # a full disk under `> file` shows here, not at exit
     except click.exceptions.Abort:
         click.echo("netsim: aborted", err=True)
         sys.exit(130)
@@ -75,6 +113,20 @@ def main(argv=None) -> None:
         sys.exit(130)
     except MemoryError:
         click.echo("netsim: error: out of memory (try a smaller case)", err=True)
+        sys.exit(1)
+    except RecursionError:
+        if debug:
+            raise
+        click.echo("netsim: error: input nested too deeply", err=True)
+        sys.exit(2)
+    except OSError as err:
+        # Writing stdout to a full disk or a closed device: one line, and stdout is
+        # dropped so that the interpreter does not fail again flushing it at exit.
+        if debug:
+            raise
+        where = f"{err.filename or 'standard output'}: "
+        _drop_stdout()
+        click.echo(f"netsim: error: {where}{err.strerror or err}", err=True)
         sys.exit(1)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)

@@ -23,8 +23,8 @@ from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate
-from .options import (alpha_option, alpha_seconds, check_writable, emit, fault_options,
-                      fault_specs, format_option, format_records, output_option,
+from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, emit,
+                      fault_options, fault_specs, format_option, format_records, output_option,
                       overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -39,11 +39,13 @@ class ReportHook:
     ``check(value, overwrite)`` runs before any simulation (fail early, e.g. an output
     file that exists); ``apply(value, runs, records, overwrite, topology)`` runs after it,
     may add keys to the records in place and returns extra table columns (key, header,
-    formatter).
+    formatter). ``outputs(value, num_sizes)`` lists the files it will write, so that every
+    output of the command is checked (and two on one path refused) before any is written.
     """
 
     apply: Callable[[Any, Sequence[CollectiveRun], list[dict], bool, Any], list[Column]]
     check: Callable[[Any, bool], None] | None = None
+    outputs: Callable[[Any, int], list] | None = None
 
 
 _HOOKS: dict[str, ReportHook] = {}
@@ -137,13 +139,17 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         raise click.UsageError("give --size or --sizes, not both")
     hooks = {name: (hook, extras[name]) for name, hook in _HOOKS.items()
              if extras.get(name) is not None}
+    message_sizes = _sizes(size, sizes)
+    check_outputs([output] + [path for hook, value in hooks.values() if hook.outputs
+                              for path in hook.outputs(value, len(message_sizes))],
+                  overwrite=overwrite)
     for hook, value in hooks.values():
         if hook.check is not None:
             hook.check(value, overwrite)
     alpha_s = alpha_seconds(alpha)
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
-    runs = run_sweep(op, topology, algorithm, _sizes(size, sizes),
+    runs = run_sweep(op, topology, algorithm, message_sizes,
                      ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
                      progress=progress_reporter(f"{op}"), faults=faults)
     records = [run.record() for run in runs]
@@ -194,7 +200,12 @@ def _check_figure(path, overwrite) -> None:
     from ..report import figure_format
 
     figure_format(path)
-    check_writable(path, overwrite)
+
+
+def _heatmap_outputs(path, num_sizes: int) -> list:
+    from ..report import heatmap_paths
+
+    return heatmap_paths(path, num_sizes)
 
 
 # --save-result FILE.json: the largest size's result with the machine embedded, for
@@ -226,13 +237,15 @@ def _plot(path, runs, records, overwrite, topology):
 add_report_option(
     click.Option(["--heatmap"], metavar="FILE", default=None,
                  help="Draw the link heatmap (.png/.svg/.pdf); FILE-1, FILE-2 ... per size."),
-    ReportHook(apply=_heatmap, check=lambda path, overwrite: _check_figure(path, overwrite)))
+    ReportHook(apply=_heatmap, check=lambda path, overwrite: _check_figure(path, overwrite),
+               outputs=_heatmap_outputs))
 add_report_option(
     click.Option(["--save-result"], metavar="FILE.json", default=None,
                  help="Write the (largest size's) result with its machine, for "
                       "`netsim heatmap`."),
-    ReportHook(apply=_save_result, check=check_writable))
+    ReportHook(apply=_save_result, outputs=lambda path, num_sizes: [path]))
 add_report_option(
     click.Option(["--plot"], metavar="FILE", default=None,
                  help="Draw busbw over message size (with --measured points)."),
-    ReportHook(apply=_plot, check=lambda path, overwrite: _check_figure(path, overwrite)))
+    ReportHook(apply=_plot, check=lambda path, overwrite: _check_figure(path, overwrite),
+               outputs=lambda path, num_sizes: [path]))

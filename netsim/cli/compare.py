@@ -22,7 +22,7 @@ from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import parse_topology
 from ..units import format_rate, format_size
-from .options import (alpha_option, alpha_seconds, check_writable, emit, format_option,
+from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_option,
                       format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "injection_bandwidth", "normalize_injection"]
@@ -113,8 +113,7 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
         raise InputError("give at least one --topo SPEC")
     if size is not None and sizes is not None:
         raise InputError("give --size or --sizes, not both")
-    for path in filter(None, (output, plot)):
-        check_writable(path, overwrite)
+    check_outputs([output, plot], overwrite=overwrite)
     if plot:
         from ..report import figure_format
 

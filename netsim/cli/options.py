@@ -10,11 +10,12 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from ..outputs import check_writable, to_jsonable, write_atomic
+from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
-           "format_records", "check_writable", "alpha_option", "alpha_seconds", "deprecated", "envelope"]
+           "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
+           "deprecated", "envelope"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")

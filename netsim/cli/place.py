@@ -25,8 +25,9 @@ from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_size
-from .options import (alpha_option, alpha_seconds, check_writable, emit, format_option,
-                      format_records, output_option, overwrite_option, to_jsonable)
+from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, emit,
+                      format_option, format_records, output_option, overwrite_option,
+                      to_jsonable)
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -91,6 +92,11 @@ def _columns(records: list[dict], phases: list[str]):
     return cols
 
 
+def _figure_paths(directory: Path, strategy: str) -> tuple[Path, Path]:
+    """The link heatmap and placement map --heatmap DIR gets for ``strategy``."""
+    return directory / f"{strategy}-links.png", directory / f"{strategy}-placement.png"
+
+
 def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Path]:
     """Per strategy: the link heatmap and the placement map (groups of the fastest
     active dimension)."""
@@ -101,10 +107,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
     groups = model.layout.group_of(dim).tolist()
     written = []
     for score in scores:
-        links = directory / f"{score.strategy}-links.png"
-        where = directory / f"{score.strategy}-placement.png"
-        for path in (links, where):
-            check_writable(path, overwrite)
+        links, where = _figure_paths(directory, score.strategy)
         draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
                      title=f"{score.strategy}: link use, step {format_time(score.step_s)}")
         draw_placement_map(model.topology, score.placement, groups, where,
@@ -149,7 +152,8 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
               help="A rank -> node map (JSON or CSV) for the explicit strategy.")
 @click.option("--budget", type=click.IntRange(min=0), default=SEARCH_BUDGET, show_default=True,
               help="Simulations the search may run (each a full step; cheap filters run first).")
-@click.option("--seconds", type=float, default=None, help="Wall-time limit of the search.")
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+              help="Wall-time limit of the search (> 0).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @alpha_option
@@ -163,11 +167,16 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
             map_file, budget, seconds, seed, alpha, heatmap_dir, fmt, output, overwrite):
     """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
     step (all groups of a phase at once) under each strategy."""
+    if seconds is not None and seconds != seconds:      # nan slips through FloatRange
+        raise InputError(f"--seconds must be a number of seconds > 0, got {seconds!r}")
     if output:
         check_writable(output, overwrite)
     if heatmap_dir and not Path(heatmap_dir).is_dir():
         raise InputError(f"--heatmap {heatmap_dir}: folder does not exist")
     names = parse_strategies(strategies, map_file is not None)
+    check_outputs([output, *(path for name in names if heatmap_dir
+                             for path in _figure_paths(Path(heatmap_dir), name))],
+                  overwrite=overwrite)
     topology = parse_topology(topo_spec)
     layout = ParallelLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, order=rank_order)
     layout.check_fits(topology.num_endpoints, repr(topology.name))
@@ -206,13 +215,13 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
                        for s in scores},
     }
     if found is not None:
+        # No wall time here: the JSON is the same, byte for byte, run after run.
         document["search"] = {"start": found.start, "evaluations": found.evaluations,
-                              "cheap_scores": found.cheap_scores, "improved": found.improved,
-                              "seconds": found.seconds}
+                              "cheap_scores": found.cheap_scores, "improved": found.improved}
     title = (f"{layout.describe()} on {topology.name}: "
              + ("phases overlapped" if overlap else "phases in sequence")
-             + (f"; search from {found.start}, {found.evaluations} simulations"
-                if found is not None else ""))
+             + (f"; search from {found.start}, {found.evaluations} simulations in "
+                f"{found.seconds:.1f} s" if found is not None else ""))
     emit(format_records(records, fmt, to_jsonable(document) if fmt == "json" else None,
                         columns=_columns(records, phases), title=title), output, overwrite)
 

@@ -6,7 +6,8 @@ import click
 
 from ..run import default_scenario_path, load_scenario, run_scenario
 from ..units import format_size, format_time
-from .options import (check_writable, emit, fault_options, fault_specs, format_option,
+from .options import (check_outputs, check_writable, emit,
+                      fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
                       to_jsonable)
 
@@ -32,7 +33,7 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
     faults = fault_specs(fail_links, degrade_links)
     path = scenario or default_scenario_path()
     loaded = load_scenario(path)
-    _check_figures(report, heatmap, len(loaded.jobs), overwrite)
+    _check_figures(output, report, heatmap, len(loaded.jobs), overwrite)
     outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
     if fmt == "table":
@@ -81,17 +82,15 @@ def _column(key: str):
     return header, show
 
 
-def _check_figures(report, heatmap, num_jobs: int, overwrite: bool) -> None:
-    """Fail before simulating if a --report/--heatmap output cannot be written."""
-    from ..report import figure_format
-    from ..report import heatmap_paths
+def _check_figures(output, report, heatmap, num_jobs: int, overwrite: bool) -> None:
+    """Fail before simulating if any output (-o, --report, the --heatmap series) cannot
+    be written or two of them land on one file."""
+    from ..report import figure_format, heatmap_paths
 
-    if report:
-        check_writable(report, overwrite)
     if heatmap:
         figure_format(heatmap)
-        for target in heatmap_paths(heatmap, num_jobs):
-            check_writable(target, overwrite)
+    check_outputs([output, report, *(heatmap_paths(heatmap, num_jobs) if heatmap else [])],
+                  overwrite=overwrite)
 
 
 def _write_figures(outcome, report, heatmap, overwrite: bool) -> None:

@@ -486,6 +486,12 @@ def load_explicit(path: str | Path, topology, layout: ParallelLayout) -> np.ndar
             doc = json.loads(text)
         except json.JSONDecodeError as err:
             raise InputError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
+        except RecursionError:
+            raise InputError(f"{path}: invalid JSON: nested too deeply") from None
+        if isinstance(doc, dict) and "placement" in doc and len(doc) > 1:
+            extra = sorted(str(key) for key in doc if key != "placement")
+            raise InputError(f"{path}: unknown key {extra[0]!r} beside 'placement' "
+                             f"(a map file has only 'placement')")
         mapping = doc.get("placement", doc) if isinstance(doc, dict) else doc
         if not isinstance(mapping, (list, dict)):
             raise InputError(f"{path}: expected a list of nodes or a rank -> node object")
@@ -497,6 +503,10 @@ def _read_csv_map(text: str, path: Path) -> dict[int, str]:
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     if "rank" not in fields or "node" not in fields:
         raise InputError(f"{path}: line 1: expected a header with columns rank,node")
+    extra = [f for f in fields if f not in ("rank", "node")]
+    if extra:
+        raise InputError(f"{path}: line 1: unknown column {extra[0]!r} (a map has only "
+                         f"rank,node)")
     mapping: dict[int, str] = {}
     for line, row in enumerate(reader, start=2):
         row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}

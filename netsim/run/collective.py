@@ -157,14 +157,17 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
                     progress=progress, faults=faults)
 
 
-def _check_scale(op: str, n: int, chunks: int) -> None:
+def _check_scale(op: str, n: int, chunks: int, topology) -> None:
     """Refuse runs whose schedules would not fit in memory, before building them."""
+    from ..budget import require_sends
+
     sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
     if op in ("broadcast", "reduce"):
         sends = chunks * max(n - 1, 1)
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
+    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks")
 
 
 def _check_alpha(alpha) -> float:
@@ -239,7 +242,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     options.check(nodes.size)
     alpha = _check_alpha(alpha)
     _check_order(options.order)
-    _check_scale(op, nodes.size, int(options.chunks or 1))
+    _check_scale(op, nodes.size, int(options.chunks or 1), topo)
     candidates, pick = resolve_algorithms(op, algorithm)
     faults = resolve_faults(faults, topo)
 
@@ -295,6 +298,8 @@ def sweep_sizes(spec: str | float | Sequence) -> list[float]:
     factor = float(parts[2]) if len(parts) == 3 and _number(parts[2]) else 2.0
     if len(parts) == 3 and not _number(parts[2]):
         raise InputError(f"size sweep {spec!r}: factor {parts[2]!r} is not a number")
+    if not np.isfinite(factor):          # nan fails every comparison below; inf loops nowhere
+        raise InputError(f"size sweep {spec!r}: factor {parts[2]!r} is not a finite number")
     if not (0 < start <= stop) or factor <= 1:
         raise InputError(f"size sweep {spec!r}: need 0 < START <= STOP and FACTOR > 1")
     count = int(np.floor(np.log(stop / start) / np.log(factor) + 1e-9)) + 1

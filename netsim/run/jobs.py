@@ -163,6 +163,10 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
                              f"{_pattern_sends(job.pattern, ranks):.3g} sends (more than the "
                              f"limit of {MAX_SENDS}): use fewer ranks")
+        from ..budget import require_sends
+
+        require_sends(_pattern_sends(job.pattern, ranks), topology,
+                      f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
         options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
             options = {"seed": ctx.seed if job.seed is None else job.seed}

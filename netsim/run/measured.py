@@ -20,6 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
+from .._inputs.yamlio import read_text
 from ..errors import InputError, NetsimError
 from ..units import parse_size
 
@@ -35,10 +36,7 @@ MEASURED_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: cannot read measured CSV: {err}") from None
+    text = read_text(path, "measured CSV")
     return [(i, line) for i, line in enumerate(text.splitlines(), start=1)
             if line.strip() and not line.lstrip().startswith("#")]
 
@@ -68,13 +66,24 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
     if "size_bytes" not in header or not values:
         raise InputError(f"{path}:{numbers[0]}: header needs 'size_bytes' and 'busbw_GBps' "
                          f"or 'time_s' (found: {', '.join(header) or 'nothing'})")
-    out = []
+    out, seen = [], {}
     for line, row in zip(numbers[1:], rows[1:]):
         if len(row) != len(header):
             raise InputError(f"{path}:{line}: expected {len(header)} columns, got {len(row)}")
         cells = dict(zip(header, (c.strip() for c in row)))
-        out.append({c: _number(path, line, c, cells[c], c == "size_bytes")
-                    for c in ("size_bytes", *values)})
+        parsed = {c: _number(path, line, c, cells[c], c == "size_bytes")
+                  for c in ("size_bytes", *values)}
+        # One row per size: a second one is either a copy or a contradiction, and which
+        # of them the comparison used would be an accident of the order.
+        earlier = next((n for n, other in seen.items()
+                        if math.isclose(other["size_bytes"], parsed["size_bytes"],
+                                        rel_tol=1e-6)), None)
+        if earlier is not None:
+            how = "repeats" if seen[earlier] == parsed else "contradicts"
+            raise InputError(f"{path}:{line}: size {cells['size_bytes']!r} {how} line "
+                             f"{earlier}: give one row per size")
+        seen[line] = parsed
+        out.append(parsed)
     if not out:
         raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
     return out

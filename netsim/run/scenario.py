@@ -27,6 +27,7 @@ from ..errors import InputError, NetsimError, unknown_name
 from .scenario_faults import fault_specs
 from .jobs import FAULT_RUNNERS, JOB_KINDS, JobContext, JobResult, register_job
 from .._inputs.schema import Strict, load_yaml, validate, yaml_line
+from .._inputs.yamlio import read_text
 
 __all__ = ["Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
            "default_scenario_path", "JobContext", "JobResult"]
@@ -125,12 +126,7 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: cannot read: not a UTF-8 text file") from None
+    text = read_text(path, "scenario")
     doc, root = load_yaml(text, str(path))
     return scenario_from_dict(doc, path, root)
 

@@ -109,13 +109,18 @@ def _links_topology(links: Any, source: str) -> Topology:
 
 def _topological_order(flows: list, ids: list, source: str) -> list[int]:
     """Flow positions ordered so that every flow comes after its deps; cycles are errors."""
-    position = {}
+    position, by_name = {}, {}
     for n, fid in enumerate(ids):
         if not _is_id(fid):
             raise InputError(f"{source}: flows[{n}].id: expected a string or an integer, "
                              f"got {fid!r}")
         if fid in position:
             raise InputError(f"{source}: flows[{n}].id: duplicate id {fid!r}")
+        # 1 and "1" are different keys here but the same name in outputs and deps.
+        twin = by_name.setdefault(str(fid), fid)
+        if twin != fid:
+            raise InputError(f"{source}: flows[{n}].id: {fid!r} and {twin!r} (flows"
+                             f"[{position[twin]}]) differ only in type: ambiguous")
         position[fid] = n
     deps = []
     for n, flow in enumerate(flows):
@@ -205,6 +210,10 @@ def _check_path(topology: Topology, path: list[int], src: int, dst: int, where: 
     """An explicit path must lead from the flow's source to its destination, link by link."""
     names = topology.node_names
     at = src
+    if len(set(path)) < len(path):
+        again = next(lid for n, lid in enumerate(path) if lid in path[:n])
+        raise InputError(f"{where}: link {topology.link_names[again]!r} is crossed twice: "
+                         f"a path must not loop")
     for lid in path:
         if int(topology.link_src[lid]) != at:
             raise InputError(f"{where}: link {topology.link_names[lid]!r} starts at "

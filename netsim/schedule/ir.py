@@ -369,16 +369,15 @@ def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
             seen[key] = value
         return seen
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: cannot read: not a UTF-8 text file") from None
+    from .._inputs.yamlio import read_text
+
+    text = read_text(path, "JSON file")     # bounded: /dev/zero is refused, not read forever
     try:
         return json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as err:
         raise error(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
+    except RecursionError:
+        raise error(f"{path}: invalid JSON: nested too deeply") from None
 
 
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,

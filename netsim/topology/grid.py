@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..budget import require_topology
 from ..errors import TopologyError
 from ._generate import (DEFAULT_BANDWIDTH, DEFAULT_LATENCY, assemble, check_bandwidth,
                         check_latency, check_links, duplex)
@@ -74,6 +75,9 @@ def _grid(family: str, dims, bandwidth, latency, links: int, name: str | None) -
     bw = check_bandwidth(bandwidth, family)
     lat = check_latency(latency, family)
     links = check_links(links, family)
+    # At most one cable per node and dimension (a torus's), two directions of `links` planes.
+    require_topology(math.prod(dims), 2 * len(dims) * math.prod(dims) * links,
+                     f"{family}:{'x'.join(map(str, dims))}")
     index = np.arange(math.prod(dims), dtype=np.int64).reshape(dims)
     a, b, dim, is_wrap = _cables(index, wrap=family == "torus")
     # Each cable becomes the '+' link a->b followed by the '-' link b->a.

@@ -309,6 +309,12 @@ def _add_nodes(builder: TopologyBuilder, nodes: list[NodeSpec], fail) -> None:
 
 def _add_links(builder: TopologyBuilder, links: list[LinkSpec], defaults: Defaults,
                fail) -> None:
+    from ..budget import require_topology
+
+    # `count: 1000000000` is one short line: estimate every link before adding any.
+    total = sum((link.count or defaults.links or 1) * (2 if link.duplex else 1)
+                for link in links)
+    require_topology(len(builder._names), total, f"topology {builder.name!r}")
     for i, link in enumerate(links):
         for end in ("src", "dst"):
             if getattr(link, end) not in builder._index:

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import TopologyError
+from ..budget import require_topology
 from ._generate import (DEFAULT_BANDWIDTH, DEFAULT_LATENCY, assemble, check_bandwidth,
                         check_latency, check_links, duplex, positive_int)
 from .model import Topology
@@ -54,6 +55,7 @@ def nvswitch(gpus: int, *, switches: int = 1, bandwidth: float | str = DEFAULT_B
     """
     gpus = positive_int(gpus, "gpus", "nvswitch")
     switches = positive_int(switches, "switches", "nvswitch")
+    require_topology(gpus + switches, 2 * gpus * switches, f"nvswitch:{gpus}")   # >= 1 plane
     total = check_bandwidth(bandwidth, "nvswitch")
     lat = check_latency(latency, "nvswitch")
     counts = _links_per_switch(links, links_per_switch, switches)
@@ -98,6 +100,7 @@ def full_mesh(n: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
     bw = check_bandwidth(bandwidth, "full_mesh")
     lat = check_latency(latency, "full_mesh")
     links = check_links(links, "full_mesh")
+    require_topology(n, n * (n - 1) * links, f"full_mesh:{n}")
     a, b = np.triu_indices(n, k=1)
     src, dst, plane, _ = duplex(a, b, links)
     angle = 2 * np.pi * np.arange(n) / n  # drawn on a circle

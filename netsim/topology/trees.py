@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..errors import TopologyError
+from ..budget import require_topology
 from ._generate import (DEFAULT_BANDWIDTH, DEFAULT_LATENCY, assemble, check_bandwidth,
                         check_latency, check_links, duplex, positive_int)
 from .model import Topology
@@ -65,6 +66,8 @@ def fat_tree(k: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
                                                                 "host_bandwidth")
     lat = check_latency(latency, "fat_tree")
     links = check_links(links, "fat_tree")
+    # k^3/4 hosts, 5k^2/4 switches, 3k^3/4 cables of two directions.
+    require_topology(k ** 3 / 4 + 5 * k * k / 4, 3 * k ** 3 / 2 * links, f"fat_tree:k={k}")
     h = k // 2
     hosts, per_pod = k * h * h, h  # per_pod switches of each kind per pod
     edge0, agg0, core0 = hosts, hosts + k * h, hosts + 2 * k * h
@@ -133,6 +136,8 @@ def leaf_spine(hosts_per_leaf: int, leaves: int, spines: int, *,
                             f"got {oversubscription!r}")
     lat = check_latency(latency, family)
     links = check_links(links, family)
+    require_topology(hpl * leaves + leaves + spines,
+                     2 * (hpl * leaves + leaves * spines) * links, family)
     hosts = hpl * leaves
     uplink = hpl * bw / (spines * over)
     host = np.arange(hosts)

@@ -1,0 +1,121 @@
+"""The memory budget: one place that says how much memory a run may use, and refuses,
+before allocating, what would need more.
+
+Loaders and generators estimate what they are about to build (nodes, links, sends, input
+bytes) with :func:`require_memory`; beyond the budget they stop with one line giving the
+estimate and the budget, instead of growing until the operating system kills them. The
+budget is the memory the machine has available (``MemAvailable`` of ``/proc/meminfo``,
+else ``os.sysconf``), capped by the process's address-space limit, unless the global
+``--max-memory SIZE`` option sets it (:func:`set_max_memory`).
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+
+from .errors import ResourceError
+
+__all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
+           "available_memory", "memory_budget", "set_max_memory", "require_memory",
+           "require_topology", "require_sends"]
+
+# Rough sizes of what a run keeps per item (measured on CPython 3.11 / numpy, rounded up):
+# a node has a name, an index entry and attributes; a link its arrays and routes through
+# it; a send its schedule op, its flow and the flow's path incidences.
+BYTES_PER_NODE = 400
+BYTES_PER_LINK = 200
+BYTES_PER_SEND = 600
+BYTES_PER_INCIDENCE = 16          # one (flow, link) pair of a route: two int64
+#: The largest input file read, whatever the budget: a real flow or scenario file is far
+#: smaller, and `/dev/zero` must not be read forever.
+MAX_INPUT_BYTES = 256 * 2**20
+
+_MAX_MEMORY: ContextVar[int | None] = ContextVar("netsim_max_memory", default=None)
+
+
+def available_memory() -> int:
+    """Bytes this process can still allocate: the machine's available memory, capped by
+    the address-space limit (``ulimit -v``) when there is one."""
+    available = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            available = 8 * 2**30               # no way to know: assume a small machine
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            available = min(available, limit)
+    except (ImportError, ValueError, OSError):
+        pass
+    return available
+
+
+def set_max_memory(size: int | None) -> None:
+    """Set (or with ``None`` clear) the budget given by ``--max-memory``."""
+    _MAX_MEMORY.set(size)
+
+
+def memory_budget() -> int:
+    """Bytes a run may use: ``--max-memory`` if given, else :func:`available_memory`."""
+    chosen = _MAX_MEMORY.get()
+    return chosen if chosen is not None else available_memory()
+
+
+def _gib(size: float) -> str:
+    from .units import format_size
+
+    return format_size(size)
+
+
+def require_memory(need: float, what: str) -> None:
+    """Refuse, with one line, a build of ``what`` estimated to need ``need`` bytes when
+    that is above the budget."""
+    budget = memory_budget()
+    if need > budget:
+        origin = "--max-memory" if _MAX_MEMORY.get() is not None else "available on this machine"
+        raise ResourceError(f"{what} would need about {_gib(need)} of memory, above the "
+                            f"{_gib(budget)} {origin} (a smaller case, or --max-memory SIZE "
+                            f"to allow more)")
+
+
+def require_topology(nodes: float, links: float, what: str) -> None:
+    """:func:`require_memory` for a topology of ``nodes`` nodes and ``links`` links."""
+    require_memory(nodes * BYTES_PER_NODE + links * BYTES_PER_LINK,
+                   f"{what} ({nodes:.3g} nodes, {links:.3g} links)")
+
+
+def _mean_hops(topology) -> float:
+    """Mean hop count from the first endpoint to the others: the flow-link incidences a
+    send adds, estimated with one breadth-first search."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    n, ends = topology.num_nodes, topology.endpoints
+    if len(ends) < 2:
+        return 1.0
+    graph = csr_matrix((np.ones(topology.num_links), (topology.link_src, topology.link_dst)),
+                       shape=(n, n))
+    dist = shortest_path(graph, unweighted=True, directed=True, indices=[int(ends[0])])[0]
+    reached = dist[ends[1:]]
+    reached = reached[np.isfinite(reached)]
+    return float(reached.mean()) if reached.size else 1.0
+
+
+def require_sends(sends: float, topology, what: str) -> None:
+    """:func:`require_memory` for a run of ``sends`` sends on ``topology``: each send's
+    op and flow, and the links of its route."""
+    per_send = BYTES_PER_SEND + BYTES_PER_INCIDENCE * _mean_hops(topology)
+    require_memory(sends * per_send, f"{what} ({sends:.3g} sends)")

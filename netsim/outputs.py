@@ -2,8 +2,10 @@
 never replacing what is not a regular file.
 
 * :func:`check_outputs` checks every output of a command before any is written (exists
-  without ``--overwrite``, folder missing, two outputs on one path), so a refused run
-  leaves nothing behind;
+  without ``--overwrite``, a folder that cannot be made, two outputs on one path), so a
+  refused run leaves nothing behind;
+* missing folders of an output are made when it is written (not when it is checked, so a
+  run refused later leaves no empty folder either);
 * :func:`write_atomic` writes a regular file through a temporary file and a rename; a
   device or a FIFO (``/dev/null``, a named pipe) is written through, never replaced by a
   regular file; a symbolic link is followed, and the file it points to is replaced;
@@ -50,8 +52,10 @@ def check_writable(path: str | Path, overwrite: bool) -> Path:
     if target.exists() and not overwrite:
         raise InputError(f"{path}: already exists (use --overwrite to replace it)")
     folder = target.parent
+    while not folder.exists():              # made at write time: check the first that is
+        folder = folder.parent
     if not folder.is_dir():
-        raise InputError(f"{path}: folder {str(folder)!r} does not exist")
+        raise InputError(f"{path}: cannot make a folder inside {str(folder)!r}: it is a file")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"{path}: cannot write into folder {str(folder)!r}: "
                           f"permission denied or read-only")
@@ -97,6 +101,7 @@ def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -
             with open(target, mode) as handle:
                 handle.write(data)
             return path
+        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
             with os.fdopen(fd, mode) as handle:

@@ -100,10 +100,24 @@ def test_stdout_on_a_full_disk_is_one_line():
         "netsim: error: standard output: No space left on device"], done.stderr
 
 
-def test_a_missing_folder_is_one_line(tmp_path, capsys):
-    code, _, err = _run(SMALL + ["-o", str(tmp_path / "no" / "such" / "out.json")], capsys)
-    _one_line_error(code, err, "does not exist")
-    assert code == 2
+def test_missing_folders_are_made_when_the_output_is_written(tmp_path, capsys):
+    target = tmp_path / "no" / "such" / "out.json"
+    code, _, err = _run(SMALL + ["-o", str(target)], capsys)
+    assert code == 0, err
+    assert target.is_file()
+
+
+def test_a_refused_run_makes_no_folder(tmp_path, capsys):
+    code, _, err = _run(["coll", "allreduce", "--topo", "mesh:2x2", "--algo", "no-such",
+                         "--size", "1KiB", "-o", str(tmp_path / "new" / "out.json")], capsys)
+    assert code == 2 and not (tmp_path / "new").exists()
+
+
+def test_a_file_where_a_folder_must_be_made_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("mine")
+    code, _, err = _run(SMALL + ["-o", str(tmp_path / "file" / "out.json")], capsys)
+    _one_line_error(code, err, "it is a file")
+    assert code == 2 and (tmp_path / "file").read_text() == "mine"
 
 
 def test_a_heatmap_series_is_checked_before_anything_is_written(tmp_path, capsys):

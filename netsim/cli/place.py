@@ -171,8 +171,6 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
         raise InputError(f"--seconds must be a number of seconds > 0, got {seconds!r}")
     if output:
         check_writable(output, overwrite)
-    if heatmap_dir and not Path(heatmap_dir).is_dir():
-        raise InputError(f"--heatmap {heatmap_dir}: folder does not exist")
     names = parse_strategies(strategies, map_file is not None)
     check_outputs([output, *(path for name in names if heatmap_dir
                              for path in _figure_paths(Path(heatmap_dir), name))],

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import pytest
 import yaml
 
-from netsim.cli import cli, main
+from netsim.cli import cli
+
+from cli_helpers import run_main
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = yaml.safe_load((CORPUS / "cases.yaml").read_text())
@@ -40,15 +41,8 @@ def _params():
 
 def _in_process(argv: list[str], capsys) -> tuple[int, str]:
     """(exit code, stderr) of ``netsim ARGV`` run by the console script's main()."""
-    capsys.readouterr()
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    except Exception:                        # noqa: BLE001 - a bug: show it as a traceback
-        return 1, capsys.readouterr().err + traceback.format_exc()
-    return code, capsys.readouterr().err
+    code, _, err = run_main(argv, capsys)
+    return code, err
 
 
 def _limit_memory() -> None:

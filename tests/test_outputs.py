@@ -15,21 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from netsim.cli import main
+from cli_helpers import run_main
 
 SMALL = ["coll", "allreduce", "--topo", "mesh:2x2", "--size", "1KiB", "--format", "json"]
 
 
-def _run(argv, capsys) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``netsim ARGV`` through the console script's main."""
-    capsys.readouterr()
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+_run = run_main
 
 
 def _one_line_error(code, err, *texts):

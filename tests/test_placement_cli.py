@@ -106,3 +106,13 @@ def test_heatmaps_per_strategy(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "row_major-links.png", "row_major-placement.png", "snake-links.png",
         "snake-placement.png"]
+
+
+def test_layout_order_and_its_old_spelling_give_the_same_answer():
+    base = ["--topo", SPEC, "--tp", "4", "--dp", "2", "--tp-bytes", "4MB",
+            "--strategies", "row_major", "--format", "json", "--seconds", "30s"]
+    new = invoke(*base, "--layout-order", "dp-tp-cp-ep-pp")
+    old = invoke(*base, "--order", "dp-tp-cp-ep-pp")
+    assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    assert "--order is deprecated" in old.stderr and "deprecated" not in new.stderr

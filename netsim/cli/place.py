@@ -24,9 +24,9 @@ from ..errors import InputError, unknown_name
 from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
 from ..topology import parse_topology
-from ..units import format_size, format_time, parse_size
-from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, emit,
-                      format_option, format_records, output_option, overwrite_option,
+from ..units import format_size, format_time, parse_size, parse_time
+from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, deprecated,
+                      emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
@@ -129,8 +129,12 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
               help="Data-parallel degree.")
 @click.option("--pp", type=click.IntRange(min=1), default=1, show_default=True,
               help="Pipeline-parallel degree.")
-@click.option("--order", "rank_order", default="tp-cp-ep-dp-pp", show_default=True,
-              help="Rank numbering, fastest dimension first.")
+@click.option("--layout-order", "rank_order", default=None,
+              help="Rank numbering over the parallel dimensions, fastest first "
+                   "[default: tp-cp-ep-dp-pp].")
+@click.option("--order", "old_order", default=None, hidden=True,
+              help="Old spelling of --layout-order (deprecated: --order is a collective's "
+                   "rank order in coll).")
 @click.option("--tp-bytes", default="0", help="TP all-reduce size per step (e.g. 32MiB).")
 @click.option("--cp-bytes", default="0", help="CP all-gather output size (e.g. 64MiB).")
 @click.option("--ep-bytes", default="0", help="EP all-to-all send buffer per rank.")
@@ -152,8 +156,8 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
               help="A rank -> node map (JSON or CSV) for the explicit strategy.")
 @click.option("--budget", type=click.IntRange(min=0), default=SEARCH_BUDGET, show_default=True,
               help="Simulations the search may run (each a full step; cheap filters run first).")
-@click.option("--seconds", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
-              help="Wall-time limit of the search (> 0).")
+@click.option("--seconds", default=None,
+              help="Wall-time limit of the search (e.g. 30s, 2min; a bare number is seconds).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @alpha_option
@@ -162,13 +166,20 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @format_option
 @output_option
 @overwrite_option
-def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_bytes, dp_bytes,
-            pp_bytes, strategies, algorithm, chunks, overlap, repeats, max_copies, shape,
+def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_bytes, ep_bytes,
+            dp_bytes, pp_bytes, strategies, algorithm, chunks, overlap, repeats, max_copies, shape,
             map_file, budget, seconds, seed, alpha, heatmap_dir, fmt, output, overwrite):
     """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
     step (all groups of a phase at once) under each strategy."""
-    if seconds is not None and seconds != seconds:      # nan slips through FloatRange
-        raise InputError(f"--seconds must be a number of seconds > 0, got {seconds!r}")
+    if old_order is not None:
+        if rank_order is not None:
+            raise InputError("give --layout-order, not both --layout-order and --order")
+        rank_order = old_order
+    rank_order = rank_order or "tp-cp-ep-dp-pp"
+    if seconds is not None:
+        text, seconds = seconds, parse_time(seconds, "--seconds")
+        if not 0 < seconds <= 1e9:          # also false for nan
+            raise InputError(f"--seconds must be a time > 0 and at most 1e9 s, got {text!r}")
     if output:
         check_writable(output, overwrite)
     names = parse_strategies(strategies, map_file is not None)
@@ -177,6 +188,8 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
                   overwrite=overwrite)
     topology = parse_topology(topo_spec)
     layout = ParallelLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, order=rank_order)
+    if old_order is not None:               # after the value is checked: errors stay one line
+        deprecated("--order", "--layout-order")
     layout.check_fits(topology.num_endpoints, repr(topology.name))
     sizes = {f"{d}_bytes": parse_size(v, f"--{d}-bytes")
              for d, v in zip(("tp", "cp", "ep", "dp", "pp"),

@@ -23,9 +23,9 @@ from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate
-from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, emit,
-                      fault_options, fault_specs, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter)
+from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
+                      chunks_option, emit, fault_options, fault_specs, format_option,
+                      format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -107,9 +107,7 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint).")
-@click.option("--chunks", type=click.IntRange(min=1), default=None,
-              help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) "
-                   "up to 64 for pipelined algorithms: dbtree, chain, innetwork].")
+@chunks_option
 @alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
 @click.option("--order", default="natural", show_default=True,

@@ -15,7 +15,7 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope"]
+           "deprecated", "envelope", "chunks_option"]
 
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
                              default="table", show_default=True, help="Output format.")
@@ -42,6 +42,12 @@ def alpha_seconds(alpha: str | None, option: str = "--alpha") -> float | None:
     if seconds < 0:
         raise InputError(f"{option} must be a time >= 0 (e.g. 2us), got {alpha!r}")
     return seconds
+
+# One meaning everywhere (coll, place): without --chunks each algorithm picks its own depth.
+chunks_option = click.option(
+    "--chunks", type=click.IntRange(min=1), default=None,
+    help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) up to 64 for "
+         "pipelined algorithms: dbtree, chain, innetwork].")
 
 
 def deprecated(old: str, new: str) -> None:

@@ -25,7 +25,8 @@ from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
 from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_size, parse_time
-from .options import (alpha_option, alpha_seconds, check_outputs, check_writable, deprecated,
+from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
+                      chunks_option, deprecated,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
 
@@ -144,8 +145,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
               help="Comma list of strategies, or all: " + ", ".join(ALL_STRATEGIES) + ".")
 @click.option("--algo", "algorithm", default="ring", show_default=True,
               help="Collective algorithm of every phase, or auto (fastest per strategy).")
-@click.option("--chunks", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Pipeline chunks per collective.")
+@chunks_option
 @click.option("--overlap", is_flag=True, help="Run all phases at the same time.")
 @click.option("--repeat", "repeats", default=None, metavar="DIM=N,...",
               help="Collectives per step of a dimension, e.g. tp=160 (default 1 each).")
@@ -196,7 +196,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
                              (tp_bytes, cp_bytes, ep_bytes, dp_bytes, pp_bytes))}
     workload = bytes_workload(**sizes, algorithm=algorithm, overlap=overlap,
                               repeat=parse_repeats(repeats))
-    if chunks > 1:
+    if chunks is not None:
         from dataclasses import replace
         workload = replace(workload, phases=tuple(replace(p, chunks=chunks)
                                                   for p in workload.phases))

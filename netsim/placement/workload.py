@@ -69,7 +69,7 @@ class Phase:
     algorithm: str = "ring"
     repeat: int = 1
     stream: str | None = None
-    chunks: int = 1
+    chunks: int | None = None      # None: the algorithm picks its pipelining depth
     both_ways: bool = False
 
     def __post_init__(self) -> None:

@@ -104,7 +104,7 @@ class PlacementJob(Strict):
     bytes: dict[str, Size] | None = None
     phases: list[PhaseSpec] | None = None
     algorithm: str = "ring"
-    chunks: int = Field(default=1, ge=1)
+    chunks: int | None = Field(default=None, ge=1)   # None: the algorithm picks its depth
     overlap: bool = False
     strategies: str | list[str] = "all"
     shape: str | None = None
@@ -187,7 +187,7 @@ def run_placement_job(job: PlacementJob, ctx: JobContext) -> JobResult:
     layout = parse_layout(job.layout, order=job.order)
     layout.check_fits(topology.num_endpoints, repr(topology.name))
     workload = _workload(job, layout)
-    if job.chunks > 1:
+    if job.chunks is not None:
         workload = replace(workload, phases=tuple(replace(p, chunks=job.chunks)
                                                   for p in workload.phases))
     model = StepModel(topology, layout, workload, overhead=job.alpha, gamma=job.gamma,

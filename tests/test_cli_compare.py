@@ -8,8 +8,7 @@ import json
 import pytest
 
 from netsim.cli import main
-from netsim.cli.compare import injection_bandwidth, normalize_injection
-from netsim.topology import parse_topology
+from netsim.topology import injection_bandwidth, normalize_injection, parse_topology
 
 
 def _run(capsys, *args):

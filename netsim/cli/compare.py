@@ -15,36 +15,16 @@ first machine's: the comparison is then of shapes, not of link speeds.
 from __future__ import annotations
 
 import click
-import numpy as np
 
 from ..run import run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
-from ..topology import parse_topology
+from ..topology import normalize_injection, parse_topology
 from ..units import format_rate, format_size
 from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_option,
                       format_records, output_option, overwrite_option, progress_reporter)
 
-__all__ = ["command", "injection_bandwidth", "normalize_injection"]
-
-
-def injection_bandwidth(topology) -> tuple[float, bool]:
-    """(mean outgoing bytes/s of the endpoints, whether all endpoints have the same)."""
-    inject = topology.out_degree_bandwidth[topology.endpoints]
-    return float(inject.mean()), bool(np.allclose(inject, inject[0]))
-
-
-def normalize_injection(topologies: list) -> tuple[list, list[float], float]:
-    """Each topology with its links scaled so its endpoints' mean injection bandwidth equals
-    the first topology's; returns (topologies, scale factors, target bytes/s)."""
-    target, _ = injection_bandwidth(topologies[0])
-    scaled, factors = [], []
-    for topo in topologies:
-        factor = target / injection_bandwidth(topo)[0]
-        factors.append(factor)
-        scaled.append(topo if factor == 1.0 else topo.with_links(bandwidth=topo.bandwidth
-                                                                 * factor))
-    return scaled, factors, target
+__all__ = ["command"]
 
 
 def _size(nbytes: float) -> str:

@@ -9,7 +9,8 @@ from .grid import mesh, torus
 from .model import Topology, TopologyBuilder
 from .ring import ring
 from .spec import FAMILIES, parse_topology, register_family
-from .summary import bisection_bandwidth, diameter, summarize
+from .summary import (bisection_bandwidth, diameter, injection_bandwidth, normalize_injection,
+                      summarize)
 from .switched import full_mesh, nvswitch
 from .trees import fat_tree, leaf_spine
 from .calibration import calibrated_alpha, calibrated_gamma
@@ -35,6 +36,7 @@ __all__ = [
     "parse_topology", "register_family", "FAMILIES",
     "from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
     "save_topology_file", "topology_file_schema", "check_connected",
-    "summarize", "diameter", "bisection_bandwidth",
+    "summarize", "diameter", "bisection_bandwidth", "injection_bandwidth",
+    "normalize_injection",
     "calibrated_alpha", "calibrated_gamma", "find_preset", "preset_names", "preset_table", "load_preset",
 ]

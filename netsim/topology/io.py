@@ -24,9 +24,9 @@ override passed to :func:`load_topology_file` (``galaxy-wh,links=1``); an option
 from __future__ import annotations
 
 import contextvars
+import io
 import json
 import math
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +37,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, NetsimError, TopologyError, UnitError
-from ..outputs import to_jsonable
+from ..outputs import to_jsonable, write_atomic
 from ..units import parse_rate, parse_time
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
@@ -411,15 +411,8 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
 
 def save_topology_file(topology: Topology, path: str | Path) -> None:
     """Write ``topology`` as a topology YAML file (atomically); see :func:`topology_to_dict`."""
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        temp.write_text(yaml.safe_dump(topology_to_dict(topology), sort_keys=False,
-                                       default_flow_style=None), encoding="utf-8")
-        os.replace(temp, path)
-    finally:
-        if temp.exists():
-            temp.unlink()
+    write_atomic(path, yaml.safe_dump(topology_to_dict(topology), sort_keys=False,
+                                      default_flow_style=None), overwrite=True)
 
 
 def check_connected(topo: Topology) -> None:
@@ -581,14 +574,9 @@ def to_graphml(topology: Topology, path: str | Path) -> None:
                        plane=int(topology.plane[lid]),
                        dim=int(topology.dim[lid]), sign=int(topology.sign[lid]),
                        wrap=bool(topology.wrap[lid]))
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        nx.write_graphml(graph, temp)
-        os.replace(temp, path)
-    finally:
-        if temp.exists():
-            temp.unlink()
+    buffer = io.BytesIO()
+    nx.write_graphml(graph, buffer)
+    write_atomic(path, buffer.getvalue(), overwrite=True)
 
 
 def read_graphml(path: str | Path, name: str | None = None) -> Topology:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["summarize", "diameter", "bisection_bandwidth", "brute_force_bisection",
-           "split_cut", "cable_count"]
+           "split_cut", "cable_count", "injection_bandwidth", "normalize_injection"]
 
 # Enumerate every balanced split when there are at most this many (switchless machines,
 # vectorised) or this many max-flow problems (machines with switches).
@@ -406,3 +406,22 @@ def _kernighan_lin(topo, tries: int, seed: int) -> float:
             a_idx = np.sort(np.concatenate([a_idx, b_idx[:half - len(a_idx)]]))
         best = min(best, split_cut(topo, a_idx))
     return float(best)
+
+
+def injection_bandwidth(topology) -> tuple[float, bool]:
+    """(mean outgoing bytes/s of the endpoints, whether all endpoints have the same)."""
+    inject = topology.out_degree_bandwidth[topology.endpoints]
+    return float(inject.mean()), bool(np.allclose(inject, inject[0]))
+
+
+def normalize_injection(topologies: list) -> tuple[list, list[float], float]:
+    """Each topology with its links scaled so its endpoints' mean injection bandwidth equals
+    the first topology's; returns (topologies, scale factors, target bytes/s)."""
+    target, _ = injection_bandwidth(topologies[0])
+    scaled, factors = [], []
+    for topo in topologies:
+        factor = target / injection_bandwidth(topo)[0]
+        factors.append(factor)
+        scaled.append(topo if factor == 1.0 else topo.with_links(bandwidth=topo.bandwidth
+                                                                 * factor))
+    return scaled, factors, target

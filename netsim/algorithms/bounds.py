@@ -99,10 +99,7 @@ class Bound:
 def _nodes(topology, num_ranks: int, placement) -> np.ndarray:
     """Node index of each rank: ``placement[:num_ranks]`` or the first endpoints."""
     if placement is None:
-        if num_ranks > topology.num_endpoints:
-            raise InputError(f"{num_ranks} ranks do not fit on the {topology.num_endpoints} "
-                             f"endpoints of {topology.name!r}")
-        return np.asarray(topology.endpoints[:num_ranks], dtype=np.int64)
+        return topology.first_endpoints(num_ranks)
     nodes = np.asarray(placement, dtype=np.int64)[:num_ranks]
     if nodes.size < num_ranks:
         raise InputError(f"placement names {nodes.size} nodes for {num_ranks} ranks")

@@ -82,11 +82,7 @@ class AlgoOptions:
         if self.topology is None:
             raise InputError("this algorithm needs a topology (options.topology)")
         if self.placement is None:
-            endpoints = np.asarray(self.topology.endpoints, dtype=np.int64)
-            if num_ranks > endpoints.size:
-                raise InputError(f"{num_ranks} ranks do not fit on the {endpoints.size} "
-                                 f"endpoints of topology {self.topology.name!r}")
-            return endpoints[:num_ranks]
+            return self.topology.first_endpoints(num_ranks)
         placement = np.asarray(self.placement, dtype=np.int64)
         if placement.shape[0] < num_ranks:
             raise InputError(f"placement maps {placement.shape[0]} ranks, need {num_ranks}")

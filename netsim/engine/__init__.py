@@ -27,10 +27,7 @@ __all__ = ["simulate", "execute", "max_min_rates", "Result", "ProgressCallback",
 
 def default_placement(topology, num_ranks: int) -> np.ndarray:
     """Rank i on the i-th endpoint of the topology's natural order."""
-    if num_ranks > topology.num_endpoints:
-        raise ScheduleError(f"the schedule has {num_ranks} ranks but topology "
-                            f"{topology.name!r} has only {topology.num_endpoints} endpoints")
-    return np.asarray(topology.endpoints[:num_ranks], dtype=np.int64)
+    return topology.first_endpoints(num_ranks)
 
 
 def _checked_placement(topology, schedule: Schedule, placement) -> np.ndarray:

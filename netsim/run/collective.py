@@ -140,11 +140,7 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
         if ranks is not None and int(ranks) != nodes.size:
             raise InputError(f"placement has {nodes.size} nodes but {ranks} ranks were asked")
         return nodes
-    n = topology.num_endpoints if ranks is None else int(ranks)
-    if not 1 <= n <= topology.num_endpoints:
-        raise InputError(f"ranks must be in 1..{topology.num_endpoints} (the endpoints of "
-                         f"{topology.name!r}), got {ranks}")
-    return np.asarray(topology.endpoints[:n], dtype=np.int64)
+    return topology.first_endpoints(topology.num_endpoints if ranks is None else int(ranks))
 
 
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,

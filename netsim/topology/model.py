@@ -120,6 +120,19 @@ class Topology:
         """Total incoming bandwidth of every node, bytes/s."""
         return np.bincount(self.link_dst, weights=self.bandwidth, minlength=self.num_nodes)
 
+    def first_endpoints(self, num_ranks: int) -> np.ndarray:
+        """The default placement: rank i on the i-th endpoint (node indices).
+
+        >>> from netsim.topology import ring
+        >>> ring(4).first_endpoints(2).tolist()
+        [0, 1]
+        """
+        total = len(self.endpoints)
+        if not 1 <= num_ranks <= total:
+            raise TopologyError(f"{num_ranks} ranks do not fit on the {total} endpoints of "
+                                f"{self.name!r}: ranks must be in 1..{total}, got {num_ranks}")
+        return np.asarray(self.endpoints[:num_ranks], dtype=np.int64)
+
     @property
     def grid_dims(self) -> tuple[int, ...] | None:
         """The grid shape of a mesh, torus or ring (node i at row-major index i), else None.

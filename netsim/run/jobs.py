@@ -156,17 +156,15 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         ranks, name = schedule.num_ranks, job.name or Path(job.schedule).stem
     else:
         ranks = job.ranks or topology.num_endpoints
-        if ranks > topology.num_endpoints:
-            raise InputError(f"traffic job: ranks must be in 1..{topology.num_endpoints} (the "
-                             f"endpoints of {topology.name!r}), got {ranks}")
-        if _pattern_sends(job.pattern, ranks) > MAX_SENDS:
+        topology.first_endpoints(ranks)         # the ranks fit: refuse before building
+        sends = _pattern_sends(job.pattern, ranks)
+        if sends > MAX_SENDS:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
-                             f"{_pattern_sends(job.pattern, ranks):.3g} sends (more than the "
-                             f"limit of {MAX_SENDS}): use fewer ranks")
+                             f"{sends:.3g} sends (more than the limit of {MAX_SENDS}): use "
+                             f"fewer ranks")
         from ..budget import require_sends
 
-        require_sends(_pattern_sends(job.pattern, ranks), topology,
-                      f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
+        require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
         options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
             options = {"seed": ctx.seed if job.seed is None else job.seed}

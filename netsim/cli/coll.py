@@ -235,8 +235,7 @@ def _plot(path, runs, records, overwrite, topology):
 add_report_option(
     click.Option(["--heatmap"], metavar="FILE", default=None,
                  help="Draw the link heatmap (.png/.svg/.pdf); FILE-1, FILE-2 ... per size."),
-    ReportHook(apply=_heatmap, check=lambda path, overwrite: _check_figure(path, overwrite),
-               outputs=_heatmap_outputs))
+    ReportHook(apply=_heatmap, check=_check_figure, outputs=_heatmap_outputs))
 add_report_option(
     click.Option(["--save-result"], metavar="FILE.json", default=None,
                  help="Write the (largest size's) result with its machine, for "
@@ -245,5 +244,5 @@ add_report_option(
 add_report_option(
     click.Option(["--plot"], metavar="FILE", default=None,
                  help="Draw busbw over message size (with --measured points)."),
-    ReportHook(apply=_plot, check=lambda path, overwrite: _check_figure(path, overwrite),
+    ReportHook(apply=_plot, check=_check_figure,
                outputs=lambda path, num_sizes: [path]))

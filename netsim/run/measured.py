@@ -66,7 +66,7 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
     if "size_bytes" not in header or not values:
         raise InputError(f"{path}:{numbers[0]}: header needs 'size_bytes' and 'busbw_GBps' "
                          f"or 'time_s' (found: {', '.join(header) or 'nothing'})")
-    out, seen = [], {}
+    out, out_lines = [], []
     for line, row in zip(numbers[1:], rows[1:]):
         if len(row) != len(header):
             raise InputError(f"{path}:{line}: expected {len(header)} columns, got {len(row)}")
@@ -75,26 +75,22 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
                   for c in ("size_bytes", *values)}
         # One row per size: a second one is either a copy or a contradiction, and which
         # of them the comparison used would be an accident of the order.
-        earlier = next((n for n, other in seen.items()
-                        if math.isclose(other["size_bytes"], parsed["size_bytes"],
-                                        rel_tol=1e-6)), None)
+        earlier = _find(out, parsed["size_bytes"])
         if earlier is not None:
-            how = "repeats" if seen[earlier] == parsed else "contradicts"
+            how = "repeats" if out[earlier] == parsed else "contradicts"
             raise InputError(f"{path}:{line}: size {cells['size_bytes']!r} {how} line "
-                             f"{earlier}: give one row per size")
-        seen[line] = parsed
+                             f"{out_lines[earlier]}: give one row per size")
         out.append(parsed)
+        out_lines.append(line)
     if not out:
         raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
     return out
 
 
-def _match(rows: list[dict[str, float]], size: float) -> dict[str, float] | None:
-    """The measured row of ``size`` bytes (relative tolerance 1e-6), if any."""
-    for row in rows:
-        if math.isclose(row["size_bytes"], size, rel_tol=1e-6):
-            return row
-    return None
+def _find(rows: list[dict[str, float]], size: float) -> int | None:
+    """Index of the row of ``size`` bytes (relative tolerance 1e-6), if any."""
+    return next((i for i, row in enumerate(rows)
+                 if math.isclose(row["size_bytes"], size, rel_tol=1e-6)), None)
 
 
 def compare_measured(path: str | Path, records: list[dict[str, Any]]
@@ -104,9 +100,10 @@ def compare_measured(path: str | Path, records: list[dict[str, Any]]
     a size that ``path`` has; return the table columns to show."""
     rows = read_measured(path)
     for record in records:
-        row = _match(rows, float(record["size_bytes"]))
-        if row is None:
+        found = _find(rows, float(record["size_bytes"]))
+        if found is None:
             continue
+        row = rows[found]
         for key in _VALUES:
             if key in row:
                 record[f"measured_{key}"] = row[key]

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
            "ScheduleError", "SimulationError", "OutputError", "ResourceError",
-           "unknown_name", "did_you_mean"]
+           "unknown_name", "did_you_mean", "refuse_unknown_keys"]
 
 
 class NetsimError(Exception):
@@ -80,3 +80,20 @@ def did_you_mean(name: Any, choices: Iterable[Any], *, cutoff: float = 0.6,
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1,
                                       cutoff=cutoff)
     return f": did you mean {close[0]!r}?" if close else otherwise
+
+
+def refuse_unknown_keys(obj: Any, allowed: Iterable[str], where: str,
+                        error: type[NetsimError] = InputError) -> None:
+    """Unknown keys of a mapping read from a file are errors (a typo such as 'bandwith'
+    must not be ignored): ``where: unknown field 'x': did you mean 'y'?``.
+
+    >>> refuse_unknown_keys({"bandwith": 1}, ["bandwidth"], "links[0]")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.InputError: links[0]: unknown field 'bandwith': did you mean 'bandwidth'?
+    """
+    allowed = tuple(allowed)
+    for key in obj:
+        if key not in allowed:
+            hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
+            raise error(f"{where}: unknown field {key!r}{hint}")

@@ -20,8 +20,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import InputError, NetsimError, did_you_mean
-from . import Schedule, ScheduleBuilder, read_json
+from ..errors import InputError, NetsimError, did_you_mean, refuse_unknown_keys
+from .ir import Schedule, ScheduleBuilder, read_json
 from ..topology.model import Topology, TopologyBuilder
 from ..units import parse_rate, parse_size, parse_time
 
@@ -49,14 +49,6 @@ def _require(obj: Mapping, key: str, where: str):
     return obj[key]
 
 
-def _known_keys(obj: Mapping, allowed: tuple[str, ...], where: str) -> None:
-    """Unknown keys are errors (a typo such as 'bandwith' must not be ignored)."""
-    for key in obj:
-        if key not in allowed:
-            hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
-            raise InputError(f"{where}: unknown field {key!r}{hint}")
-
-
 def _value(parser, value: Any, where: str, key: str) -> float:
     """``parser(value)`` with its error prefixed ``file: flows[3].bytes: ...``."""
     try:
@@ -79,7 +71,7 @@ def _links_topology(links: Any, source: str) -> Topology:
         where = f"{source}: links[{n}]"
         if not isinstance(link, Mapping):
             raise InputError(f"{where}: expected an object, got {link!r}")
-        _known_keys(link, _LINK_KEYS, where)
+        refuse_unknown_keys(link, _LINK_KEYS, where)
         for end in ("src", "dst"):
             name = _require(link, end, where)
             if not _is_id(name):
@@ -156,7 +148,7 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
     if not isinstance(doc, Mapping):
         raise InputError(f"{source}: expected a JSON object with 'flows', got a "
                          f"{type(doc).__name__}")
-    _known_keys(doc, _TOP_KEYS, source)
+    refuse_unknown_keys(doc, _TOP_KEYS, source)
     if "topology" in doc and "links" in doc:
         raise InputError(f"{source}: give either 'links' or 'topology', not both")
     if "topology" in doc:
@@ -177,7 +169,7 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
     for n, flow in enumerate(flows):
         if not isinstance(flow, Mapping):
             raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")
-        _known_keys(flow, _FLOW_KEYS, f"{source}: flows[{n}]")
+        refuse_unknown_keys(flow, _FLOW_KEYS, f"{source}: flows[{n}]")
     ids = [flow.get("id", n) for n, flow in enumerate(flows)]
     order = _topological_order(flows, ids, source)
     position = {fid: n for n, fid in enumerate(ids)}

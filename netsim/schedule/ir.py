@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ScheduleError, did_you_mean
+from ..errors import ScheduleError, refuse_unknown_keys
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
            "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
@@ -345,13 +345,6 @@ _OP_KEYS = {"send": ("id", "op", "src", "dst", "bytes", "fraction", "deps", "tag
             "barrier": ("id", "op", "deps", "tag")}
 
 
-def _known_keys(obj: Mapping, allowed: Sequence[str], where: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
-            raise ScheduleError(f"{where}: unknown field {key!r}{hint}")
-
-
 def _is_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
@@ -387,7 +380,7 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
-    _known_keys(doc, _DOC_KEYS, source)
+    refuse_unknown_keys(doc, _DOC_KEYS, source, ScheduleError)
     relative = doc.get("relative", False)
     if not isinstance(relative, bool):
         raise ScheduleError(f"{source}: relative: expected true or false, got {relative!r}")
@@ -409,7 +402,7 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
         kind = op.get("op", "send")
         if not isinstance(kind, str) or kind not in _OP_KEYS:
             raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
-        _known_keys(op, _OP_KEYS[kind], where)
+        refuse_unknown_keys(op, _OP_KEYS[kind], where, ScheduleError)
         op_id = op.get("id", n)
         if not _is_id(op_id) or op_id in ids:
             what = "is given to two ops" if _is_id(op_id) else "must be a string or an integer"

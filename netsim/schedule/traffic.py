@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import unknown_name
-from . import Schedule, sends_from_arrays
+from .ir import Schedule, sends_from_arrays
 
 __all__ = ["all_to_all", "permutation", "shift", "PATTERNS", "make_pattern"]
 

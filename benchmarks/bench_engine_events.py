@@ -60,19 +60,19 @@ def _coll(topo: str, **kwargs):
 
     results = []
     from netsim.engine import executor
-    original = executor._Execution._result
+    original = executor._make_result
 
-    def keep(self):                 # every engine run of the sweep, candidates included
-        result = original(self)
+    def keep(*args):                # every engine run of the sweep, candidates included
+        result = original(*args)
         results.append(result)
         return result
 
-    executor._Execution._result = keep
+    executor._make_result = keep
     if "sizes" in kwargs:
         run_sweep("allreduce", topo, "auto", kwargs["sizes"])
     else:
         run_collective("allreduce", topo, "auto", kwargs["size"])
-    executor._Execution._result = original
+    executor._make_result = original
     return results
 
 

@@ -25,12 +25,16 @@ from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import max_min_rates_csr, max_min_rates_warm
 from .result import Result
+from .symmetry import find_classes, quotient
 
 __all__ = ["execute", "ProgressCallback"]
 
 #: True: solve every event cold over all draining flows (``max_min_rates_csr``), without
 #: the warm start and its bookkeeping. The reference the fast paths are tested against.
 REFERENCE = False
+
+#: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
+SYMMETRY = True
 
 #: ``progress(events_done, simulated_time_s)``, called every few events.
 ProgressCallback = Callable[[int, float], None]
@@ -67,10 +71,18 @@ class _Execution:
 
     def __init__(self, topology, schedule: Schedule, routes, *, overhead: float,
                  not_before: np.ndarray | None, progress: ProgressCallback | None,
-                 record_timeline: bool, faults=(), progress_every: int = 64) -> None:
-        self.topo, self.schedule = topology, schedule
+                 record_timeline: bool, faults=(), progress_every: int = 64,
+                 capacity: np.ndarray | None = None,
+                 weight: np.ndarray | None = None) -> None:
+        self.topo, self.schedule, self.routes = topology, schedule, routes
         n_ops = schedule.num_ops
-        self.capacity = topology.bandwidth.astype(np.float64, copy=True)
+        # ``capacity`` and ``weight`` describe a symmetry quotient (engine.symmetry): links
+        # are link classes, and a path incidence counts for ``weight`` flows of its class.
+        self.capacity = (topology.bandwidth if capacity is None else capacity
+                         ).astype(np.float64, copy=True)
+        self.n_links = n_links = len(self.capacity)
+        self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
+        self.active_weight = np.zeros(0)
         self.overhead = float(overhead)
         self.not_before = (np.zeros(n_ops) if not_before is None
                            else np.asarray(not_before, dtype=np.float64))
@@ -89,12 +101,10 @@ class _Execution:
         self.path_len = np.diff(np.asarray(routes.path_ptr, dtype=np.intp))
         self.path_links = np.asarray(routes.path_links, dtype=np.intp)
         self.sub_empty = self.path_len == 0
-        self.sub_src = np.asarray(routes.src)[routes.sub_req]
-        self.sub_dst = np.asarray(routes.dst)[routes.sub_req]
         self.sub_done = np.zeros(n_sub, dtype=bool)
         self.earliest = np.zeros(n_sub)          # no activation before (after a reroute), s
-        self.failed = np.zeros(topology.num_links, dtype=bool)
-        self.link_bytes = np.zeros(topology.num_links)   # credited at reroutes and at the end
+        self.failed = np.zeros(n_links, dtype=bool)
+        self.link_bytes = np.zeros(n_links)   # credited at reroutes and at the end
         self.credited = np.zeros(n_sub)                   # bytes of a sub-flow credited so far
         self.fault_log: list[dict] = []
         self.op_subs_ptr = np.zeros(n_ops + 1, dtype=np.int64)
@@ -122,11 +132,11 @@ class _Execution:
         # rate if saturated, else inf), filled in only when l first loses a flow (``lost``):
         # the warm start reads it nowhere else. None: no solution to start from.
         self.level: np.ndarray | None = None
-        self.lost = np.zeros(topology.num_links, dtype=bool)
+        self.lost = np.zeros(n_links, dtype=bool)
         self.is_new = np.zeros(n_sub, dtype=bool)
-        self.link_busy = np.zeros(topology.num_links)
-        self.link_peak = np.zeros(topology.num_links, dtype=np.int64)
-        self.link_count = np.zeros(topology.num_links, dtype=np.int64)
+        self.link_busy = np.zeros(n_links)
+        self.link_peak = np.zeros(n_links, dtype=np.int64)
+        self.link_count = np.zeros(n_links, dtype=np.int64)
         self.heap: list = []
         self._seq = itertools.count()
         self.events = 0
@@ -212,7 +222,13 @@ class _Execution:
         self.is_new[subs] = True
         self.active = np.concatenate([self.active, subs])
         self.active_links = np.concatenate([self.active_links, links])
-        self.link_count += np.bincount(links, minlength=self.topo.num_links)
+        if self.path_weight is None:
+            self.link_count += np.bincount(links, minlength=self.n_links)
+        else:
+            w = _gather_spans(self.path_start[subs], self.path_len[subs], self.path_weight)
+            self.active_weight = np.concatenate([self.active_weight, w])
+            self.link_count += np.rint(np.bincount(links, weights=w, minlength=self.n_links)
+                                       ).astype(np.int64)
 
     def _keep_active(self, keep: np.ndarray) -> None:
         """Keep only the draining sub-flows where ``keep`` is true (and their paths)."""
@@ -222,7 +238,13 @@ class _Execution:
         if self.level is not None:
             self._note_levels(gone[~self.lost[gone]], lengths)
         self.lost[gone] = True
-        self.link_count -= np.bincount(gone, minlength=self.topo.num_links)
+        if self.path_weight is None:
+            self.link_count -= np.bincount(gone, minlength=self.n_links)
+        else:
+            self.link_count -= np.rint(np.bincount(
+                gone, weights=self.active_weight[~kept_on], minlength=self.n_links)
+            ).astype(np.int64)
+            self.active_weight = self.active_weight[kept_on]
         self.active_links = self.active_links[kept_on]
         self.active = self.active[keep]
 
@@ -237,15 +259,15 @@ class _Execution:
         """
         if links.size == 0:
             return
-        mark = np.zeros(self.topo.num_links, dtype=bool)
+        mark = np.zeros(self.n_links, dtype=bool)
         mark[links] = True
         at = np.flatnonzero(mark[self.active_links])     # the incidences of these links
         owner = np.searchsorted(np.cumsum(lengths), at, side="right")
         subs = self.active[owner]
         r = np.where(self.is_new[subs], 0.0, self.rate[subs])
         link = self.active_links[at]
-        load = np.bincount(link, weights=r, minlength=self.topo.num_links)
-        top = np.zeros(self.topo.num_links)
+        load = np.bincount(link, weights=r, minlength=self.n_links)
+        top = np.zeros(self.n_links)
         np.maximum.at(top, link, r)
         saturated = load >= self.capacity * (1 - 1e-9)
         self.level[mark] = np.where(saturated, top, np.inf)[mark]
@@ -259,6 +281,14 @@ class _Execution:
             return
         links, lengths = self.active_links, self.path_len[self.active]
         new = self.is_new[self.active]
+        if self.path_weight is not None:        # a quotient: small, solved cold
+            rate = max_min_rates_csr(lengths, links, self.capacity, self.active_weight)
+            self.rate[self.active] = rate
+            self.is_new[self.active] = False
+            np.maximum(self.link_peak, self.link_count, out=self.link_peak)
+            if (rate <= 0).any():
+                raise SimulationError("a flow has no capacity left on its path")
+            return
         if REFERENCE or self.level is None or new.sum() * 2 > new.size:
             rate = max_min_rates_csr(lengths, links, self.capacity)   # cold: mostly new
         else:
@@ -266,7 +296,7 @@ class _Execution:
                                       new, self.level, self.lost)
         self.rate[self.active] = rate
         if self.level is None:
-            self.level = np.full(self.topo.num_links, np.inf)
+            self.level = np.full(self.n_links, np.inf)
         self.lost[:] = False
         self.is_new[self.active] = False
         np.maximum(self.link_peak, self.link_count, out=self.link_peak)
@@ -286,8 +316,10 @@ class _Execution:
     def _link_load(self) -> np.ndarray:
         """Bytes/s currently carried by each link."""
         lengths = self.path_len[self.active]
-        return np.bincount(self.active_links, weights=np.repeat(self.rate[self.active], lengths),
-                           minlength=self.topo.num_links)
+        on = np.repeat(self.rate[self.active], lengths)
+        if self.path_weight is not None:
+            on = on * self.active_weight
+        return np.bincount(self.active_links, weights=on, minlength=self.n_links)
 
     def _step(self) -> float:
         """Process the next event; return its time (inf when nothing is left).
@@ -355,7 +387,7 @@ class _Execution:
                 return
             yield env.timeout(self.now - before)
 
-    def run(self) -> Result:
+    def run(self) -> "_Execution":
         env = simpy.Environment()
         env.process(self._process(env))
         env.run()
@@ -364,14 +396,14 @@ class _Execution:
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")
         if self.progress:
             self.progress(self.events, self.now)
-        return self._result()
+        return self
 
     def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:
         """Add ``nbytes`` of each sub-flow to every link of its current path."""
         lengths = self.path_len[subs]
         links = _gather_spans(self.path_start[subs], lengths, self.path_links)
         self.link_bytes += np.bincount(links, weights=np.repeat(nbytes, lengths),
-                                       minlength=self.topo.num_links)
+                                       minlength=self.n_links)
 
     # -- faults -------------------------------------------------------------------------
     def _apply_fault(self, fault, t: float) -> None:
@@ -400,8 +432,9 @@ class _Execution:
             else unfinished
         if hit.size == 0:
             return hit
-        routes = reroute(self.topo, self.failed, self.sub_src[hit], self.sub_dst[hit],
-                         self.sub_op[hit])
+        req = self.routes.sub_req[hit]
+        routes = reroute(self.topo, self.failed, np.asarray(self.routes.src)[req],
+                         np.asarray(self.routes.dst)[req], self.sub_op[hit])
         draining = np.isin(self.active, hit)
         moved = self.active[draining]
         self._keep_active(~draining)            # before their paths change
@@ -420,17 +453,49 @@ class _Execution:
     def _result(self) -> Result:
         every = np.arange(len(self.sub_op))
         self._credit(every, self.sub_bytes - self.credited)
-        finish = self.op_finish
-        return Result(
-            topology=self.topo.name, makespan=float(finish.max()) if finish.size else 0.0,
-            op_release=self.op_release, op_start=self.op_start, op_finish=finish,
-            link_names=self.topo.link_names, link_bandwidth=self.topo.bandwidth,
-            link_ends=tuple(zip((self.topo.node_names[i] for i in self.topo.link_src),
-                                (self.topo.node_names[i] for i in self.topo.link_dst))),
-            link_bytes=self.link_bytes, link_busy=self.link_busy,
-            link_peak_flows=self.link_peak, events=self.events, num_flows=len(self.sub_op),
-            op_tags=self.schedule.tag, tags=self.schedule.tags, timeline=self.timeline,
-            meta={"faults": self.fault_log} if self.fault_log else {})
+        return _make_result(self.topo, self.schedule, self.op_release, self.op_start,
+                            self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
+                            self.events, len(self.sub_op), self.timeline,
+                            {"faults": self.fault_log} if self.fault_log else {})
+
+
+def _make_result(topo, schedule, release, start, finish, link_bytes, link_busy, link_peak,
+                 events, num_flows, timeline, meta) -> Result:
+    return Result(
+        topology=topo.name, makespan=float(finish.max()) if finish.size else 0.0,
+        op_release=release, op_start=start, op_finish=finish,
+        link_names=topo.link_names, link_bandwidth=topo.bandwidth,
+        link_ends=tuple(zip((topo.node_names[i] for i in topo.link_src),
+                            (topo.node_names[i] for i in topo.link_dst))),
+        link_bytes=link_bytes, link_busy=link_busy, link_peak_flows=link_peak,
+        events=events, num_flows=num_flows, op_tags=schedule.tag, tags=schedule.tags,
+        timeline=timeline, meta=meta)
+
+
+def _expanded(topology, schedule: Schedule, routes, classes, run: "_Execution") -> Result:
+    """The full result of a run on the symmetry quotient: every member as its class."""
+    lengths = np.diff(np.asarray(routes.path_ptr))
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    sub_bytes = schedule.nbytes[send_ops[routes.sub_req]] * routes.sub_frac
+    link_bytes = np.bincount(np.asarray(routes.path_links, dtype=np.intp),
+                             weights=np.repeat(sub_bytes, lengths),
+                             minlength=topology.num_links)
+    timeline = None
+    if run.timeline is not None:
+        timeline = []
+        for t0, t1, used, load in run.timeline:
+            per_class = np.zeros(run.n_links)
+            per_class[used] = load
+            full = per_class[classes.link]
+            used_full = np.flatnonzero(full)
+            timeline.append((t0, t1, used_full, full[used_full]))
+    return _make_result(topology, schedule, run.op_release[classes.op],
+                        run.op_start[classes.op], run.op_finish[classes.op], link_bytes,
+                        run.link_busy[classes.link], run.link_peak[classes.link], run.events,
+                        len(routes.sub_req), timeline,
+                        {"symmetry_classes": {"ops": int(run.schedule.num_ops),
+                                              "flows": int(len(run.sub_op)),
+                                              "links": int(run.n_links)}})
 
 
 def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
@@ -440,6 +505,19 @@ def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
 
     ``faults`` is a sequence of :class:`~netsim.engine.faults.Fault`: links that fail or
     degrade at a given time; flows are moved off failed links from that moment.
+
+    Without faults, flows that cannot be told apart are simulated once per class
+    (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
     """
-    return _Execution(topology, schedule, routes, overhead=overhead, not_before=not_before,
-                      progress=progress, record_timeline=record_timeline, faults=faults).run()
+    options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline)
+    classes = None
+    if SYMMETRY and not REFERENCE and not faults:
+        classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before)
+    if classes is None:
+        return _Execution(topology, schedule, routes, not_before=not_before, faults=faults,
+                          **options).run()._result()
+    q_schedule, q_routes, q_capacity, q_not_before = quotient(
+        schedule, routes, topology.bandwidth, classes, not_before)
+    run = _Execution(topology, q_schedule, q_routes, not_before=q_not_before,
+                     capacity=q_capacity, weight=q_routes.path_weight, **options).run()
+    return _expanded(topology, schedule, routes, classes, run)

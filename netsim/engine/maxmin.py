@@ -31,14 +31,15 @@ def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray
     return max_min_rates_csr(lengths, flow_links.indices.astype(np.intp), capacity)
 
 
-def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray
-                      ) -> np.ndarray:
+def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray,
+                      weights: np.ndarray | None = None) -> np.ndarray:
     """:func:`max_min_rates` on raw flow-major CSR arrays.
 
     Flow f crosses the ``lengths[f]`` links that follow those of flow f-1 in ``links``.
     Everything runs on flow-major arrays (gathers from the small per-link arrays stay in
     cache), compacted to the unfrozen flows after every pass, so later passes cost only
-    what is left.
+    what is left. ``weights`` (one per incidence, default 1) counts an incidence as that
+    many flows of the same rate on the link: a symmetry class (engine.symmetry).
     """
     num_links = len(capacity)
     rate = np.full(len(lengths), np.inf)
@@ -48,7 +49,7 @@ def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarr
     while flows.size:
         starts = np.zeros(flows.size, dtype=np.intp)
         np.cumsum(lengths[:-1], out=starts[1:])
-        count = np.bincount(links, minlength=num_links)
+        count = np.bincount(links, weights=weights, minlength=num_links)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.maximum(remaining, 0.0) / count      # inf (or nan) on unused links
         share_on = share[links]
@@ -61,8 +62,11 @@ def max_min_rates_csr(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarr
         frozen = np.logical_or.reduceat(hit, starts)
         rate[flows[frozen]] = flow_min[frozen]
         frozen_on = np.repeat(frozen, lengths)
-        remaining -= np.bincount(links, weights=flow_min_on * frozen_on, minlength=num_links)
+        used = flow_min_on * frozen_on if weights is None else flow_min_on * frozen_on * weights
+        remaining -= np.bincount(links, weights=used, minlength=num_links)
         links = links[~frozen_on]
+        if weights is not None:
+            weights = weights[~frozen_on]
         flows, lengths = flows[~frozen], lengths[~frozen]
     return rate
 

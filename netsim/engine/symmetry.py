@@ -1,0 +1,290 @@
+"""Symmetry is beauty: flows that cannot be told apart are simulated once.
+
+Collectives on symmetric machines are full of sends with the same size, the same release,
+the same dependency shape and paths that map onto each other under the machine's symmetry.
+If ops, sub-flows and links are partitioned into classes such that
+
+* every op of a class has the same kind, bytes, compute time and release floor, the same
+  number of dependencies, successors and sub-flows in each class;
+* every sub-flow of a class has the same bytes and path latency, an op of the same class,
+  and the same number of links of each link class on its path;
+* every link of a class has the same capacity and carries the same number of sub-flows of
+  each sub-flow class
+
+(an *equitable partition* of the op-dependency, op-sub-flow and sub-flow-link graph, with
+the attributes in the starting colours), then by induction over events every member of a
+class is released, drains and finishes at the same instants: progressive filling raises
+flows of one class together and saturates links of one class together, because each link
+of class L sees ``n[L, f]`` flows of class f and each flow of class f meets the same link
+classes. One representative per class, with the multiplicity ``n[L, f]`` as the weight of
+its incidence on L (a link of class L carries ``sum_f n[L, f] r_f``), is then exact.
+
+The partition comes from colour refinement (1-dimensional Weisfeiler-Leman) without being
+told the symmetry group: colours start from the attributes plus the longest-path depth from
+the sources and to the sinks of the DAG (so long pipelines do not need one round per
+step), and each round hashes every node's colour with the multiset of its neighbours'
+colours. Hashes are only a way to find a candidate: the partition is used only after an
+exact integer check that it is equitable (:func:`_equitable`), so a hash collision can
+cost compression, never correctness.
+
+>>> from netsim.topology import ring
+>>> from netsim.schedule import sends_from_arrays
+>>> from netsim.engine import route_schedule
+>>> topo = ring(8, bandwidth=1e9)
+>>> sched = sends_from_arrays(8, range(8), [(i + 1) % 8 for i in range(8)], 1e9)
+>>> routes = route_schedule(topo, sched, topo.endpoints)
+>>> classes = find_classes(sched, routes, topo.bandwidth, min_subflows=0)
+>>> int(classes.op.max()) + 1, int(classes.sub.max()) + 1    # one class of 8 sends
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..schedule import SEND, Schedule
+
+__all__ = ["Classes", "find_classes", "MIN_SUBFLOWS"]
+
+#: Below this many sub-flows the search costs more than it can save; 0 in the tests.
+MIN_SUBFLOWS = 512
+#: Give up (simulate every flow) when the classes are more than this share of the sub-flows.
+MAX_CLASS_SHARE = 0.5
+#: Refinement rounds before giving up; the depth colours make a few rounds the rule.
+MAX_ROUNDS = 48
+
+
+@dataclass(frozen=True)
+class Classes:
+    """Class ids (dense, 0..k-1) per op, per sub-flow and per link, and each class's size."""
+
+    op: np.ndarray
+    sub: np.ndarray
+    link: np.ndarray
+
+    @staticmethod
+    def sizes(cls_of: np.ndarray) -> np.ndarray:
+        return np.bincount(cls_of, minlength=int(cls_of.max()) + 1 if cls_of.size else 0)
+
+    @staticmethod
+    def representatives(cls_of: np.ndarray) -> np.ndarray:
+        """The first member of every class, in class order."""
+        return np.unique(cls_of, return_index=True)[1]
+
+
+def _dense(*keys: np.ndarray) -> np.ndarray:
+    """Dense codes of the rows (keys[0][i], keys[1][i], ...): equal rows, equal codes."""
+    n = keys[0].size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(keys[::-1])
+    change = np.zeros(n, dtype=bool)
+    for key in keys:
+        k = key[order]
+        change[1:] |= k[1:] != k[:-1]
+    code = np.empty(n, dtype=np.int64)
+    code[order] = np.cumsum(change)
+    return code
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
+
+
+def _segment_sum(ptr: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per CSR row, the wrapping uint64 sum of its values (0 for an empty row)."""
+    rows = len(ptr) - 1
+    out = np.zeros(rows, dtype=np.uint64)
+    if values.size == 0:
+        return out
+    full = np.diff(ptr) > 0
+    out[full] = np.add.reduceat(values, ptr[:-1][full])
+    return out
+
+
+def _transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    order = np.argsort(idx, kind="stable")
+    tptr = np.zeros(n_cols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(idx, minlength=n_cols), out=tptr[1:])
+    return tptr, owner[order]
+
+
+def _depths(ptr: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """Longest path (in edges) from a source of the DAG whose in-edges are CSR (ptr, idx)."""
+    sptr, succ = _transpose(ptr, idx, n)
+    waiting = np.diff(ptr).copy()
+    depth = np.zeros(n, dtype=np.int64)
+    frontier = np.flatnonzero(waiting == 0)
+    level = 0
+    while frontier.size:
+        depth[frontier] = level
+        nxt = succ[_spans(sptr, frontier)]
+        if nxt.size == 0:
+            break
+        uniq, count = np.unique(nxt, return_counts=True)
+        waiting[uniq] -= count
+        frontier = uniq[waiting[uniq] == 0]
+        level += 1
+    return depth
+
+
+def _spans(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Concatenated index ranges ptr[r]:ptr[r+1] of ``rows``."""
+    lengths = ptr[rows + 1] - ptr[rows]
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(ptr[rows] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.arange(total) + offsets
+
+
+def _equitable(x_cls: np.ndarray, ptr: np.ndarray, nb: np.ndarray, y_cls: np.ndarray) -> bool:
+    """Exact: every member of an x class has the same number of neighbours in each y class."""
+    if nb.size == 0:
+        return True
+    ny = int(y_cls.max()) + 1
+    x = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+    pair, count = np.unique(x * ny + y_cls[nb], return_counts=True)
+    group = x_cls[pair // ny] * ny + pair % ny            # (class of x, class of y)
+    order = np.lexsort((count, group))
+    group, count = group[order], count[order]
+    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    members = np.diff(np.concatenate([starts, [group.size]]))
+    same = np.minimum.reduceat(count, starts) == np.maximum.reduceat(count, starts)
+    size = np.bincount(x_cls)
+    return bool(same.all() and (members == size[group[starts] // ny]).all())
+
+
+def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
+                 not_before: np.ndarray | None = None,
+                 min_subflows: int | None = None) -> Classes | None:
+    """An equitable partition of ops, sub-flows and links, or None if it would not pay.
+
+    None when there are fewer than ``min_subflows`` sub-flows (default
+    :data:`MIN_SUBFLOWS`), when the sub-flow classes are more than
+    :data:`MAX_CLASS_SHARE` of the sub-flows, or when refinement does not settle within
+    :data:`MAX_ROUNDS` rounds. ``capacity`` is bytes/s per link (the capacities the run
+    starts with).
+    """
+    n_sub = len(routes.sub_req)
+    if n_sub == 0 or n_sub < (MIN_SUBFLOWS if min_subflows is None else min_subflows):
+        return None
+    n_ops, n_links = schedule.num_ops, len(capacity)
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    sub_op = send_ops[routes.sub_req]
+    path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
+    path_links = np.asarray(routes.path_links, dtype=np.int64)
+    dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
+    dep_idx = np.asarray(schedule.dep_idx, dtype=np.int64)
+    succ_ptr, succ_idx = _transpose(dep_ptr, dep_idx, n_ops)
+    osub_ptr = np.zeros(n_ops + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sub_op, minlength=n_ops), out=osub_ptr[1:])
+    osub_idx = np.argsort(sub_op, kind="stable")
+    lsub_ptr, lsub_idx = _transpose(path_ptr, path_links, n_links)
+    one_ptr = np.arange(n_sub + 1, dtype=np.int64)
+
+    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
+    op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes),
+                _codes(schedule.seconds), _codes(floor), _depths(dep_ptr, dep_idx, n_ops),
+                _depths(succ_ptr, succ_idx, n_ops))
+    sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
+    sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
+    link = _codes(np.asarray(capacity, dtype=float))
+    counts = (-1, -1, -1)
+    rng = np.random.default_rng(0x5EED)
+    for _ in range(MAX_ROUNDS):
+        new_counts = (int(op.max()) + 1 if n_ops else 0, int(sub.max()) + 1,
+                      int(link.max()) + 1 if n_links else 0)
+        if new_counts[1] > MAX_CLASS_SHARE * n_sub:
+            return None
+        if new_counts == counts:
+            break
+        counts = new_counts
+
+        def table(k: int) -> np.ndarray:
+            return rng.integers(0, np.iinfo(np.uint64).max, size=max(k, 1), dtype=np.uint64)
+
+        t_dep, t_succ, t_osub = table(counts[0]), table(counts[0]), table(counts[1])
+        t_sop, t_path, t_lsub = table(counts[0]), table(counts[2]), table(counts[1])
+        with np.errstate(over="ignore"):
+            op_sig = (_segment_sum(dep_ptr, t_dep[op[dep_idx]])
+                      + _segment_sum(succ_ptr, t_succ[op[succ_idx]])
+                      + _segment_sum(osub_ptr, t_osub[sub[osub_idx]]))
+            sub_sig = t_sop[op[sub_op]] + _segment_sum(path_ptr, t_path[link[path_links]])
+            link_sig = _segment_sum(lsub_ptr, t_lsub[sub[lsub_idx]])
+        op, sub, link = _dense(op, op_sig), _dense(sub, sub_sig), _dense(link, link_sig)
+    else:
+        return None
+    checks = [(op, dep_ptr, dep_idx, op), (op, succ_ptr, succ_idx, op),
+              (op, osub_ptr, osub_idx, sub), (sub, one_ptr, sub_op, op),
+              (sub, path_ptr, path_links, link), (link, lsub_ptr, lsub_idx, sub)]
+    if not all(_equitable(*check) for check in checks):
+        return None
+    return Classes(op=op, sub=sub, link=link)
+
+
+@dataclass(frozen=True)
+class QuotientRoutes:
+    """The sub-flow classes' representatives as :class:`~netsim.routing.Routes` fields,
+    plus ``path_weight``: the flows of the class that each link of the class carries."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    sub_req: np.ndarray
+    sub_frac: np.ndarray
+    path_ptr: np.ndarray
+    path_links: np.ndarray
+    path_weight: np.ndarray
+    sub_latency: np.ndarray
+
+
+def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
+             not_before: np.ndarray | None):
+    """The problem on one representative per class: (schedule, routes, capacity, not_before).
+
+    Op class c stands for op ``rep[c]``; its dependencies are the classes of the rep's
+    dependencies (each once: all members of a class finish together). A sub-flow class
+    crosses each link class L it meets once, weighted by ``n[L, f] = |f| k / |L|``, where k
+    is how many links of L its representative crosses (double counting of the incidences
+    between the two classes).
+    """
+    op_rep = Classes.representatives(classes.op)
+    sub_rep = Classes.representatives(classes.sub)
+    link_rep = Classes.representatives(classes.link)
+    n_q = op_rep.size
+    # Dependencies: classes of the representative's dependencies, each once.
+    owner = np.repeat(np.arange(n_q), schedule.dep_ptr[op_rep + 1] - schedule.dep_ptr[op_rep])
+    deps = classes.op[schedule.dep_idx[_spans(np.asarray(schedule.dep_ptr, dtype=np.int64),
+                                              op_rep)]]
+    pair = np.unique(owner * n_q + deps)
+    dep_ptr = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pair // n_q, minlength=n_q), out=dep_ptr[1:])
+    q_schedule = Schedule(
+        num_ranks=schedule.num_ranks, kind=schedule.kind[op_rep], src=schedule.src[op_rep],
+        dst=schedule.dst[op_rep], nbytes=schedule.nbytes[op_rep],
+        seconds=schedule.seconds[op_rep], dep_ptr=dep_ptr, dep_idx=pair % n_q,
+        tag=schedule.tag[op_rep], tags=schedule.tags)
+    # Sub-flows: the representative's op class, as a position among the quotient's sends.
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    q_send_position = np.cumsum(q_schedule.kind == SEND) - 1
+    rep_op = classes.op[send_ops[routes.sub_req[sub_rep]]]
+    path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
+    n_l = link_rep.size
+    owner = np.repeat(np.arange(sub_rep.size), path_ptr[sub_rep + 1] - path_ptr[sub_rep])
+    links = classes.link[np.asarray(routes.path_links)[_spans(path_ptr, sub_rep)]]
+    pair, k = np.unique(owner * n_l + links, return_counts=True)
+    f, lc = pair // n_l, pair % n_l
+    weight = Classes.sizes(classes.sub)[f] * k / Classes.sizes(classes.link)[lc]
+    q_path_ptr = np.zeros(sub_rep.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(f, minlength=sub_rep.size), out=q_path_ptr[1:])
+    src = np.asarray(routes.src)[routes.sub_req[sub_rep]]
+    dst = np.asarray(routes.dst)[routes.sub_req[sub_rep]]
+    q_routes = QuotientRoutes(
+        src=src, dst=dst, sub_req=q_send_position[rep_op],
+        sub_frac=np.asarray(routes.sub_frac)[sub_rep], path_ptr=q_path_ptr, path_links=lc,
+        path_weight=np.rint(weight), sub_latency=np.asarray(routes.sub_latency)[sub_rep])
+    q_not_before = None if not_before is None else np.asarray(not_before)[op_rep]
+    return q_schedule, q_routes, np.asarray(capacity, dtype=float)[link_rep], q_not_before

@@ -1,0 +1,168 @@
+"""Symmetry classes (engine.symmetry) are exact: the quotient run equals the full run.
+
+The reference engine (``executor.REFERENCE``) simulates every flow, cold, at every event.
+With the search threshold at 0, every case below goes through the class search; where it
+finds classes the run is on one representative per class. Per-op times must agree within
+1e-9 relative and per-link bytes, busy time and peak flow counts exactly (up to rounding),
+on symmetric cases (collectives on rings, tori, meshes, fat-trees and an NVSwitch box) and
+asymmetric ones (random DAGs on random machines, imbalanced all-to-all, release floors).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from netsim.engine import executor, simulate, symmetry
+from netsim.schedule import ScheduleBuilder, sends_from_arrays
+from netsim.topology import fat_tree, mesh, ring, torus
+
+from test_engine_fastpaths import SETTINGS, reference_engine
+from test_invariants import collective_cases, random_dag, machines
+
+REL = 1e-9
+
+
+@pytest.fixture(autouse=True)
+def search_every_case(monkeypatch):
+    monkeypatch.setattr(symmetry, "MIN_SUBFLOWS", 0)
+
+
+def assert_same_as_reference(topo, schedule, placement=None, not_before=None):
+    fast = _run(topo, schedule, placement, not_before)
+    with reference_engine():
+        ref = _run(topo, schedule, placement, not_before)
+    scale = max(float(np.nanmax(np.abs(ref.op_finish))) if ref.op_finish.size else 0.0, 1e-30)
+    for name in ("op_release", "op_start", "op_finish"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=REL,
+                                   atol=REL * scale * 1e-3, err_msg=name)
+    np.testing.assert_allclose(fast.link_bytes, ref.link_bytes, rtol=REL, atol=1e-6)
+    np.testing.assert_allclose(fast.link_busy, ref.link_busy, rtol=REL, atol=REL * scale)
+    np.testing.assert_array_equal(fast.link_peak_flows, ref.link_peak_flows)
+    assert "symmetry_classes" not in ref.meta
+    return fast
+
+
+def _run(topo, schedule, placement, not_before):
+    if not_before is None:
+        return simulate(topo, schedule, placement)
+    from netsim.engine import execute, route_schedule
+    from netsim.engine import default_placement
+
+    placement = default_placement(topo, schedule.num_ranks) if placement is None else placement
+    routes = route_schedule(topo, schedule, np.asarray(placement))
+    return execute(topo, schedule, routes, not_before=not_before)
+
+
+def test_a_ring_of_neighbour_sends_is_one_class_and_takes_b_over_bw():
+    topo = ring(8, bandwidth=2e9)
+    schedule = sends_from_arrays(8, np.arange(8), (np.arange(8) + 1) % 8, 1e9)
+    result = assert_same_as_reference(topo, schedule)
+    assert result.meta["symmetry_classes"] == {"ops": 1, "flows": 1, "links": 2}
+    assert result.makespan == pytest.approx(0.5, rel=1e-12)     # B / bw, no sharing
+
+
+def test_flows_sharing_a_link_by_class_get_capacity_over_multiplicity():
+    # Every rank of a 6-ring sends to the rank 2 ahead, shortest way: each link carries
+    # exactly 2 of the 6 equal flows, so each gets bw / 2 (one class, weight 2).
+    topo = ring(6, bandwidth=1e9)
+    schedule = sends_from_arrays(6, np.arange(6), (np.arange(6) + 2) % 6, 1e9)
+    result = assert_same_as_reference(topo, schedule)
+    assert result.meta["symmetry_classes"]["flows"] == 1
+    assert result.makespan == pytest.approx(2.0, rel=1e-12)
+    assert result.link_peak_flows.max() == 2
+
+
+def test_a_non_equitable_partition_is_refused_by_the_exact_check():
+    # Two ops in one class although one depends on something and the other does not.
+    ptr = np.array([0, 1, 1, 1])
+    idx = np.array([2])
+    cls = np.array([0, 0, 1])
+    assert not symmetry._equitable(cls, ptr, idx, cls)
+    assert symmetry._equitable(np.array([0, 1, 2]), ptr, idx, np.array([0, 1, 2]))
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(collective_cases(), st.sampled_from([1e3, 1e6, 3e6]))
+def test_collectives_match_the_reference(case, size):
+    from netsim.algorithms import build_schedule
+
+    topo, op, algorithm, n, nodes, options, _ = case
+    if algorithm is None:
+        return
+    schedule = build_schedule(op, algorithm.name, n, size, options)
+    extra = schedule.meta.get("extra_placement") or []
+    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    fast = assert_same_as_reference(topo, schedule, placement)
+    event("classes" if "symmetry_classes" in fast.meta else "no classes")
+
+
+@settings(max_examples=12, **SETTINGS)
+@given(st.sampled_from(["ring", "innetwork", "oneshot", "dbtree"]),
+       st.sampled_from([1e4, 1e6]), st.integers(1, 3))
+def test_an_nvswitch_box_matches_the_reference(algo, size, chunks):
+    from netsim.run import run_collective
+    from netsim.algorithms.options import AlgoOptions
+
+    def run():
+        return run_collective("allreduce", "dgx-h100", algo, size,
+                              options=AlgoOptions(chunks=chunks)).result
+
+    fast = run()
+    with reference_engine():
+        ref = run()
+    np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
+    np.testing.assert_allclose(fast.link_busy, ref.link_busy, rtol=REL, atol=1e-15)
+    np.testing.assert_array_equal(fast.link_peak_flows, ref.link_peak_flows)
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(machines, st.data())
+def test_random_dags_on_random_machines_match_the_reference(topo, data):
+    endpoints = np.asarray(topo.endpoints)
+    ranks = data.draw(st.integers(1, min(6, endpoints.size)))
+    placement = np.asarray(data.draw(st.permutations(endpoints.tolist()))[:ranks])
+    assert_same_as_reference(topo, data.draw(random_dag(ranks)), placement)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.sampled_from([(2, 3), (3, 3), (4, 4)]), st.sampled_from([mesh, torus]),
+       st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_alltoall_with_release_floors_matches_the_reference(shape, maker, seed, equal, floors):
+    rng = np.random.default_rng(seed)
+    topo = maker(shape, bandwidth=1e9, latency=1e-7)
+    n = shape[0] * shape[1]
+    src, dst = np.divmod(np.arange(n * n), n)
+    src, dst = src[src != dst], dst[src != dst]
+    nbytes = 1e6 if equal else rng.choice([1e5, 1e6], size=src.size)
+    schedule = sends_from_arrays(n, src, dst, nbytes)
+    # Release floors by source rank's row: symmetric within a row, not across rows.
+    not_before = (rng.choice([0.0, 1e-4], size=shape[0])[src // shape[1]]
+                  if floors else None)
+    assert_same_as_reference(topo, schedule, not_before=not_before)
+
+
+def test_dependent_phases_on_a_torus_match_the_reference():
+    # Two ring steps, the second after the first at every rank: 2 op classes, exact times.
+    topo = torus((4, 4), bandwidth=1e9)
+    b = ScheduleBuilder(16)
+    first = [b.send(r, (r + 1) % 16, 1e6) for r in range(16)]
+    for r in range(16):
+        b.send(r, (r + 4) % 16, 2e6, deps=[first[(r - 1) % 16]])
+    assert_same_as_reference(topo, b.build())
+
+
+def test_the_fat_tree_timeline_expands_to_every_link():
+    topo = fat_tree(4, bandwidth=1e9)
+    n = topo.num_endpoints
+    schedule = sends_from_arrays(n, np.arange(n), (np.arange(n) + n // 2) % n, 1e6)
+    fast = simulate(topo, schedule, record_timeline=True)
+    with reference_engine():
+        ref = simulate(topo, schedule, record_timeline=True)
+    assert len(fast.timeline) == len(ref.timeline)
+    for (a0, a1, au, al), (b0, b1, bu, bl) in zip(fast.timeline, ref.timeline):
+        assert a0 == pytest.approx(b0) and a1 == pytest.approx(b1)
+        np.testing.assert_array_equal(au, bu)
+        np.testing.assert_allclose(al, bl, rtol=REL)

@@ -14,9 +14,12 @@ Each case runs in a fresh process, so its peak memory (max RSS) is its own, and 
 flows, events, solver passes (calls of the max-min solver), wall time, peak memory and the
 makespan. ``--reference`` also runs each case with the reference engine (a cold
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
-its wall time and the largest relative difference of the per-op finish times.
+its wall time and the largest relative difference of the per-op finish times;
+``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
+flow simulated (warm start kept). ``classes`` is the flow classes simulated where the
+symmetry search found some (summed over runs).
 
-    python benchmarks/bench_engine_events.py [--reference] [CASE ...]
+    python benchmarks/bench_engine_events.py [--reference] [--no-symmetry] [CASE ...]
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ def run_case(name: str):
     raise SystemExit(f"unknown case {name!r}; one of {', '.join(CASES)}")
 
 
-def one(name: str, reference: bool, out: str) -> dict:
+def one(name: str, mode: str, out: str) -> dict:
     from netsim.engine import executor, maxmin
 
     passes = [0]
@@ -99,23 +102,24 @@ def one(name: str, reference: bool, out: str) -> dict:
         return solver(*args, **kwargs)
 
     executor.max_min_rates_csr = maxmin.max_min_rates_csr = counted
-    if reference:
-        os.environ["NETSIM_ENGINE_REFERENCE"] = "1"
+    if mode == "reference":
         executor.REFERENCE = True
+    executor.SYMMETRY = mode == "fast"
     start = time.perf_counter()
     results = run_case(name)
     wall = time.perf_counter() - start
     np.savez(out, *[r.op_finish for r in results])
-    return {"case": name, "engine": "reference" if reference else "fast",
+    return {"case": name, "engine": mode,
             "runs": len(results), "flows": sum(r.num_flows for r in results),
+            "classes": sum(r.meta.get("symmetry_classes", {}).get("flows", 0) for r in results),
             "events": sum(r.events for r in results), "solver_calls": passes[0],
             "wall_s": round(wall, 3),
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "makespan_s": max(r.makespan for r in results)}
 
 
-def _spawn(name: str, reference: bool, out: str) -> dict:
-    args = [sys.executable, __file__, "--one", name, out] + (["--ref"] if reference else [])
+def _spawn(name: str, mode: str, out: str) -> dict:
+    args = [sys.executable, __file__, "--one", name, out, mode]
     return json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
 
 
@@ -130,22 +134,22 @@ def max_rel_diff(a: str, b: str) -> float:
 
 
 def main(argv: list[str]) -> None:
-    reference = "--reference" in argv
+    modes = ["fast"] + (["nosym"] if "--no-symmetry" in argv else []) + \
+        (["reference"] if "--reference" in argv else [])
     names = [a for a in argv if not a.startswith("--")] or DEFAULT
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             fast = os.path.join(tmp, f"{name}-fast.npz")
-            row = _spawn(name, False, fast)
-            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-            if reference:
-                ref = os.path.join(tmp, f"{name}-ref.npz")
-                rrow = _spawn(name, True, ref)
-                rrow["max_rel_diff"] = max_rel_diff(fast, ref)
-                print("  ".join(f"{k}={v}" for k, v in rrow.items()), flush=True)
+            for mode in modes:
+                out = os.path.join(tmp, f"{name}-{mode}.npz")
+                row = _spawn(name, mode, out)
+                if mode != "fast":
+                    row["max_rel_diff"] = max_rel_diff(fast, out)
+                print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 3 and sys.argv[1] == "--one":
-        print(json.dumps(one(sys.argv[2], "--ref" in sys.argv, sys.argv[3])))
+        print(json.dumps(one(sys.argv[2], sys.argv[4], sys.argv[3])))
     else:
         main(sys.argv[1:])

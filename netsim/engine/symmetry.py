@@ -54,6 +54,9 @@ MIN_SUBFLOWS = 512
 MAX_CLASS_SHARE = 0.5
 #: Refinement rounds before giving up; the depth colours make a few rounds the rule.
 MAX_ROUNDS = 48
+#: Above this many path incidences a round costs seconds; the search is skipped (a mesh
+#: all-to-all of 1M flows over 22M incidences has only its 4-fold symmetry to give).
+MAX_INCIDENCES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -172,9 +175,15 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     n_sub = len(routes.sub_req)
     if n_sub == 0 or n_sub < (MIN_SUBFLOWS if min_subflows is None else min_subflows):
         return None
+    if len(routes.path_links) > MAX_INCIDENCES:
+        return None
     n_ops, n_links = schedule.num_ops, len(capacity)
     send_ops = np.flatnonzero(schedule.kind == SEND)
     sub_op = send_ops[routes.sub_req]
+    sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
+    sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
+    if sub.max() + 1 > MAX_CLASS_SHARE * n_sub:       # e.g. sizes all different: no classes
+        return None
     path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
     path_links = np.asarray(routes.path_links, dtype=np.int64)
     dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
@@ -190,18 +199,17 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes),
                 _codes(schedule.seconds), _codes(floor), _depths(dep_ptr, dep_idx, n_ops),
                 _depths(succ_ptr, succ_idx, n_ops))
-    sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
-    sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
     link = _codes(np.asarray(capacity, dtype=float))
     counts = (-1, -1, -1)
     rng = np.random.default_rng(0x5EED)
-    for _ in range(MAX_ROUNDS):
+    for rounds in range(MAX_ROUNDS):
         new_counts = (int(op.max()) + 1 if n_ops else 0, int(sub.max()) + 1,
                       int(link.max()) + 1 if n_links else 0)
         if new_counts[1] > MAX_CLASS_SHARE * n_sub:
             return None
         if new_counts == counts:
             break
+
         counts = new_counts
 
         def table(k: int) -> np.ndarray:

@@ -61,3 +61,44 @@ def test_a_finished_fast_flow_leaves_the_slow_ones_alone():
     warm = max_min_rates_warm(*csr([[0], [0, 1]]), capacity, rate[:2],
                               np.array([False, False]), level, lost)
     np.testing.assert_allclose(warm, [0.5, 0.5])
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes(), st.data())
+def test_weighted_warm_start_matches_a_weighted_cold_solve(case, data):
+    # A weight w on an incidence counts it as w flows of the same rate on that link (a
+    # symmetry class): warm and cold must still agree.
+    capacity, old, stay, added = case
+    weight_of = {}
+
+    def weights(paths):
+        return np.array([weight_of.setdefault((i, l), data.draw(st.integers(1, 4)))
+                         for i, p in enumerate(paths) for l in p], dtype=float)
+
+    old_w = weights(old)
+    old_rate = max_min_rates_csr(*csr(old), capacity, old_w)
+    level = saturation_levels(*csr(old), old_rate, capacity, old_w)
+    lost = np.zeros(len(capacity), dtype=bool)
+    for path, keep in zip(old, stay):
+        if not keep:
+            lost[path] = True
+    kept = [i for i, keep in enumerate(stay) if keep]
+    paths = [old[i] for i in kept] + added
+    if not paths:
+        return
+    w = np.concatenate([old_w[sum(len(p) for p in old[:i]):][:len(old[i])] for i in kept]
+                       + [np.array([float(data.draw(st.integers(1, 4))) for _ in p])
+                          for p in added] + [np.zeros(0)])
+    rate_before = np.array([old_rate[i] for i in kept] + [0.0] * len(added))
+    new = np.array([False] * len(kept) + [True] * len(added))
+    lengths, links = csr(paths)
+    warm = max_min_rates_warm(lengths, links, capacity, rate_before, new, level, lost, w)
+    cold = max_min_rates_csr(lengths, links, capacity, w)
+    np.testing.assert_allclose(warm, cold, rtol=1e-9)
+
+
+def test_a_weight_counts_as_that_many_flows():
+    # Link 0 (cap 6) carries a class of weight 2 and a flow of weight 1: 2 each.
+    lengths, links = csr([[0], [0, 1]])
+    rate = max_min_rates_csr(lengths, links, np.array([6.0, 10.0]), np.array([2.0, 1.0, 1.0]))
+    np.testing.assert_allclose(rate, [2.0, 2.0])

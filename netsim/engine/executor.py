@@ -266,7 +266,8 @@ class _Execution:
         subs = self.active[owner]
         r = np.where(self.is_new[subs], 0.0, self.rate[subs])
         link = self.active_links[at]
-        load = np.bincount(link, weights=r, minlength=self.n_links)
+        w = r if self.path_weight is None else r * self.active_weight[at]
+        load = np.bincount(link, weights=w, minlength=self.n_links)
         top = np.zeros(self.n_links)
         np.maximum.at(top, link, r)
         saturated = load >= self.capacity * (1 - 1e-9)
@@ -281,19 +282,12 @@ class _Execution:
             return
         links, lengths = self.active_links, self.path_len[self.active]
         new = self.is_new[self.active]
-        if self.path_weight is not None:        # a quotient: small, solved cold
-            rate = max_min_rates_csr(lengths, links, self.capacity, self.active_weight)
-            self.rate[self.active] = rate
-            self.is_new[self.active] = False
-            np.maximum(self.link_peak, self.link_count, out=self.link_peak)
-            if (rate <= 0).any():
-                raise SimulationError("a flow has no capacity left on its path")
-            return
+        weights = None if self.path_weight is None else self.active_weight
         if REFERENCE or self.level is None or new.sum() * 2 > new.size:
-            rate = max_min_rates_csr(lengths, links, self.capacity)   # cold: mostly new
+            rate = max_min_rates_csr(lengths, links, self.capacity, weights)  # cold: mostly new
         else:
             rate = max_min_rates_warm(lengths, links, self.capacity, self.rate[self.active],
-                                      new, self.level, self.lost)
+                                      new, self.level, self.lost, weights)
         self.rate[self.active] = rate
         if self.level is None:
             self.level = np.full(self.n_links, np.inf)

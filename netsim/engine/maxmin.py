@@ -87,63 +87,73 @@ _MARGIN = 1e-12
 
 
 def saturation_levels(lengths: np.ndarray, links: np.ndarray, rate: np.ndarray,
-                      capacity: np.ndarray) -> np.ndarray:
+                      capacity: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Per link: the level at which it saturated (its largest flow rate), +inf if it did not."""
     on = np.repeat(rate, lengths)
-    load = np.bincount(links, weights=on, minlength=len(capacity))
+    load = np.bincount(links, weights=on if weights is None else on * weights,
+                       minlength=len(capacity))
     top = np.zeros(len(capacity))
     np.maximum.at(top, links, on)
     return np.where(load >= capacity * (1 - 1e-9), top, np.inf)
 
 
-def _gained_water_levels(lengths, links, rate, new, capacity) -> float:
-    """Smallest level at which a link with new flows saturates, old flows at their old rates."""
+def _gained_water_levels(lengths, links, rate, new, capacity, weights=None) -> float:
+    """Smallest level at which a link with new flows saturates, old flows at their old rates.
+
+    ``weights`` (per incidence) count an incidence as that many flows (symmetry classes).
+    """
     num_links = len(capacity)
     new_on = np.repeat(new, lengths)
-    added = np.bincount(links[new_on], minlength=num_links)
+    w_all = np.ones(links.size) if weights is None else weights
+    added = np.bincount(links[new_on], weights=w_all[new_on], minlength=num_links)
     touched = added > 0
     old_on = ~new_on & touched[links]
-    link, r = links[old_on], np.repeat(rate, lengths)[old_on]
+    link, r, w = links[old_on], np.repeat(rate, lengths)[old_on], w_all[old_on]
     order = np.lexsort((r, link))
-    link, r = link[order], r[order]
+    link, r, w = link[order], r[order], w[order]
     ends = np.flatnonzero(touched)
     count = np.bincount(link, minlength=num_links)
     start = np.zeros(num_links, dtype=np.intp)
     np.cumsum(count[:-1], out=start[1:])
     # Position p in its link's segment: the level if exactly the p smallest old flows are
     # below it: (c - their sum) / (flows still rising). Valid once it is <= the next rate.
-    exclusive = np.cumsum(r) - r                        # sum of all earlier entries
+    exclusive = np.cumsum(r * w) - r * w                # sum of all earlier entries
     before = exclusive - exclusive[start[link]]         # ... of earlier entries of this link
-    p = np.arange(r.size) - start[link]
-    rising = count[link] - p + added[link]
+    w_exclusive = np.cumsum(w) - w
+    w_before = w_exclusive - w_exclusive[start[link]]
+    weight = np.bincount(link, weights=w, minlength=num_links)
+    rising = weight[link] - w_before + added[link]
     level = (capacity[link] - before) / rising
     valid = level <= r
     first = np.full(num_links, np.inf)
     np.minimum.at(first, link[valid], level[valid])
-    total = np.bincount(link, weights=r, minlength=num_links)
-    last = (capacity - total) / np.maximum(added, 1)        # every old flow below the level
+    total = np.bincount(link, weights=r * w, minlength=num_links)
+    last = (capacity - total) / np.maximum(added, 1e-300)   # every old flow below the level
     return float(np.minimum(first, last)[ends].min()) if ends.size else np.inf
 
 
 def max_min_rates_warm(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray,
                        old_rate: np.ndarray, new: np.ndarray, old_level: np.ndarray,
-                       lost: np.ndarray) -> np.ndarray:
+                       lost: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Max-min rates after a change, re-solving only the flows the change can reach.
 
     ``old_rate`` are the previous rates of the flows (ignored where ``new``), ``old_level``
     the previous :func:`saturation_levels` and ``lost`` the links that lost flows since.
-    The result equals :func:`max_min_rates_csr` (see the comment above for why).
+    ``weights`` as in :func:`max_min_rates_csr`. The result equals :func:`max_min_rates_csr`
+    (see the comment above for why).
     """
     tau = float(old_level[lost].min()) if lost.any() else np.inf
     if new.any():
-        tau = min(tau, _gained_water_levels(lengths, links, old_rate, new, capacity))
+        tau = min(tau, _gained_water_levels(lengths, links, old_rate, new, capacity, weights))
     keep = ~new & (old_rate < tau * (1 - _MARGIN))
     if not keep.any():
-        return max_min_rates_csr(lengths, links, capacity)
+        return max_min_rates_csr(lengths, links, capacity, weights)
     kept_on = np.repeat(keep, lengths)
-    used = np.bincount(links[kept_on], weights=np.repeat(old_rate[keep], lengths[keep]),
+    on = np.repeat(old_rate[keep], lengths[keep])
+    used = np.bincount(links[kept_on], weights=on if weights is None else on * weights[kept_on],
                        minlength=len(capacity))
     rate = old_rate.copy()
     rate[~keep] = max_min_rates_csr(lengths[~keep], links[~kept_on],
-                                    np.maximum(capacity - used, 0.0))
+                                    np.maximum(capacity - used, 0.0),
+                                    None if weights is None else weights[~kept_on])
     return rate

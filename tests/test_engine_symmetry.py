@@ -166,3 +166,37 @@ def test_the_fat_tree_timeline_expands_to_every_link():
         assert a0 == pytest.approx(b0) and a1 == pytest.approx(b1)
         np.testing.assert_array_equal(au, bu)
         np.testing.assert_allclose(al, bl, rtol=REL)
+
+
+# -- approximate mode ------------------------------------------------------------------
+
+def _two_lone_flows(second_bytes: float):
+    from netsim.topology import ring as ring_topology
+
+    topo = ring_topology(4, bandwidth=1e9)
+    b = ScheduleBuilder(4)
+    b.send(0, 1, 1e9)              # alone on its link: finishes at 1 s
+    b.send(2, 3, second_bytes)     # alone on another: finishes at second_bytes / 1e9 s
+    return topo, b.build()
+
+
+def test_tolerance_merges_completions_within_its_window_and_no_others():
+    topo, schedule = _two_lone_flows(1.0005e9)          # 1 s and 1.0005 s
+    exact = simulate(topo, schedule)
+    assert exact.events == 3 and exact.op_finish[1] == pytest.approx(1.0005)
+    merged = simulate(topo, schedule, tolerance=1e-3)   # 0.0005 s <= 1e-3 x 1 s: merged
+    assert merged.events == 2
+    np.testing.assert_allclose(merged.op_finish, [1.0, 1.0])
+    np.testing.assert_allclose(merged.link_bytes, exact.link_bytes)   # every byte counted
+    apart = simulate(topo, schedule, tolerance=1e-4)    # 0.0005 s > 1e-4 x 1 s: not merged
+    np.testing.assert_allclose(apart.op_finish, exact.op_finish, rtol=1e-12)
+
+
+def test_tolerance_zero_is_the_exact_engine_and_bad_values_are_refused():
+    from netsim.errors import SimulationError
+
+    topo, schedule = _two_lone_flows(3e8)
+    np.testing.assert_array_equal(simulate(topo, schedule, tolerance=0.0).op_finish,
+                                  simulate(topo, schedule).op_finish)
+    with pytest.raises(SimulationError, match="tolerance"):
+        simulate(topo, schedule, tolerance=1.5)

@@ -61,16 +61,19 @@ def route_schedule(topology, schedule: Schedule, placement: np.ndarray, router=N
 def simulate(topology, schedule: Schedule, placement: Sequence[int] | None = None, *,
              router=None, overhead: float = 0.0, not_before: np.ndarray | None = None,
              progress: ProgressCallback | None = None, record_timeline: bool = False,
-             faults=()) -> Result:
+             faults=(), tolerance: float = 0.0) -> Result:
     """Run ``schedule`` on ``topology`` with rank r on node ``placement[r]``.
 
     ``overhead`` is a per-message cost at the sender (s); ``not_before`` an optional
     earliest release time per op (s); ``faults`` links that fail or degrade (see
-    :mod:`netsim.engine.faults`). Returns a :class:`Result`.
+    :mod:`netsim.engine.faults`); ``tolerance`` the approximate mode's relative window
+    (default 0: exact; see :func:`~netsim.engine.executor.execute`). Returns a
+    :class:`Result`.
     """
     placement = _checked_placement(topology, schedule, placement)
     routes = route_schedule(topology, schedule, placement, router)
     result = execute(topology, schedule, routes, overhead=overhead, not_before=not_before,
-                     progress=progress, record_timeline=record_timeline, faults=faults)
+                     progress=progress, record_timeline=record_timeline, faults=faults,
+                     tolerance=tolerance)
     result.placement = placement
     return result

@@ -73,7 +73,7 @@ class _Execution:
                  not_before: np.ndarray | None, progress: ProgressCallback | None,
                  record_timeline: bool, faults=(), progress_every: int = 64,
                  capacity: np.ndarray | None = None,
-                 weight: np.ndarray | None = None) -> None:
+                 weight: np.ndarray | None = None, tolerance: float = 0.0) -> None:
         self.topo, self.schedule, self.routes = topology, schedule, routes
         n_ops = schedule.num_ops
         # ``capacity`` and ``weight`` describe a symmetry quotient (engine.symmetry): links
@@ -84,6 +84,9 @@ class _Execution:
         self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
         self.active_weight = np.zeros(0)
         self.overhead = float(overhead)
+        # Approximate mode: a draining flow due within tolerance x (event time) of an event
+        # completes at it. 0 (exact): only the engine's own 1e-9 merge window.
+        self.tolerance = float(tolerance)
         self.not_before = (np.zeros(n_ops) if not_before is None
                            else np.asarray(not_before, dtype=np.float64))
         self.progress, self.progress_every = progress, progress_every
@@ -339,7 +342,8 @@ class _Execution:
         self.now = t_next
         changed = False
         if finish_dt is not None:
-            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)) | \
+            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
+                    + self.tolerance * t_next) | \
                    (self.remaining[self.active] <= _REL_TOL * self.sub_bytes[self.active])
             if done.any():
                 finished = self.active[done]
@@ -494,7 +498,7 @@ def _expanded(topology, schedule: Schedule, routes, classes, run: "_Execution") 
 
 def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
             not_before: np.ndarray | None = None, progress: ProgressCallback | None = None,
-            record_timeline: bool = False, faults=()) -> Result:
+            record_timeline: bool = False, faults=(), tolerance: float = 0.0) -> Result:
     """Simulate ``schedule`` whose sends are already routed (``routes``, in send-op order).
 
     ``faults`` is a sequence of :class:`~netsim.engine.faults.Fault`: links that fail or
@@ -502,8 +506,16 @@ def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
 
     Without faults, flows that cannot be told apart are simulated once per class
     (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
+
+    ``tolerance`` (relative, default 0 = exact) is the approximate mode: a flow due within
+    ``tolerance`` x t of an event at time t completes at t, so near-simultaneous
+    completions become one event. Each such flow finishes early by at most that much.
     """
-    options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline)
+    tolerance = float(tolerance)
+    if not (0.0 <= tolerance < 1.0):
+        raise SimulationError(f"tolerance must be in [0, 1), got {tolerance!r}")
+    options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline,
+                   tolerance=tolerance)
     classes = None
     if SYMMETRY and not REFERENCE and not faults:
         classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before)

@@ -128,8 +128,9 @@ def _gained_water_levels(lengths, links, rate, new, capacity, weights=None) -> f
     first = np.full(num_links, np.inf)
     np.minimum.at(first, link[valid], level[valid])
     total = np.bincount(link, weights=r * w, minlength=num_links)
-    last = (capacity - total) / np.maximum(added, 1e-300)   # every old flow below the level
-    return float(np.minimum(first, last)[ends].min()) if ends.size else np.inf
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        last = (capacity - total) / added               # every old flow below the level
+    return float(np.minimum(first[ends], last[ends]).min()) if ends.size else np.inf
 
 
 def max_min_rates_warm(lengths: np.ndarray, links: np.ndarray, capacity: np.ndarray,

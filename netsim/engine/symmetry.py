@@ -145,20 +145,34 @@ def _spans(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _equitable(x_cls: np.ndarray, ptr: np.ndarray, nb: np.ndarray, y_cls: np.ndarray) -> bool:
-    """Exact: every member of an x class has the same number of neighbours in each y class."""
-    if nb.size == 0:
+    """Exact: every member of an x class has the same number of neighbours in each y class.
+
+    Rows are put in class order, so that every key (row, class of neighbour) comes out
+    nearly sorted and a stable sort (timsort: runs) groups them in about linear time; then
+    each row's list of (class, count) must equal its class's first row's, entry by entry.
+    """
+    n = len(ptr) - 1
+    if nb.size == 0 or n == 0:
         return True
     ny = int(y_cls.max()) + 1
-    x = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
-    pair, count = np.unique(x * ny + y_cls[nb], return_counts=True)
-    group = x_cls[pair // ny] * ny + pair % ny            # (class of x, class of y)
-    order = np.lexsort((count, group))
-    group, count = group[order], count[order]
-    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    members = np.diff(np.concatenate([starts, [group.size]]))
-    same = np.minimum.reduceat(count, starts) == np.maximum.reduceat(count, starts)
-    size = np.bincount(x_cls)
-    return bool(same.all() and (members == size[group[starts] // ny]).all())
+    order = np.argsort(x_cls, kind="stable")                 # rows, class by class
+    lengths = (ptr[1:] - ptr[:-1])[order]
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    key = np.sort(row * ny + y_cls[nb[_spans(ptr, order)]], kind="stable")
+    first = np.concatenate([[True], key[1:] != key[:-1]])
+    starts = np.flatnonzero(first)
+    pair = key[starts]
+    count = np.diff(np.concatenate([starts, [key.size]]))
+    owner, ycls = pair // ny, pair % ny
+    seg_len = np.bincount(owner, minlength=n)
+    seg_start = np.concatenate([[0], np.cumsum(seg_len)[:-1]])
+    cls = x_cls[order]
+    class_first = np.flatnonzero(np.concatenate([[True], cls[1:] != cls[:-1]]))
+    rep = class_first[np.cumsum(np.concatenate([[False], cls[1:] != cls[:-1]]))]
+    if not (seg_len == seg_len[rep]).all():
+        return False
+    mirror = np.arange(pair.size) - seg_start[owner] + seg_start[rep[owner]]
+    return bool((ycls == ycls[mirror]).all() and (count == count[mirror]).all())
 
 
 def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,

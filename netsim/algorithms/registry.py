@@ -31,12 +31,12 @@ from typing import Callable
 
 from ..errors import InputError, unknown_name
 from ..schedule import Schedule
+from ..schedule.ops import OPS
 from .options import AlgoOptions
 
 __all__ = ["OPS", "REQUIREMENTS", "Algorithm", "register", "get_algorithm", "algorithms_for",
            "build_schedule", "default_chunks"]
 
-OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
 #: What an algorithm may require beyond a rank count (see :meth:`Algorithm.why_not`).
 REQUIREMENTS = (None, "grid", "reducing-switch", "groups")
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, unknown_name
-from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
-from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
-from ..topology import parse_topology
+from ..run import (ALL_STRATEGIES, SEARCH_BUDGET, PlacementStudy, run_placement_study,
+                   strategy_names)
+from ..placement import DIMENSIONS
 from ..units import format_size, format_time, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, deprecated,
@@ -35,19 +35,7 @@ __all__ = ["command", "parse_strategies", "parse_repeats"]
 
 def parse_strategies(text: str, has_map: bool) -> list[str]:
     """``'all'`` or a comma list -> strategy names (``explicit`` joins when a map is given)."""
-    known = (*ALL_STRATEGIES, "explicit")
-    if text.strip().lower() == "all":
-        names = list(ALL_STRATEGIES)
-        if has_map:
-            names.insert(len(FIXED_STRATEGIES), "explicit")
-        return names
-    names = [n.strip().replace("-", "_") for n in text.split(",") if n.strip()]
-    for name in names:
-        if name not in known:
-            raise unknown_name("placement strategy", name, known)
-    if "explicit" in names and not has_map:
-        raise InputError("strategy explicit needs --map FILE")
-    return names
+    return strategy_names(text, has_map=has_map)
 
 
 def parse_repeats(text: str | None) -> dict[str, int]:
@@ -98,7 +86,7 @@ def _figure_paths(directory: Path, strategy: str) -> tuple[Path, Path]:
     return directory / f"{strategy}-links.png", directory / f"{strategy}-placement.png"
 
 
-def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Path]:
+def _draw(directory: Path, model, scores, overwrite: bool) -> list[Path]:
     """Per strategy: the link heatmap and the placement map (groups of the fastest
     active dimension)."""
     from ..report import draw_heatmap
@@ -186,32 +174,27 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
     check_outputs([output, *(path for name in names if heatmap_dir
                              for path in _figure_paths(Path(heatmap_dir), name))],
                   overwrite=overwrite)
-    topology = parse_topology(topo_spec)
-    layout = ParallelLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, order=rank_order)
-    if old_order is not None:               # after the value is checked: errors stay one line
-        deprecated("--order", "--layout-order")
-    layout.check_fits(topology.num_endpoints, repr(topology.name))
-    sizes = {f"{d}_bytes": parse_size(v, f"--{d}-bytes")
+    sizes = {d: parse_size(v, f"--{d}-bytes")
              for d, v in zip(("tp", "cp", "ep", "dp", "pp"),
                              (tp_bytes, cp_bytes, ep_bytes, dp_bytes, pp_bytes))}
-    workload = bytes_workload(**sizes, algorithm=algorithm, overlap=overlap,
-                              repeat=parse_repeats(repeats))
-    if chunks is not None:
-        from dataclasses import replace
-        workload = replace(workload, phases=tuple(replace(p, chunks=chunks)
-                                                  for p in workload.phases))
-    model = StepModel(topology, layout, workload, max_copies=max_copies,
-                      overhead=alpha_seconds(alpha))
-    params = {"shape": shape, "path": map_file}
-    scores, found = compare_strategies(model, names, seed=seed, budget=budget,
-                                       seconds=seconds, params=params)
+    study = PlacementStudy(
+        topology=topo_spec, layout={"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp},
+        order=rank_order, bytes=sizes, repeat=parse_repeats(repeats) or None,
+        algorithm=algorithm, chunks=chunks, overlap=overlap, strategies=names, shape=shape,
+        map=map_file, budget=budget, seconds=seconds, seed=seed, max_copies=max_copies,
+        alpha=alpha_seconds(alpha))
+    layout = study.parallel_layout()
+    if old_order is not None:               # after the value is checked: errors stay one line
+        deprecated("--order", "--layout-order")
+    outcome = run_placement_study(study)
+    topology, model, scores, found = outcome.topology, outcome.model, outcome.scores, \
+        outcome.search
     if not scores:
         raise InputError(f"none of the strategies {', '.join(names)} can place "
                          f"{layout.describe()} on {topology.name!r}")
-    reference = next((s.step_s for s in scores if s.strategy == "row_major"), None)
-    records = [s.record(reference) for s in scores]
+    records = outcome.records()
     phases = [p.name for p in model.workload.phases]
-    skipped = [n for n in names if n not in {s.strategy for s in scores}]
+    skipped = outcome.skipped
     if heatmap_dir:
         for path in _draw(Path(heatmap_dir), model, scores, overwrite):
             click.echo(f"wrote {path}", err=True)

@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..errors import InputError, unknown_name
+from ..errors import unknown_name
 from .jobs import JobContext, JobResult, register_job
 from .._inputs.schema import Rate, Size, Strict, Time
 
@@ -52,10 +52,10 @@ class CollectiveJob(Strict):
     @field_validator("op")
     @classmethod
     def _known_op(cls, op: str) -> str:
-        from ..report.nccl import BUSBW_FACTOR
+        from ..schedule.ops import OPS
 
-        if op not in BUSBW_FACTOR:
-            raise ValueError(str(unknown_name("collective", op, BUSBW_FACTOR)))
+        if op not in OPS:
+            raise ValueError(str(unknown_name("collective", op, OPS)))
         return op
 
     @field_validator("algorithm")
@@ -90,11 +90,7 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     from ..units import format_size
     from ..algorithms.options import AlgoOptions
 
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("collective job: no topology (set 'topology' in the job or the "
-                         "scenario)")
-    topology = parse_topology(spec)
+    topology = parse_topology(ctx.topology_spec(job.topology, "collective"))
     options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
     runs = run_sweep(job.op, topology, job.algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,

@@ -46,6 +46,19 @@ class JobContext:
 
         return resolve_faults(self.faults, topology)
 
+    def topology_spec(self, spec: str | None, kind: str) -> str:
+        """A job's ``topology``, else the scenario's; a one-line error naming ``kind``
+        when neither is set."""
+        spec = spec or self.topology
+        if spec is None:
+            raise InputError(f"{kind} job: no topology (set 'topology' in the job or the "
+                             f"scenario)")
+        return spec
+
+    def seed_for(self, seed: int | None) -> int:
+        """A job's ``seed``, else the scenario's."""
+        return self.seed if seed is None else seed
+
 
 @dataclass
 class JobResult:
@@ -144,10 +157,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
                                  flowset.schedule.total_bytes, faults)
         return JobResult(name, "traffic", [record], {name: result},
                          {name: flowset.topology})
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("traffic job: no topology (set 'topology' in the job or the scenario)")
-    topology = parse_topology(spec)
+    topology = parse_topology(ctx.topology_spec(job.topology, "traffic"))
     faults = ctx.resolve_faults(topology)
     if job.schedule is not None:
         from ..schedule import load_schedule
@@ -167,7 +177,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
         options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
-            options = {"seed": ctx.seed if job.seed is None else job.seed}
+            options = {"seed": ctx.seed_for(job.seed)}
         schedule = make_pattern(job.pattern, ranks, job.size, **options)
         name = job.name or f"{job.pattern}"
     result = simulate(topology, schedule, overhead=job.overhead, progress=ctx.progress,

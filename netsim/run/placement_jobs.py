@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..errors import InputError, unknown_name
+from ..errors import unknown_name
 from .jobs import JobContext, JobResult, register_job
 from .._inputs.schema import Rate, Size, Strict, Time
 from ..placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
@@ -67,12 +67,8 @@ class PlacementJob(PlacementStudy):
 
 
 def run_placement_job(job: PlacementJob, ctx: JobContext) -> JobResult:
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("placement job: no topology (set 'topology' in the job or the "
-                         "scenario)")
     study = job.model_copy(update={
-        "topology": spec, "seed": ctx.seed if job.seed is None else job.seed,
+        "topology": ctx.topology_spec(job.topology, "placement"), "seed": ctx.seed_for(job.seed),
         "map": str(ctx.base_dir / job.map) if job.map else None})
     outcome = run_placement_study(study)
     topology, layout, found = outcome.topology, outcome.layout, outcome.search
@@ -153,9 +149,9 @@ def run_noc_job(job: NocPlacementJob, ctx: JobContext) -> JobResult:
 
     grid = tensix_grid(job.grid.rows, job.grid.cols, bandwidth=job.grid.bandwidth,
                        latency=job.grid.latency)
-    seed = ctx.seed if job.seed is None else job.seed
     scores = compare_chip_placements(grid, _operators(job.operators), job.strategies,
-                                     policy=job.policy, pipelined=job.pipelined, seed=seed,
+                                     policy=job.policy, pipelined=job.pipelined,
+                                     seed=ctx.seed_for(job.seed),
                                      budget=job.budget, seconds=job.seconds)
     name = job.name or "noc-placement"
     reference = next((s.time_s for s in scores if s.strategy == "adjacent"), None)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from ..engine import Result, simulate
 from ..errors import InputError
 from ..schedule import MAX_SENDS
 from ..topology import parse_topology
-from ..schedule.traffic import make_pattern
-from .._inputs.schema import Size, Strict, Time
+from ..schedule.traffic import PATTERNS, make_pattern
+from .._inputs.schema import Size, Strict, Time, one_of
 
 __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNERS",
            "TrafficJob"]
@@ -94,7 +94,7 @@ class TrafficJob(Strict):
     kind: Literal["traffic"] = "traffic"
     name: str | None = None
     topology: str | None = None
-    pattern: str = "alltoall"
+    pattern: Annotated[str, one_of("traffic pattern", PATTERNS)] = "alltoall"
     size: Size = 1048576.0          # bytes per message
     ranks: int | None = None        # default: every endpoint
     offset: int = 1                 # shift pattern
@@ -102,16 +102,6 @@ class TrafficJob(Strict):
     flows: str | None = None        # a flow file instead of a pattern
     schedule: str | None = None     # a schedule file instead of a pattern
     overhead: Time = 0.0            # per-message software overhead at the sender, s
-
-    @field_validator("pattern")
-    @classmethod
-    def _known_pattern(cls, pattern: str) -> str:
-        from ..errors import unknown_name
-        from ..schedule.traffic import PATTERNS
-
-        if pattern not in PATTERNS:
-            raise ValueError(str(unknown_name("traffic pattern", pattern, PATTERNS)))
-        return pattern
 
     @model_validator(mode="after")
     def _one_source(self) -> "TrafficJob":

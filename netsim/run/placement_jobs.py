@@ -44,13 +44,12 @@ record; the engine results are kept for plots under
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from ..errors import unknown_name
 from .jobs import JobContext, JobResult, register_job
-from .._inputs.schema import Rate, Size, Strict, Time
+from .._inputs.schema import Rate, Size, Strict, Time, one_of
 from ..placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
 from .placement_search import SEARCH_BUDGET
 from .placement_study import PlacementStudy, run_placement_study
@@ -109,28 +108,15 @@ class NocPlacementJob(Strict):
     name: str | None = None
     grid: GridSpec = GridSpec()
     operators: list[OperatorSpec] = Field(min_length=1)
-    policy: str = "shortest"
+    policy: Annotated[str, one_of("NoC policy", NOC_POLICIES)] = "shortest"
     pipelined: bool = True
-    strategies: list[str] = Field(default_factory=lambda: [*CHIP_STRATEGIES, "search"])
+    strategies: list[Annotated[str, one_of("chip placement strategy",
+                                           (*CHIP_STRATEGIES, "search"))]] = \
+        Field(default_factory=lambda: [*CHIP_STRATEGIES, "search"])
     budget: int = Field(default=SEARCH_BUDGET, ge=0)
     seconds: float | None = Field(default=None, gt=0)
     seed: int | None = Field(default=None, ge=0)
 
-    @field_validator("policy")
-    @classmethod
-    def _known_policy(cls, policy: str) -> str:
-        if policy not in NOC_POLICIES:
-            raise ValueError(str(unknown_name("NoC policy", policy, NOC_POLICIES)))
-        return policy
-
-    @field_validator("strategies")
-    @classmethod
-    def _known_strategies(cls, names):
-        for name in names:
-            if name not in (*CHIP_STRATEGIES, "search"):
-                raise ValueError(str(unknown_name("chip placement strategy", name,
-                                                  (*CHIP_STRATEGIES, "search"))))
-        return names
 
 
 def _operators(specs: list[OperatorSpec]) -> list[Operator]:

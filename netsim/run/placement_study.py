@@ -19,11 +19,11 @@ or ``phases`` (explicit collectives). Sizes and times take units (``32MiB``, ``3
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Sequence
+from typing import Annotated, Any, Literal, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from .._inputs.schema import Rate, Size, Strict, Time
+from .._inputs.schema import Rate, Size, Strict, Time, one_of
 from ..errors import InputError, unknown_name
 from ..placement.layout import DIMENSIONS, ParallelLayout, parse_layout
 from ..placement.strategies import FIXED_STRATEGIES
@@ -94,19 +94,12 @@ class PhaseSpec(Strict):
 
     name: str
     dim: Literal["tp", "cp", "ep", "dp", "pp"]
-    op: str
+    op: Annotated[str, one_of("phase op", PHASE_OPS)]
     size: Size
     algorithm: str | None = None      # default: the study's algorithm
     repeat: int = Field(default=1, ge=1)
     stream: str | None = None
     both_ways: bool = False
-
-    @field_validator("op")
-    @classmethod
-    def _known_op(cls, op: str) -> str:
-        if op not in PHASE_OPS:
-            raise ValueError(str(unknown_name("phase op", op, PHASE_OPS)))
-        return op
 
 
 class PlacementStudy(Strict):

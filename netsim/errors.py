@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 __all__ = ["NetsimError", "InputError", "UnitError", "TopologyError", "RoutingError",
            "ScheduleError", "SimulationError", "OutputError", "ResourceError",
-           "unknown_name", "did_you_mean", "refuse_unknown_keys"]
+           "unknown_name", "did_you_mean", "refuse_unknown_keys", "positive_int"]
 
 
 class NetsimError(Exception):
@@ -97,3 +97,22 @@ def refuse_unknown_keys(obj: Any, allowed: Iterable[str], where: str,
         if key not in allowed:
             hint = did_you_mean(key, allowed, otherwise=f" (allowed: {', '.join(allowed)})")
             raise error(f"{where}: unknown field {key!r}{hint}")
+
+
+def positive_int(value: Any, what: str) -> int:
+    """``value`` as an int >= 1 (numpy integers too; bools, floats and strings refused).
+
+    >>> positive_int(True, "parallel degree tp")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.InputError: parallel degree tp must be a positive integer, got True
+    """
+    import operator
+
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = 0
+    if isinstance(value, bool) or number < 1:
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
+    return number

@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from ..errors import InputError, did_you_mean
 from ..units import parse_rate, parse_size, parse_time
 from .yamlio import load_yaml, yaml_line
 
 __all__ = ["Strict", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
-           "yaml_line"]
+           "yaml_line",
+           "one_of"]
 
 
 class Strict(BaseModel):
@@ -42,6 +43,23 @@ def _unit(parser, minimum: float, strict: bool, unit: str):
 Size = Annotated[float, _unit(parse_size, 0, False, "bytes")]   # '64MiB', '1e9', 1048576
 Rate = Annotated[float, _unit(parse_rate, 0, True, "bytes/s")]  # '25GB/s', '400Gbps'
 Time = Annotated[float, _unit(parse_time, 0, False, "s")]       # '711ns', '1us'
+
+
+def one_of(what: str, choices) -> AfterValidator:
+    """A field annotation that refuses a name outside ``choices`` with a did-you-mean
+    hint: ``op: Annotated[str, one_of("phase op", PHASE_OPS)]``.
+
+    >>> from pydantic import TypeAdapter
+    >>> TypeAdapter(Annotated[str, one_of("colour", ("red", "blue"))]).validate_python("blue")
+    'blue'
+    """
+    from ..errors import unknown_name
+
+    def check(name):
+        if name not in choices:
+            raise unknown_name(what, name, choices)   # a ValueError: pydantic names the field
+        return name
+    return AfterValidator(check)
 
 
 def validation_message(err: ValidationError, source: str, prefix: str = "",

@@ -10,10 +10,9 @@ import numpy as np
 
 from .hypercube import doubling, fold, folded_blocks
 from .options import AlgoOptions
-from .orders import rank_order
-from .plan import Plan, blocks, join, no_deps, set_rows
+from .plan import Plan, join, no_deps, one_phase, set_rows
 from .registry import register
-from .rings import bidir_ring_schedule, ring_steps
+from .rings import bidir_ring_schedule, ring_schedule
 
 __all__ = ["ring", "bidir_ring", "doubling_folded", "direct", "direct_phase", "bruck", "OP"]
 
@@ -22,12 +21,7 @@ OP = "allgather"
 
 @register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S")
 def ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, num_ranks * c, options)
-    order = rank_order(options.order, num_ranks, options)
-    ring_steps(plan, order[None, :], blocks(num_ranks, c)[order][None], no_deps(num_ranks),
-               reduce_scatter=False, all_gather=True, slices=c)
-    return plan.build()
+    return ring_schedule(OP, num_ranks, size, options, reduce_scatter=False, all_gather=True)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each with half of every block")
@@ -58,9 +52,7 @@ def doubling_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.nda
 
 @register(OP, "doubling", "recursive doubling, log2 n steps (fold for other rank counts)")
 def doubling_algorithm(num_ranks: int, size: float, options: AlgoOptions):
-    plan = Plan(OP, num_ranks, size, num_ranks, options)
-    doubling_folded(plan, blocks(num_ranks, 1), no_deps(num_ranks))
-    return plan.build()
+    return one_phase(OP, num_ranks, size, options, doubling_folded)
 
 
 def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
@@ -76,9 +68,7 @@ def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarra
 
 @register(OP, "direct", "one step: every rank sends its block to every other rank")
 def direct(num_ranks: int, size: float, options: AlgoOptions):
-    plan = Plan(OP, num_ranks, size, num_ranks, options)
-    direct_phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
-    return plan.build()
+    return one_phase(OP, num_ranks, size, options, direct_phase)
 
 
 @register(OP, "bruck", "Bruck: ceil(log2 n) steps, any rank count")

@@ -20,7 +20,7 @@ from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows, settle
 from .reducescatter import direct_phase as direct_reduce_scatter
 from .registry import register
-from .rings import bidir_ring_schedule, ring_steps
+from .rings import bidir_ring_schedule, ring_schedule
 from .trees import broadcast_down, double_binary_trees, reduce_up
 
 __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubling",
@@ -31,12 +31,7 @@ OP = "allreduce"
 
 @register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n")
 def ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, num_ranks * c, options)
-    order = rank_order(options.order, num_ranks, options)
-    ring_steps(plan, order[None, :], blocks(num_ranks, c)[None], no_deps(num_ranks),
-               reduce_scatter=True, all_gather=True, slices=c)
-    return plan.build()
+    return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=True)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer")

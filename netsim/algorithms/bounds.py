@@ -74,13 +74,14 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
+from ..schedule.ops import OPS
 from ..units import format_rate, format_size, format_time
 
 __all__ = ["Bound", "lower_bound", "all_bounds", "injection_bound", "bisection_bound",
            "latency_bound", "compute_bound", "in_network_reduction", "BOUND_OPS"]
 
-#: The collectives the bounds know.
-BOUND_OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
+#: The collectives the bounds know: every op.
+BOUND_OPS = OPS
 _ALL_PAIRS = ("allreduce", "allgather", "reducescatter", "alltoall")
 # Beyond this many ranks the latency bound measures distances from rank 0 only (still a
 # valid bound: rank 0's data must reach everyone), to keep it O(links log nodes).

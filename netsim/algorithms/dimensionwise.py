@@ -28,7 +28,7 @@ from ..errors import InputError
 from .options import AlgoOptions
 from .orders import grid_coords
 from .plan import Plan, blocks, no_deps, settle
-from .registry import register
+from .registry import reason_from, register
 from .rings import ring_steps
 
 __all__ = ["grid_layout", "grid_reason", "reduce_scatter_axes", "all_gather_axes"]
@@ -54,13 +54,8 @@ def grid_layout(num_ranks: int, options: AlgoOptions) -> np.ndarray:
     return rank_at
 
 
-def grid_reason(num_ranks: int, options: AlgoOptions) -> str | None:
-    """Why the dimension-wise algorithms cannot run here (None if they can)."""
-    try:
-        grid_layout(num_ranks, options)
-    except InputError as err:
-        return f"cannot run: {err}".replace("cannot run: dimensionwise ", "")
-    return None
+#: Why the dimension-wise algorithms cannot run here (None if they can).
+grid_reason = reason_from(grid_layout, "dimensionwise")
 
 
 def _lines(rank_at: np.ndarray, axis: int) -> np.ndarray:

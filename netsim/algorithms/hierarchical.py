@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InputError
 from .options import AlgoOptions
 from .plan import Plan, no_deps, settle
-from .registry import register
+from .registry import reason_from, register
 from .rings import ring_steps
 
 __all__ = ["rank_groups", "groups_reason", "infer_groups", "allreduce"]
@@ -75,13 +75,8 @@ def rank_groups(num_ranks: int, options: AlgoOptions) -> np.ndarray:
     return members
 
 
-def groups_reason(num_ranks: int, options: AlgoOptions) -> str | None:
-    """Why hierarchical cannot run here (None if it can)."""
-    try:
-        rank_groups(num_ranks, options)
-    except InputError as err:
-        return str(err).replace("hierarchical ", "", 1)
-    return None
+#: Why hierarchical cannot run here (None if it can).
+groups_reason = reason_from(rank_groups, "hierarchical")
 
 
 @register("allreduce", "hierarchical", "ring reduce-scatter in each group, ring all-reduce "

@@ -55,37 +55,38 @@ def _steps(P: int, growing: bool) -> list[int]:
 def halving(plan: Plan, vranks: np.ndarray, flat: np.ndarray, ptr: np.ndarray,
             ready: np.ndarray, tag: str | None = None) -> np.ndarray:
     """Recursive-halving reduce-scatter; returns the per-rank 'holds its block' deps."""
-    P = vranks.size
-    v = np.arange(P, dtype=np.int64)
-    after, last, received = join(ready[vranks]), None, []
-    for d in _steps(P, growing=False):
-        window = v & ~(2 * d - 1)
-        give = np.where(v & d, window, window + d)        # the half v does not keep
-        a, b = ptr[give], ptr[give + d]
-        ids = plan.sends(vranks, vranks[v ^ d], nbytes=(b - a) * plan.piece_bytes,
-                         pieces=lambda: [flat[x:y] for x, y in zip(a, b)],
-                         deps=[after, last], tag=tag)
-        last = ids
-        got = plan.reduce(vranks[v ^ d], ids, (b - a) * plan.piece_bytes, tag)
-        after = got[v ^ d]                               # what v itself received
-        received.append(after)
-    return set_rows(ready, vranks, join(ready[vranks], received))
+    return _exchanges(plan, vranks, flat, ptr, ready, tag, reduce=True)
 
 
 def doubling(plan: Plan, vranks: np.ndarray, flat: np.ndarray, ptr: np.ndarray,
              ready: np.ndarray, tag: str | None = None) -> np.ndarray:
     """Recursive-doubling all-gather; returns the per-rank 'holds everything' deps."""
+    return _exchanges(plan, vranks, flat, ptr, ready, tag, reduce=False)
+
+
+def _exchanges(plan: Plan, vranks: np.ndarray, flat: np.ndarray, ptr: np.ndarray,
+               ready: np.ndarray, tag: str | None, *, reduce: bool) -> np.ndarray:
+    """The pairwise exchanges of both (module docstring): at each distance d, v sends a
+    window of blocks to v XOR d after its previous send and what it last received.
+    Halving (``reduce``) sends the half of its window it does not keep, largest d first,
+    and the receiver reduces it; doubling sends its whole window, smallest d first."""
     P = vranks.size
     v = np.arange(P, dtype=np.int64)
     after, last, received = join(ready[vranks]), None, []
-    for d in _steps(P, growing=True):
-        window = v & ~(d - 1)
-        a, b = ptr[window], ptr[window + d]
+    for d in _steps(P, growing=not reduce):
+        if reduce:
+            window = v & ~(2 * d - 1)
+            start = np.where(v & d, window, window + d)        # the half v does not keep
+        else:
+            start = v & ~(d - 1)
+        a, b = ptr[start], ptr[start + d]
         ids = plan.sends(vranks, vranks[v ^ d], nbytes=(b - a) * plan.piece_bytes,
                          pieces=lambda: [flat[x:y] for x, y in zip(a, b)],
                          deps=[after, last], tag=tag)
         last = ids
-        after = ids[v ^ d]
+        if reduce:
+            ids = plan.reduce(vranks[v ^ d], ids, (b - a) * plan.piece_bytes, tag)
+        after = ids[v ^ d]                                   # what v itself received
         received.append(after)
     return set_rows(ready, vranks, join(ready[vranks], received))
 

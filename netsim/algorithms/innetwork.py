@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from .options import AlgoOptions
 from .plan import Plan
-from .registry import register
+from .registry import reason_from, register
 
 __all__ = ["reducing_switches", "switch_reason"]
 
@@ -48,13 +48,8 @@ def reducing_switches(num_ranks: int, options: AlgoOptions) -> list[int]:
     return sorted(reducing)
 
 
-def switch_reason(num_ranks: int, options: AlgoOptions) -> str | None:
-    """Why in-network reduction cannot run here (None if it can)."""
-    try:
-        reducing_switches(num_ranks, options)
-    except InputError as err:
-        return str(err).replace("innetwork ", "", 1)
-    return None
+#: Why in-network reduction cannot run here (None if it can).
+switch_reason = reason_from(reducing_switches, "innetwork")
 
 
 def _plan(op: str, num_ranks: int, size: float, options: AlgoOptions):

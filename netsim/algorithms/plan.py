@@ -24,7 +24,7 @@ from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .options import AlgoOptions
 from .pieces import initial_holdings, piece_bytes
 
-__all__ = ["Plan", "Deps", "no_deps", "join", "set_rows", "settle", "blocks"]
+__all__ = ["Plan", "Deps", "no_deps", "join", "set_rows", "settle", "blocks", "one_phase"]
 
 #: Dependencies: None, an op id array of shape (m,) or (m, d) (-1 = none), or a list of those.
 Deps = Union[None, np.ndarray, Sequence]
@@ -311,3 +311,11 @@ def settle(plan: Plan, deps: np.ndarray) -> np.ndarray:
 def blocks(num_ranks: int, per_rank: int) -> np.ndarray:
     """Piece ids of every rank's block, shape (num_ranks, per_rank): rank r owns r*q..."""
     return np.arange(num_ranks * per_rank, dtype=np.int64).reshape(num_ranks, per_rank)
+
+
+def one_phase(op: str, num_ranks: int, size: float, options, phase):
+    """The schedule of an algorithm that is one ``phase(plan, owners, ready)`` over one
+    block per rank, nothing before it (direct, recursive doubling or halving alone)."""
+    plan = Plan(op, num_ranks, size, num_ranks, options)
+    phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
+    return plan.build()

@@ -10,10 +10,9 @@ import numpy as np
 
 from .hypercube import fold, folded_blocks, halving
 from .options import AlgoOptions
-from .orders import rank_order
-from .plan import Plan, blocks, join, no_deps, set_rows
+from .plan import Plan, join, one_phase, set_rows
 from .registry import register
-from .rings import bidir_ring_schedule, ring_steps
+from .rings import bidir_ring_schedule, ring_schedule
 
 __all__ = ["ring", "bidir_ring", "halving_folded", "direct", "direct_phase", "OP"]
 
@@ -22,13 +21,7 @@ OP = "reducescatter"
 
 @register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S")
 def ring(num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    plan = Plan(OP, num_ranks, size, num_ranks * c, options)
-    order = rank_order(options.order, num_ranks, options)
-    owners = blocks(num_ranks, c)
-    ring_steps(plan, order[None, :], owners[order][None], no_deps(num_ranks),
-               reduce_scatter=True, all_gather=False, slices=c)
-    return plan.build()
+    return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=False)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each with half of every block")
@@ -62,9 +55,7 @@ def halving_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndar
 
 @register(OP, "halving", "recursive halving, log2 n steps (fold for other rank counts)")
 def halving_algorithm(num_ranks: int, size: float, options: AlgoOptions):
-    plan = Plan(OP, num_ranks, size, num_ranks, options)
-    halving_folded(plan, blocks(num_ranks, 1), no_deps(num_ranks))
-    return plan.build()
+    return one_phase(OP, num_ranks, size, options, halving_folded)
 
 
 def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:
@@ -82,6 +73,4 @@ def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarra
 
 @register(OP, "direct", "one step: every rank sends each block straight to its owner")
 def direct(num_ranks: int, size: float, options: AlgoOptions):
-    plan = Plan(OP, num_ranks, size, num_ranks, options)
-    direct_phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
-    return plan.build()
+    return one_phase(OP, num_ranks, size, options, direct_phase)

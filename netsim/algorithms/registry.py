@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError, positive_int, unknown_name
 from ..schedule import Schedule
+from ..schedule.ops import OPS
 from .options import AlgoOptions
 
 __all__ = ["OPS", "REQUIREMENTS", "Algorithm", "register", "get_algorithm", "algorithms_for",
-           "build_schedule", "default_chunks"]
+           "build_schedule", "default_chunks", "reason_from"]
 
-OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
 #: What an algorithm may require beyond a rank count (see :meth:`Algorithm.why_not`).
 REQUIREMENTS = (None, "grid", "reducing-switch", "groups")
 
@@ -86,6 +85,28 @@ class Algorithm:
     def applies(self, num_ranks: int, options: AlgoOptions) -> bool:
         """Can it run on ``num_ranks`` ranks with ``options``?"""
         return self.why_not(num_ranks, options) is None
+
+
+def reason_from(checker: Callable[[int, AlgoOptions], object], name: str) -> Check:
+    """A :data:`Check` from ``checker(num_ranks, options)``, which raises a one-line
+    InputError when algorithm ``name`` cannot run: the reason is its message without the
+    leading name (:meth:`Algorithm.why_not` puts the name back), or ``'cannot run: ...'``
+    for a message that does not start with it.
+
+    >>> def needs_two(n, options):
+    ...     if n != 2:
+    ...         raise InputError(f"pair needs 2 ranks, got {n}")
+    >>> reason_from(needs_two, "pair")(3, AlgoOptions()), reason_from(needs_two, "pair")(2, None)
+    ('needs 2 ranks, got 3', None)
+    """
+    def check(num_ranks: int, options: AlgoOptions) -> str | None:
+        try:
+            checker(num_ranks, options)
+        except InputError as err:
+            text = str(err)
+            return text[len(name) + 1:] if text.startswith(f"{name} ") else f"cannot run: {text}"
+        return None
+    return check
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -145,12 +166,7 @@ def algorithms_for(op: str) -> list[Algorithm]:
 
 def _check_args(num_ranks, size) -> tuple[int, float]:
     """``num_ranks`` as an int >= 1 and ``size`` as bytes >= 0, else a one-line InputError."""
-    try:
-        ranks = operator.index(num_ranks)
-    except TypeError:
-        ranks = 0
-    if isinstance(num_ranks, bool) or ranks < 1:
-        raise InputError(f"number of ranks must be a positive integer, got {num_ranks!r}")
+    ranks = positive_int(num_ranks, "number of ranks")
     try:
         size = float(size)
     except (TypeError, ValueError):

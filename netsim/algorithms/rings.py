@@ -21,7 +21,7 @@ import numpy as np
 
 from .plan import Plan, blocks, join, no_deps, set_rows
 
-__all__ = ["ring_steps", "bidir_rings", "bidir_ring_schedule"]
+__all__ = ["ring_steps", "bidir_rings", "ring_schedule", "bidir_ring_schedule"]
 
 
 def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -31,6 +31,25 @@ def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.n
     rings = np.stack([order, order[::-1]])
     chunks = np.stack([owners[order, :half], owners[order[::-1], half:]])
     return rings, chunks
+
+
+def ring_schedule(op: str, num_ranks: int, size: float, options, *,
+                  reduce_scatter: bool, all_gather: bool):
+    """One ring in ``options.order`` with ``options.chunks`` slices per chunk: the ring of
+    reduce-scatter, all-gather or (both phases) all-reduce."""
+    from .orders import rank_order
+
+    c = options.chunks
+    plan = Plan(op, num_ranks, size, num_ranks * c, options)
+    order = rank_order(options.order, num_ranks, options)
+    owners = blocks(num_ranks, c)
+    if not (reduce_scatter and all_gather):
+        # Position i must start with (all-gather) or end with (reduce-scatter) the block of
+        # the rank it holds; an all-reduce ends with everything wherever it starts.
+        owners = owners[order]
+    ring_steps(plan, order[None, :], owners[None], no_deps(num_ranks),
+               reduce_scatter=reduce_scatter, all_gather=all_gather, slices=c)
+    return plan.build()
 
 
 def bidir_ring_schedule(op: str, num_ranks: int, size: float, options, *,

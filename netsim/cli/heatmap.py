@@ -1,10 +1,14 @@
-"""``netsim heatmap RESULT.json -o FILE.png``: draw every link of a result coloured by load."""
+"""``netsim heatmap RESULT.json -o FILE.png``: draw every link of a result coloured by load.
+
+The figure goes to ``-o``; stdout gets what was drawn (``--format table|json|csv``): the
+file, the quantity, the links drawn, the largest value and its link.
+"""
 
 from __future__ import annotations
 
 import click
 
-from .options import check_writable, overwrite_option
+from .options import check_writable, emit, format_option, format_records, overwrite_option
 
 __all__ = ["command"]
 
@@ -23,8 +27,9 @@ __all__ = ["command"]
 @click.option("--title", default=None, help="Figure title.")
 @click.option("--label-top", default=3, show_default=True, type=click.IntRange(min=0),
               help="Write the value beside this many of the hottest links.")
+@format_option
 @overwrite_option
-def command(result_file, output, quantity, minus, spec, title, label_top, overwrite):
+def command(result_file, output, quantity, minus, spec, title, label_top, fmt, overwrite):
     """Draw the links of RESULT_FILE (a result JSON) coloured by QUANTITY into OUTPUT.
 
     RESULT_FILE is a result saved with its topology (``topology_spec`` and ``nodes``), or
@@ -45,7 +50,10 @@ def command(result_file, output, quantity, minus, spec, title, label_top, overwr
         other = read_result_document(minus)
         values = document_difference(doc, other, topology, quantity, (result_file, minus))
     caption = f"A = {result_file}, B = {minus}" if minus else None
-    draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
-                 diverging=minus is not None, label_top=label_top, caption=caption,
-                 overwrite=overwrite)
+    drawn = draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
+                         diverging=minus is not None, label_top=label_top, caption=caption,
+                         overwrite=overwrite)
     click.echo(f"wrote {output}", err=True)
+    record = {"topology": topology.name, **drawn.record()}
+    emit(format_records([record], fmt, title=f"{result_file} on {topology.name}"),
+         None, overwrite)

@@ -5,25 +5,29 @@ Examples::
     netsim place --topo galaxy-wh --tp 8 --dp 4 --tp-bytes 32MiB --dp-bytes 1GiB
     netsim place --topo mesh:8x4,bw=12.5GB/s,lat=711ns,links=4 --tp 8 --dp 4 \\
         --tp-bytes 512KiB --strategies row_major,snake,search --budget 100 --format json
-    netsim place --topo t3000 --tp 2 --dp 4 --dp-bytes 256MiB --overlap --heatmap figs/
+    netsim place --topo t3000 --tp 2 --dp 4 --dp-bytes 256MiB --overlap --heatmap figs/heat.png
 
 Every phase (tp all-reduce, cp all-gather, ep all-to-all, dp all-reduce, pp send/recv)
 runs in all groups of its dimension at once; phases run in sequence, or all at the same
 time with ``--overlap``. For each strategy the table shows the step time, each phase's
 time, the busiest and the mean link utilisation, hop-bytes and the change against
-row-major.
+row-major. ``--heatmap figs/heat.png`` draws, per strategy, the link heatmap
+``figs/heat-<strategy>.png`` and the placement map ``figs/heat-<strategy>-placement.png``
+(folders are made). An existing folder (or a value ending in ``/``) still works for one
+release, with the old names ``DIR/<strategy>-links.png`` and ``DIR/<strategy>-placement.png``.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from ..errors import InputError, unknown_name
-from ..run import ALL_STRATEGIES, SEARCH_BUDGET, StepModel, compare_strategies
-from ..placement import DIMENSIONS, FIXED_STRATEGIES, ParallelLayout, bytes_workload
-from ..topology import parse_topology
+from ..run import (ALL_STRATEGIES, SEARCH_BUDGET, PlacementStudy, run_placement_study,
+                   strategy_names)
+from ..placement import DIMENSIONS
 from ..units import format_size, format_time, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, deprecated,
@@ -35,19 +39,7 @@ __all__ = ["command", "parse_strategies", "parse_repeats"]
 
 def parse_strategies(text: str, has_map: bool) -> list[str]:
     """``'all'`` or a comma list -> strategy names (``explicit`` joins when a map is given)."""
-    known = (*ALL_STRATEGIES, "explicit")
-    if text.strip().lower() == "all":
-        names = list(ALL_STRATEGIES)
-        if has_map:
-            names.insert(len(FIXED_STRATEGIES), "explicit")
-        return names
-    names = [n.strip().replace("-", "_") for n in text.split(",") if n.strip()]
-    for name in names:
-        if name not in known:
-            raise unknown_name("placement strategy", name, known)
-    if "explicit" in names and not has_map:
-        raise InputError("strategy explicit needs --map FILE")
-    return names
+    return strategy_names(text, has_map=has_map)
 
 
 def parse_repeats(text: str | None) -> dict[str, int]:
@@ -93,12 +85,22 @@ def _columns(records: list[dict], phases: list[str]):
     return cols
 
 
-def _figure_paths(directory: Path, strategy: str) -> tuple[Path, Path]:
-    """The link heatmap and placement map --heatmap DIR gets for ``strategy``."""
-    return directory / f"{strategy}-links.png", directory / f"{strategy}-placement.png"
+def _figure_paths(heatmap: str, strategy: str) -> tuple[Path, Path]:
+    """The link heatmap and placement map ``--heatmap`` gets for ``strategy``."""
+    from ..report import labelled_paths
+
+    if _is_folder(heatmap):     # the old meaning, for one release
+        return Path(heatmap) / f"{strategy}-links.png", \
+            Path(heatmap) / f"{strategy}-placement.png"
+    links, where = labelled_paths(heatmap, [strategy, f"{strategy}-placement"])
+    return links, where
 
 
-def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Path]:
+def _is_folder(heatmap: str) -> bool:
+    return Path(heatmap).is_dir() or heatmap.endswith(("/", os.sep))
+
+
+def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
     """Per strategy: the link heatmap and the placement map (groups of the fastest
     active dimension)."""
     from ..report import draw_heatmap
@@ -108,7 +110,7 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
     groups = model.layout.group_of(dim).tolist()
     written = []
     for score in scores:
-        links, where = _figure_paths(directory, score.strategy)
+        links, where = _figure_paths(heatmap, score.strategy)
         draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
                      title=f"{score.strategy}: link use, step {format_time(score.step_s)}")
         draw_placement_map(model.topology, score.placement, groups, where,
@@ -161,14 +163,15 @@ def _draw(directory: Path, model: StepModel, scores, overwrite: bool) -> list[Pa
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @alpha_option
-@click.option("--heatmap", "heatmap_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for a link heatmap and a placement map per strategy.")
+@click.option("--heatmap", metavar="FILE", default=None,
+              help="Draw each strategy's link heatmap and placement map (.png/.svg/.pdf): "
+                   "heat.png gives heat-<strategy>.png and heat-<strategy>-placement.png.")
 @format_option
 @output_option
 @overwrite_option
 def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_bytes, ep_bytes,
             dp_bytes, pp_bytes, strategies, algorithm, chunks, overlap, repeats, max_copies, shape,
-            map_file, budget, seconds, seed, alpha, heatmap_dir, fmt, output, overwrite):
+            map_file, budget, seconds, seed, alpha, heatmap, fmt, output, overwrite):
     """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
     step (all groups of a phase at once) under each strategy."""
     if old_order is not None:
@@ -183,37 +186,38 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
     if output:
         check_writable(output, overwrite)
     names = parse_strategies(strategies, map_file is not None)
-    check_outputs([output, *(path for name in names if heatmap_dir
-                             for path in _figure_paths(Path(heatmap_dir), name))],
+    if heatmap and not _is_folder(heatmap):
+        from ..report import figure_format
+
+        figure_format(heatmap)              # a figure format, before any work
+    check_outputs([output, *(path for name in names if heatmap
+                             for path in _figure_paths(heatmap, name))],
                   overwrite=overwrite)
-    topology = parse_topology(topo_spec)
-    layout = ParallelLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, order=rank_order)
-    if old_order is not None:               # after the value is checked: errors stay one line
-        deprecated("--order", "--layout-order")
-    layout.check_fits(topology.num_endpoints, repr(topology.name))
-    sizes = {f"{d}_bytes": parse_size(v, f"--{d}-bytes")
+    sizes = {d: parse_size(v, f"--{d}-bytes")
              for d, v in zip(("tp", "cp", "ep", "dp", "pp"),
                              (tp_bytes, cp_bytes, ep_bytes, dp_bytes, pp_bytes))}
-    workload = bytes_workload(**sizes, algorithm=algorithm, overlap=overlap,
-                              repeat=parse_repeats(repeats))
-    if chunks is not None:
-        from dataclasses import replace
-        workload = replace(workload, phases=tuple(replace(p, chunks=chunks)
-                                                  for p in workload.phases))
-    model = StepModel(topology, layout, workload, max_copies=max_copies,
-                      overhead=alpha_seconds(alpha))
-    params = {"shape": shape, "path": map_file}
-    scores, found = compare_strategies(model, names, seed=seed, budget=budget,
-                                       seconds=seconds, params=params)
+    study = PlacementStudy(
+        topology=topo_spec, layout={"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp},
+        order=rank_order, bytes=sizes, repeat=parse_repeats(repeats) or None,
+        algorithm=algorithm, chunks=chunks, overlap=overlap, strategies=names, shape=shape,
+        map=map_file, budget=budget, seconds=seconds, seed=seed, max_copies=max_copies,
+        alpha=alpha_seconds(alpha))
+    layout = study.parallel_layout()
+    if old_order is not None:               # after the value is checked: errors stay one line
+        deprecated("--order", "--layout-order")
+    if heatmap and _is_folder(heatmap):
+        deprecated("--heatmap DIR", "--heatmap FILE (heat.png: heat-<strategy>.png)")
+    outcome = run_placement_study(study)
+    topology, model, scores, found = outcome.topology, outcome.model, outcome.scores, \
+        outcome.search
     if not scores:
         raise InputError(f"none of the strategies {', '.join(names)} can place "
                          f"{layout.describe()} on {topology.name!r}")
-    reference = next((s.step_s for s in scores if s.strategy == "row_major"), None)
-    records = [s.record(reference) for s in scores]
+    records = outcome.records()
     phases = [p.name for p in model.workload.phases]
-    skipped = [n for n in names if n not in {s.strategy for s in scores}]
-    if heatmap_dir:
-        for path in _draw(Path(heatmap_dir), model, scores, overwrite):
+    skipped = outcome.skipped
+    if heatmap:
+        for path in _draw(heatmap, model, scores, overwrite):
             click.echo(f"wrote {path}", err=True)
     if skipped:
         click.echo(f"skipped (cannot place this layout here): {', '.join(skipped)}", err=True)

@@ -29,7 +29,6 @@ group ``g`` of ``d`` is numbered by the other coordinates in the same fast-to-sl
 from __future__ import annotations
 
 import math
-import operator
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -37,7 +36,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError, positive_int, unknown_name
 
 __all__ = ["DIMENSIONS", "DEFAULT_ORDER", "ParallelLayout", "parse_layout"]
 
@@ -47,13 +46,7 @@ DEFAULT_ORDER = DIMENSIONS
 
 
 def _degree(name: str, value) -> int:
-    try:
-        degree = operator.index(value)
-    except TypeError:
-        degree = 0
-    if isinstance(value, bool) or degree < 1:
-        raise InputError(f"parallel degree {name} must be a positive integer, got {value!r}")
-    return degree
+    return positive_int(value, f"parallel degree {name}")
 
 
 def _order(order) -> tuple[str, ...]:

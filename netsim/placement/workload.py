@@ -39,14 +39,14 @@ import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..schedule import Schedule, concurrent, sends_from_arrays, sequential
+from ..schedule.ops import OPS
 from .layout import DIMENSIONS, ParallelLayout
 
 __all__ = ["Phase", "Workload", "Transformer", "PHASE_OPS", "StepSchedule",
            "bytes_workload", "build_step", "phase_schedule", "algorithm_for", "MODES"]
 
 #: Collective ops of the registry, plus the pipeline hand-off.
-PHASE_OPS = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
-             "sendrecv")
+PHASE_OPS = (*OPS, "sendrecv")
 MODES = ("train", "prefill", "decode")
 DEFAULT_MAX_COPIES = 8
 

@@ -9,6 +9,7 @@ from .figure import figure_format
 from .heatmap import (document_difference, document_topology, document_values,
                       draw_heatmap, draw_scenario_heatmaps, heatmap_paths,
                       read_result_document, write_result_document)
+from .heatmap import labelled_paths
 from .html import write_scenario_report
 from .nccl import (BUSBW_FACTOR, GB, NCCL_COLUMNS, algbw_GBps, busbw_factor, busbw_GBps,
                    format_efficiency, format_GBps, format_us)
@@ -21,4 +22,4 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "draw_bars", "draw_placement_map", "draw_link_timeline", "draw_gantt",
            "figure_format", "write_scenario_report", "write_result_document",
            "read_result_document", "document_values", "document_topology",
-           "document_difference"]
+           "document_difference", "labelled_paths"]

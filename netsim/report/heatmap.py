@@ -37,7 +37,7 @@ from .layout import Layout, layout, link_geometry, wrap_links
 __all__ = ["HeatmapDrawing", "QUANTITIES", "draw_heatmap", "link_values", "display_unit",
            "canonical_quantity", "result_document", "write_result_document",
            "read_result_document", "document_topology", "document_values",
-           "document_difference", "scenario_results", "heatmap_paths",
+           "document_difference", "scenario_results", "heatmap_paths", "labelled_paths",
            "draw_scenario_heatmaps"]
 
 #: quantity -> (label, key in Result.link_records / the result JSON, unit ladder).
@@ -66,6 +66,24 @@ class HeatmapDrawing:
     cmap: str
     labelled: tuple[str, ...]
     path: Any
+    quantity: str = "utilization"
+    diverging: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """What was drawn, as one row: the file, the quantity, the links drawn and those
+        with a value, the largest value in SI units (utilisation 0..1, bytes, s; for a
+        difference the one of largest magnitude, with its sign) and its link."""
+        known = np.flatnonzero(np.isfinite(self.values))
+        where = getattr(self.path, "name", None) if hasattr(self.path, "write") else self.path
+        row: dict[str, Any] = {"file": str(where),
+                               "quantity": self.quantity, "difference": self.diverging,
+                               "links": int(self.values.size), "links_with_data": int(known.size),
+                               "max": None, "max_link": None}
+        if known.size:
+            key = np.abs(self.values[known]) if self.diverging else self.values[known]
+            top = int(known[np.argmax(key)])     # first of equals: the lowest link id
+            row.update(max=float(self.values[top]), max_link=list(self.colors)[top])
+        return row
 
 
 def canonical_quantity(quantity: str) -> str:
@@ -152,7 +170,8 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path,
     return HeatmapDrawing(colors={names[i]: tuple(float(c) for c in colors[i])
                                   for i in range(len(names))},
                           values=vals, vmin=float(norm.vmin), vmax=float(norm.vmax), unit=unit,
-                          cmap=cmap_name, labelled=tuple(names[i] for i in hottest), path=saved)
+                          cmap=cmap_name, labelled=tuple(names[i] for i in hottest), path=saved,
+                          quantity=quantity, diverging=diverging)
 
 
 def _scale(quantity: str, shown: np.ndarray, diverging: bool):
@@ -459,12 +478,21 @@ def scenario_results(outcome, per_job: int = 1) -> list[list[tuple[str, Any, Any
     return picked
 
 
+def labelled_paths(path, labels: Sequence[Any]) -> list[Path]:
+    """One figure per label, named after ``path``: ``heat.png`` -> ``heat-<label>.png``.
+
+    >>> [p.name for p in labelled_paths("figs/heat.png", ["snake", "tiles"])]
+    ['heat-snake.png', 'heat-tiles.png']
+    """
+    path = Path(path)
+    return [path.with_name(f"{path.stem}-{label}{path.suffix}") for label in labels]
+
+
 def heatmap_paths(path, num_jobs: int) -> list[Path]:
     """``path`` for a single job, else ``<stem>-1<suffix>``, ``<stem>-2<suffix>`` ..."""
-    path = Path(path)
     if num_jobs == 1:
-        return [path]
-    return [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(1, num_jobs + 1)]
+        return [Path(path)]
+    return labelled_paths(path, range(1, num_jobs + 1))
 
 
 def draw_scenario_heatmaps(outcome, path, *, quantity: str = "utilization",

@@ -7,15 +7,10 @@ that took t seconds on n ranks as
   *output*, the reduce-scatter *input*, one rank's all-to-all send buffer, or the
   broadcast/reduce buffer;
 * ``busbw = algbw * factor(n)``, the factor turning algbw into the per-rank link speed an
-  optimal ring would need, so busbw is comparable across n and across collectives:
-
-=================================  ==============
-op                                 factor(n)
-=================================  ==============
-allreduce                          2 (n - 1) / n
-allgather, reducescatter, alltoall (n - 1) / n
-broadcast, reduce                  1
-=================================  ==============
+  optimal ring would need, so busbw is comparable across n and across collectives; the
+  factors live with the ops in :mod:`netsim.schedule.ops` (``BUSBW_FACTOR``, re-exported
+  here): 2 (n - 1) / n for allreduce, (n - 1) / n for allgather, reducescatter and
+  alltoall, 1 for broadcast and reduce.
 
 In-network (NVLS/SHARP) all-reduce keeps the 2 (n - 1) / n factor, as nccl-tests prints
 it: busbw then says what link speed a ring would need for the same time.
@@ -28,21 +23,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..schedule.ops import BUSBW_FACTOR   # the ops and their factors have one owner
+
 __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NCCL_COLUMNS",
            "format_us", "format_GBps", "format_efficiency"]
 
 #: Bytes in the GB of nccl-tests' GB/s.
 GB = 1e9
-
-#: op -> factor(n) with busbw = algbw * factor(n), as in nccl-tests.
-BUSBW_FACTOR: dict[str, Callable[[int], float]] = {
-    "allreduce": lambda n: 2.0 * (n - 1) / n,
-    "allgather": lambda n: (n - 1) / n,
-    "reducescatter": lambda n: (n - 1) / n,
-    "alltoall": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
-}
 
 
 def busbw_factor(op: str, num_ranks: int) -> float:

@@ -3,7 +3,9 @@
 * :mod:`.collective`: one collective (or a size sweep) built, placed, simulated and bounded;
 * :mod:`.flows`: a flow file run as it is;
 * :mod:`.placement_eval`, :mod:`.placement_search`, :mod:`.noc_eval`: placements scored by
-  simulation, and the search that is never worse than its seeds;
+  simulation, and the search that is never worse than its seeds; :mod:`.placement_study`
+  the one description of a placement comparison that ``netsim place`` and the scenario
+  job kind both run;
 * :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
@@ -23,6 +25,8 @@ from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
 from .placement_search import (ALL_STRATEGIES, SEARCH_BUDGET, SearchResult, anneal,
                                compare_strategies, search_placement)
+from .placement_study import (PlacementOutcome, PlacementStudy, run_placement_study,
+                              strategy_names)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
 
@@ -36,4 +40,5 @@ __all__ = [
     "ChipScore", "evaluate_chip", "compare_chip_placements",
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
+    "PlacementStudy", "PlacementOutcome", "run_placement_study", "strategy_names",
 ]

@@ -21,13 +21,13 @@ The scenario loader imports this module for its side effect of registering the k
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..errors import InputError, unknown_name
 from .jobs import JobContext, JobResult, register_job
-from .._inputs.schema import Rate, Size, Strict, Time
+from .._inputs.schema import Rate, Size, Strict, Time, one_of
+from ..schedule.ops import OPS
 
 __all__ = ["CollectiveJob", "run_collective_job"]
 
@@ -38,7 +38,7 @@ class CollectiveJob(Strict):
     kind: Literal["collective"] = "collective"
     name: str | None = None
     topology: str | None = None         # default: the scenario's topology
-    op: str
+    op: Annotated[str, one_of("collective", OPS)]
     algorithm: str = "auto"
     size: Size | None = None            # bytes, nccl-tests meaning
     sizes: str | list[Size] | None = None   # 'START:STOP[:FACTOR]' (doubling) or a list
@@ -48,15 +48,6 @@ class CollectiveJob(Strict):
     gamma: Rate | None = None           # bytes/s of reduction at a rank
     order: str = "natural"
     root: int = Field(default=0, ge=0)
-
-    @field_validator("op")
-    @classmethod
-    def _known_op(cls, op: str) -> str:
-        from ..report.nccl import BUSBW_FACTOR
-
-        if op not in BUSBW_FACTOR:
-            raise ValueError(str(unknown_name("collective", op, BUSBW_FACTOR)))
-        return op
 
     @field_validator("algorithm")
     @classmethod
@@ -90,11 +81,7 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     from ..units import format_size
     from ..algorithms.options import AlgoOptions
 
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("collective job: no topology (set 'topology' in the job or the "
-                         "scenario)")
-    topology = parse_topology(spec)
+    topology = parse_topology(ctx.topology_spec(job.topology, "collective"))
     options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
     runs = run_sweep(job.op, topology, job.algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from ..engine import Result, simulate
 from ..errors import InputError
 from ..schedule import MAX_SENDS
 from ..topology import parse_topology
-from ..schedule.traffic import make_pattern
-from .._inputs.schema import Size, Strict, Time
+from ..schedule.traffic import PATTERNS, make_pattern
+from .._inputs.schema import Size, Strict, Time, one_of
 
 __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNERS",
            "TrafficJob"]
@@ -45,6 +45,19 @@ class JobContext:
         from .faultspec import resolve_faults
 
         return resolve_faults(self.faults, topology)
+
+    def topology_spec(self, spec: str | None, kind: str) -> str:
+        """A job's ``topology``, else the scenario's; a one-line error naming ``kind``
+        when neither is set."""
+        spec = spec or self.topology
+        if spec is None:
+            raise InputError(f"{kind} job: no topology (set 'topology' in the job or the "
+                             f"scenario)")
+        return spec
+
+    def seed_for(self, seed: int | None) -> int:
+        """A job's ``seed``, else the scenario's."""
+        return self.seed if seed is None else seed
 
 
 @dataclass
@@ -81,7 +94,7 @@ class TrafficJob(Strict):
     kind: Literal["traffic"] = "traffic"
     name: str | None = None
     topology: str | None = None
-    pattern: str = "alltoall"
+    pattern: Annotated[str, one_of("traffic pattern", PATTERNS)] = "alltoall"
     size: Size = 1048576.0          # bytes per message
     ranks: int | None = None        # default: every endpoint
     offset: int = 1                 # shift pattern
@@ -89,16 +102,6 @@ class TrafficJob(Strict):
     flows: str | None = None        # a flow file instead of a pattern
     schedule: str | None = None     # a schedule file instead of a pattern
     overhead: Time = 0.0            # per-message software overhead at the sender, s
-
-    @field_validator("pattern")
-    @classmethod
-    def _known_pattern(cls, pattern: str) -> str:
-        from ..errors import unknown_name
-        from ..schedule.traffic import PATTERNS
-
-        if pattern not in PATTERNS:
-            raise ValueError(str(unknown_name("traffic pattern", pattern, PATTERNS)))
-        return pattern
 
     @model_validator(mode="after")
     def _one_source(self) -> "TrafficJob":
@@ -144,10 +147,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
                                  flowset.schedule.total_bytes, faults)
         return JobResult(name, "traffic", [record], {name: result},
                          {name: flowset.topology})
-    spec = job.topology or ctx.topology
-    if spec is None:
-        raise InputError("traffic job: no topology (set 'topology' in the job or the scenario)")
-    topology = parse_topology(spec)
+    topology = parse_topology(ctx.topology_spec(job.topology, "traffic"))
     faults = ctx.resolve_faults(topology)
     if job.schedule is not None:
         from ..schedule import load_schedule
@@ -167,7 +167,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
         options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
-            options = {"seed": ctx.seed if job.seed is None else job.seed}
+            options = {"seed": ctx.seed_for(job.seed)}
         schedule = make_pattern(job.pattern, ranks, job.size, **options)
         name = job.name or f"{job.pattern}"
     result = simulate(topology, schedule, overhead=job.overhead, progress=ctx.progress,

@@ -151,7 +151,7 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
-    order = rank_order(options.order, num_ranks, options)
+    order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
     launch = calibrated_launch(options.topology)
     done = None
     if op in ("reducescatter", "allreduce"):
@@ -159,7 +159,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
                  previous=done)
-    return plan.build()
+    # tt-metal runs ring CCLs on the deadlock-free ring fabric (calibration 'fabric: auto')
+    return plan.build(fabric="ring" if ring else "line")
 
 
 def _register(op: str, what: str) -> None:

@@ -110,8 +110,9 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
 @chunks_option
 @alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
-@click.option("--order", default="natural", show_default=True,
-              help="Rank order for rings and trees (natural, snake, ...).")
+@click.option("--order", default="auto", show_default=True,
+              help="Rank order for rings, lines and trees: auto (the machine's physical "
+                   "ring/line), natural, row, snake, hilbert.")
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
 @click.option("--list", "list_algorithms", is_flag=True,

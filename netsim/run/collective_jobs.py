@@ -46,7 +46,7 @@ class CollectiveJob(Strict):
     chunks: int | None = Field(default=None, ge=1)   # default: the algorithm's own
     alpha: Time | None = None           # s per message (default: the machine's calibration)
     gamma: Rate | None = None           # bytes/s of reduction at a rank
-    order: str = "natural"
+    order: str = "auto"
     root: int = Field(default=0, ge=0)
 
     @field_validator("op")

@@ -12,7 +12,7 @@ reads ``--nodes A,B,...`` or ``@FILE`` (one collective on those endpoints, in th
 [[0, 3], [1, 4], [2, 5]]
 >>> run = run_groups("allgather", mesh((2, 3), bandwidth=1e9), "ring", 2e6,
 ...                  axis_groups(mesh((2, 3), bandwidth=1e9), 1), alpha=0.0)
->>> run.groups, [round(t * 1e3, 6) for t in run.group_times]    # 2 (n-1)/n S / B each
+>>> run.groups, [round(t * 1e3, 6) for t in run.group_times]    # (n-1)/n S / B each
 (['0_0..0_2', '1_0..1_2'], [1.333333, 1.333333])
 """
 

@@ -123,7 +123,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="Run on every line along grid axis N at once (tt-metal cluster_axis); "
                    "shows each line's time and the slowest.")
 @click.option("--nodes", default=None, metavar="A,B,...|@FILE",
-              help="Run on these endpoints, in this order (names, or a file of names).")
+              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
+                   "rings follow --order (auto keeps this order when it is already a "
+                   "ring of neighbours).")
 @chunks_option
 @alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")

@@ -80,7 +80,9 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
               help="Run on every line along grid axis N of each machine at once; the time "
                    "is the slowest line's.")
 @click.option("--nodes", default=None, metavar="A,B,...|@FILE",
-              help="Run on these endpoints, in this order (names, or a file of names).")
+              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
+                   "rings follow --order (auto keeps this order when it is already a "
+                   "ring of neighbours).")
 @alpha_option
 @click.option("--normalize", type=click.Choice(["injection"]), default=None,
               help="Scale link bandwidths so every machine's endpoints inject as much as "

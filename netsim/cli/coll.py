@@ -213,7 +213,8 @@ def _heatmap(path, runs, records, overwrite, topology):
     from ..report import draw_heatmap, heatmap_paths
 
     for run, target in zip(runs, heatmap_paths(path, len(runs))):
-        draw_heatmap(topology, run.result, path=target, overwrite=overwrite,
+        # the machine the run used: a ring-fabric run's links carry less (fabric: auto)
+        draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
                            f"{run.topology}: link utilisation")
         click.echo(f"wrote {target}", err=True)

@@ -65,6 +65,7 @@ class CollectiveRun:
     rerouted: int | None = None      # flows moved off failed links, when there were faults
     groups: list[str] | None = None        # --axis: every group's label ('0_1..7_1')
     group_times: list[float] | None = None  # ... and its time (s); time_s is the slowest
+    machine: Any = field(default=None, repr=False)   # the topology run on (its fabric)
 
     def candidates_text(self) -> str | None:
         """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
@@ -296,6 +297,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                         gamma=options.gamma, root=options.root)
     made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None)
+    made.machine = used.get(best.name, topo)
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
     return made

@@ -192,6 +192,7 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
                      {a.name: r.makespan for a, r in outcomes} if pick else None)
     made.groups = [_label(topo, g) for g in groups]
     made.group_times = times
+    made.machine = machine
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
     return made

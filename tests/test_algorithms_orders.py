@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from netsim.algorithms import AlgoOptions
-from netsim.algorithms.orders import hilbert_walk, rank_order, snake_walk
+from netsim.algorithms.orders import rank_order
+from netsim.topology.walks import hilbert_path as hilbert_walk, snake_cycle as snake_walk
 from netsim.errors import InputError
 from netsim.topology import mesh, nvswitch, ring, torus
 
@@ -42,8 +43,9 @@ def test_hilbert_walk():
     walk = hilbert_walk((8, 8))
     assert sorted(walk.tolist()) == list(range(64))
     assert np.all(steps(walk, (8, 8), closed=False) == 1)
-    with pytest.raises(InputError, match="power-of-two side"):
-        hilbert_walk((3, 3))
+    assert sorted(hilbert_walk((4, 6)).tolist()) == list(range(24))   # any rectangle
+    with pytest.raises(InputError, match="1-D or 2-D grid"):
+        hilbert_walk((2, 2, 2))
 
 
 def test_orders_follow_the_placement():

@@ -46,7 +46,7 @@ def dbtree(num_ranks: int, size: float, options: AlgoOptions):
     c = options.chunks
     plan = Plan(OP, num_ranks, size, 2 * c, options)
     if num_ranks > 1:
-        order = rank_order(options.order, num_ranks, options)
+        order = rank_order(options.order, num_ranks, options, "tree")
         trees = [(_relabel(t, order), [np.array([h * c + j]) for j in range(c)])
                  for h, t in enumerate(double_binary_trees(num_ranks))]
         ready = no_deps(num_ranks)

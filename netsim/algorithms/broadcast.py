@@ -19,8 +19,10 @@ from .trees import Tree, binomial_tree, broadcast_down, chain_tree, reduce_up
 __all__ = ["chain_broadcast", "binomial_broadcast", "chain_reduce", "binomial_reduce"]
 
 
-def _rooted_order(num_ranks: int, options: AlgoOptions) -> np.ndarray:
-    order = rank_order(options.order, num_ranks, options)
+def _rooted_order(num_ranks: int, options: AlgoOptions, op_tree=None) -> np.ndarray:
+    # a chain is a ring cut at the root; a binomial tree wants compact subtrees
+    shape = "ring" if op_tree is chain_tree else "tree"
+    order = rank_order(options.order, num_ranks, options, shape)
     return np.roll(order, -int(np.flatnonzero(order == options.root)[0]))
 
 
@@ -31,7 +33,7 @@ def _chunks(options: AlgoOptions) -> list[np.ndarray]:
 def _broadcast(op_tree, num_ranks: int, size: float, options: AlgoOptions, serial: bool):
     plan = Plan("broadcast", num_ranks, size, options.chunks, options)
     if num_ranks > 1:
-        tree: Tree = op_tree(_rooted_order(num_ranks, options))
+        tree: Tree = op_tree(_rooted_order(num_ranks, options, op_tree))
         broadcast_down(plan, [(tree, _chunks(options))], None, no_deps(num_ranks),
                        serial=serial)
     return plan.build()
@@ -40,7 +42,7 @@ def _broadcast(op_tree, num_ranks: int, size: float, options: AlgoOptions, seria
 def _reduce(op_tree, num_ranks: int, size: float, options: AlgoOptions):
     plan = Plan("reduce", num_ranks, size, options.chunks, options)
     if num_ranks > 1:
-        tree: Tree = op_tree(_rooted_order(num_ranks, options))
+        tree: Tree = op_tree(_rooted_order(num_ranks, options, op_tree))
         reduce_up(plan, [(tree, _chunks(options))], no_deps(num_ranks))
     return plan.build()
 

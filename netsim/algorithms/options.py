@@ -34,7 +34,8 @@ class AlgoOptions:
         bytes adds a compute op of ``b / gamma`` seconds on the reducing rank, between the
         receive and the send that depends on it. A rank reduces one buffer at a time.
     order : str
-        Rank order of ring-like algorithms: ``natural``, ``row``, ``snake`` or ``hilbert``
+        Rank order of ring-like algorithms: ``auto`` (the default: the machine's physical ring,
+        line or tree), ``natural``, ``row``, ``snake`` or ``hilbert``
         (see :mod:`netsim.algorithms.orders`).
     root : int
         Root rank of broadcast and reduce.
@@ -52,7 +53,7 @@ class AlgoOptions:
 
     chunks: int | None = None
     gamma: float | None = None
-    order: str = "natural"
+    order: str = "auto"
     root: int = 0
     topology: "Topology | None" = None
     placement: np.ndarray | None = None

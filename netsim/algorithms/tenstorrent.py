@@ -1,8 +1,8 @@
 """Tenstorrent CCL algorithms (tt-metal ``ttnn.all_gather`` / ``reduce_scatter`` /
 ``all_reduce``) on a line or a ring of chips, as the CCL benchmark runs them.
 
-The ranks, in ``options.order`` (``snake`` closes a ring through a 2xN mesh such as the
-T3000), form a line ``p0 - p1 - ... - p(n-1)`` or a ring (the line plus ``p(n-1) - p0``).
+The ranks, in ``options.order`` (the default ``auto`` closes a ring through a 2xN mesh
+such as the T3000 along its snake), form a line ``p0 - p1 - ... - p(n-1)`` or a ring (the line plus ``p(n-1) - p0``).
 Data moves hop by hop between neighbours, in both directions at once, one block per link
 per step (tt-metal CCL_bandwidth.md, "Bytes through the bottleneck link"):
 
@@ -19,8 +19,10 @@ per step (tt-metal CCL_bandwidth.md, "Bytes through the bottleneck link"):
 Every phase starts with a barrier over the ranks (the op's entry barrier) and a fixed cost
 ``launch`` per rank, read from the topology's calibration (:mod:`netsim.topology.calibration`).
 With ``options.chunks`` = C every block moves in C slices that follow each other on every
-link. Ring runs should use a topology calibrated with ``fabric=ring``: the deadlock-free
-ring fabric costs every packet extra link time (CCL_bandwidth.md, "What a ring costs").
+link. Ring runs go on the ring fabric: the deadlock-free ring fabric costs every packet
+extra link time (CCL_bandwidth.md, "What a ring costs"). The schedules say which fabric
+they run on (``meta['fabric']``), which a preset with ``fabric: auto`` (t3000, galaxy-wh)
+applies per run (:func:`netsim.topology.calibration.on_fabric`).
 """
 
 from __future__ import annotations
@@ -151,7 +153,7 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
-    order = rank_order(options.order, num_ranks, options)
+    order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
     launch = calibrated_launch(options.topology)
     done = None
     if op in ("reducescatter", "allreduce"):
@@ -159,7 +161,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
                  previous=done)
-    return plan.build()
+    # tt-metal runs ring CCLs on the deadlock-free ring fabric (calibration 'fabric: auto')
+    return plan.build(fabric="ring" if ring else "line")
 
 
 def _register(op: str, what: str) -> None:

@@ -4,6 +4,7 @@ Examples::
 
     netsim coll allreduce --topo torus:8x8,bw=50GB/s --algo ring --size 64MiB
     netsim coll alltoall --topo mesh:4x4 --sizes 1KiB:1GiB --format csv -o a2a.csv
+    netsim coll allreduce --topo galaxy-bh --axis 0 --algo tt_ring --sizes 1MiB:1GiB
     netsim coll --list
 
 Other report options plug in with :func:`add_report_option` (a click option plus a hook
@@ -90,10 +91,21 @@ def _sizes(size: str | None, sizes: str | None) -> list[float]:
     return values
 
 
-def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
+def _title(runs: Sequence[CollectiveRun], alpha: float, axis: int | None = None) -> str:
     first = runs[0]
     extra = f", alpha {format_time(alpha)}" if alpha else ""
+    if first.groups:
+        return (f"{first.op} on {first.topology}: {len(first.groups)} lines of {first.ranks} "
+                f"ranks along axis {axis} at once ({', '.join(first.groups)}), time = the "
+                f"slowest line{extra}")
     return f"{first.op} on {first.topology}: {first.ranks} ranks{extra}"
+
+
+#: Extra table columns of a run on every line of an axis (--axis).
+GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slowest", str),
+                               ("group_times", "time per line (in title order)",
+                                lambda text: ",".join(t.split("=")[-1]
+                                                      for t in str(text).split(",")))]
 
 
 @click.command("coll")
@@ -107,11 +119,19 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint).")
+@click.option("--axis", type=click.IntRange(min=0), default=None,
+              help="Run on every line along grid axis N at once (tt-metal cluster_axis); "
+                   "shows each line's time and the slowest.")
+@click.option("--nodes", default=None, metavar="A,B,...|@FILE",
+              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
+                   "rings follow --order (auto keeps this order when it is already a "
+                   "ring of neighbours).")
 @chunks_option
 @alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
-@click.option("--order", default="natural", show_default=True,
-              help="Rank order for rings and trees (natural, snake, ...).")
+@click.option("--order", default="auto", show_default=True,
+              help="Rank order for rings, lines and trees: auto (the machine's physical "
+                   "ring/line), natural, row, snake, hilbert.")
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
 @click.option("--list", "list_algorithms", is_flag=True,
@@ -120,8 +140,9 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
 @format_option
 @output_option
 @overwrite_option
-def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, order, root,
-            list_algorithms, fail_links, degrade_links, fmt, output, overwrite, **extras):
+def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, alpha, gamma,
+            order, root, list_algorithms, fail_links, degrade_links, fmt, output, overwrite,
+            **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
@@ -135,6 +156,8 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         raise click.UsageError("give an OP and --topo SPEC (or --list)")
     if size is not None and sizes is not None:
         raise click.UsageError("give --size or --sizes, not both")
+    if sum(x is not None for x in (ranks, axis, nodes)) > 1:
+        raise click.UsageError("give one of --ranks, --axis and --nodes")
     hooks = {name: (hook, extras[name]) for name, hook in _HOOKS.items()
              if extras.get(name) is not None}
     message_sizes = _sizes(size, sizes)
@@ -149,17 +172,20 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
     topology = parse_topology(topo_spec)
     runs = run_sweep(op, topology, algorithm, message_sizes,
                      ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
-                     progress=progress_reporter(f"{op}"), faults=faults)
+                     progress=progress_reporter(f"{op}"), faults=faults, axis=axis,
+                     nodes=nodes)
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS)
+    if axis is not None:
+        columns += GROUP_COLUMNS
     if faults:
         columns += [("faults", "faults", str), ("rerouted", "rerouted", str)]
     for hook, value in hooks.values():
         columns += hook.apply(value, runs, records, overwrite, topology)
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
-    emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
-         overwrite)
+    emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s, axis)),
+         output, overwrite)
 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).
@@ -187,7 +213,8 @@ def _heatmap(path, runs, records, overwrite, topology):
     from ..report import draw_heatmap, heatmap_paths
 
     for run, target in zip(runs, heatmap_paths(path, len(runs))):
-        draw_heatmap(topology, run.result, path=target, overwrite=overwrite,
+        # the machine the run used: a ring-fabric run's links carry less (fabric: auto)
+        draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
                            f"{run.topology}: link utilisation")
         click.echo(f"wrote {target}", err=True)

@@ -53,15 +53,16 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
             "links": topo.num_links, "switches": topo.num_switches}
     try:
         run = run_collective(options["op"], topo, requested, size, ranks=ranks,
-                             alpha=options["alpha"], progress=options["progress"])
+                             alpha=options["alpha"], progress=options["progress"],
+                             axis=options["axis"], nodes=options["nodes"])
     except InputError as err:
         return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
                 "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
                 "efficiency": None, "max_link_util": None, "note": str(err)}
     record = run.record()
     keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
-            "efficiency", "max_link_util")
-    return {**base, **{k: record[k] for k in keep}}
+            "efficiency", "max_link_util", "groups", "slowest_group", "group_times")
+    return {**base, **{k: record[k] for k in keep if k in record}}
 
 
 @click.command("compare")
@@ -75,6 +76,13 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
               help="Algorithm name or auto (repeat for several).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint of each machine).")
+@click.option("--axis", type=click.IntRange(min=0), default=None,
+              help="Run on every line along grid axis N of each machine at once; the time "
+                   "is the slowest line's.")
+@click.option("--nodes", default=None, metavar="A,B,...|@FILE",
+              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
+                   "rings follow --order (auto keeps this order when it is already a "
+                   "ring of neighbours).")
 @alpha_option
 @click.option("--normalize", type=click.Choice(["injection"]), default=None,
               help="Scale link bandwidths so every machine's endpoints inject as much as "
@@ -84,8 +92,8 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 @format_option
 @output_option
 @overwrite_option
-def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, fmt, output,
-            overwrite):
+def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, normalize, plot, fmt,
+            output, overwrite):
     """Run collective OP on every --topo machine and compare time, busbw and efficiency."""
     if op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
@@ -93,6 +101,8 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
         raise InputError("give at least one --topo SPEC")
     if size is not None and sizes is not None:
         raise InputError("give --size or --sizes, not both")
+    if sum(x is not None for x in (ranks, axis, nodes)) > 1:
+        raise InputError("give one of --ranks, --axis and --nodes")
     check_outputs([output, plot], overwrite=overwrite)
     if plot:
         from ..report import figure_format
@@ -104,7 +114,7 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
     if normalize == "injection":
         topologies, factors, target = normalize_injection(topologies)
     options = {"op": op, "alpha": alpha_seconds(alpha),
-               "progress": progress_reporter(op)}
+               "progress": progress_reporter(op), "axis": axis, "nodes": nodes}
     records = []
     for spec, topo, factor in zip(specs, topologies, factors):
         for algo in algorithms:
@@ -118,6 +128,9 @@ def command(op, specs, size, sizes, algorithms, ranks, alpha, normalize, plot, f
     title = _title(op, specs, target)
     columns = list(_COLUMNS) + ([("bw_scale", "bw scale", lambda v: f"{v:.3g}")]
                                 if normalize else [])
+    if any(r.get("groups") for r in records):
+        columns += [("groups", "lines", _maybe(str)), ("slowest_group", "slowest", _maybe(str)),
+                    ("group_times", "time per line", _maybe(str))]
     if any(r.get("note") for r in records):
         columns.append(("note", "note", str))
     doc = {"op": op, "normalize": normalize, "injection_Bps": target, "title": title,

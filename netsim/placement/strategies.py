@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
+from ..topology.walks import hilbert_path, snake_cycle, snake_path
 from .._inputs.yamlio import read_text
 from .layout import ParallelLayout
 
@@ -122,109 +123,13 @@ def _switch_rows(topology, endpoints: np.ndarray) -> list[list[int]] | None:
     return list(rows.values()) if len(sizes) == 1 else None
 
 
-# -- walks: orders of the cells of a grid -------------------------------------------------
+# -- walks: orders of the cells of a grid (owned by netsim.topology.walks) -----------------
 
-def snake_walk(dims: Sequence[int]) -> np.ndarray:
-    """Flat C-order cell indices in boustrophedon order (every other sub-walk reversed).
-
-    >>> snake_walk((2, 3)).tolist()
-    [0, 1, 2, 5, 4, 3]
-    """
-    dims = tuple(int(k) for k in dims)
-    coords = _snake_coords(dims)
-    return np.ravel_multi_index(tuple(coords.T), dims).astype(np.int64)
-
-
-def _snake_coords(dims: tuple[int, ...]) -> np.ndarray:
-    if len(dims) == 1:
-        return np.arange(dims[0]).reshape(-1, 1)
-    inner = _snake_coords(dims[1:])
-    parts = [np.column_stack([np.full(len(inner), i), inner if i % 2 == 0 else inner[::-1]])
-             for i in range(dims[0])]
-    return np.concatenate(parts)
-
-
-def cycle_walk(dims: Sequence[int]) -> np.ndarray:
-    """A walk whose last cell neighbours its first when the 2-D grid allows one.
-
-    On an a x b grid with an even side (both >= 2) it is a Hamiltonian cycle: down column 0
-    is saved for the way back, the other columns are snaked row by row. Otherwise (odd
-    by odd, 1-D, more than two dimensions) it is :func:`snake_walk`.
-
-    >>> cycle_walk((2, 4)).tolist()
-    [0, 1, 2, 3, 7, 6, 5, 4]
-    >>> cycle_walk((4, 2)).tolist()
-    [0, 1, 3, 5, 7, 6, 4, 2]
-    """
-    dims = tuple(int(k) for k in dims)
-    if len(dims) != 2 or min(dims) < 2 or (dims[0] % 2 and dims[1] % 2):
-        return snake_walk(dims)
-    rows, cols = dims
-    if rows % 2:   # an even number of columns: do the same on the transposed grid
-        walk_t = cycle_walk((cols, rows))
-        r, c = np.unravel_index(walk_t, (cols, rows))
-        return np.ravel_multi_index((c, r), dims).astype(np.int64)
-    path = [(0, 0)]
-    for r in range(rows):   # rows even: snake over columns 1.. and come back along column 0
-        span = range(1, cols) if r % 2 == 0 else range(cols - 1, 0, -1)
-        path += [(r, c) for c in span]
-    path += [(r, 0) for r in range(rows - 1, 0, -1)]
-    r, c = np.asarray(path).T
-    return np.ravel_multi_index((r, c), dims).astype(np.int64)
-
-
-def hilbert_walk(dims: Sequence[int]) -> np.ndarray:
-    """Flat cell indices along the generalised Hilbert ("gilbert") curve of a rectangle.
-
-    Follows J. Cerveny's gilbert2d (BSD-2-Clause): the curve covers any rows x cols
-    rectangle with unit steps (its author allows one diagonal step on some rectangles whose
-    sides are both odd) and is a straight line on 1-D grids.
-    """
-    dims = tuple(int(k) for k in dims)
-    if len(dims) == 1:
-        return np.arange(dims[0], dtype=np.int64)
-    if len(dims) != 2:
-        raise InputError(f"the hilbert strategy needs a 1-D or 2-D grid, got "
-                         f"{'x'.join(map(str, dims))}")
-    rows, cols = dims
-    # gilbert works in (x, y) = (column, row); the major axis is the longer side.
-    if cols >= rows:
-        points = list(_gilbert(0, 0, cols, 0, 0, rows))
-    else:
-        points = list(_gilbert(0, 0, 0, rows, cols, 0))
-    xs, ys = np.asarray(points).T
-    return np.ravel_multi_index((ys, xs), dims).astype(np.int64)
-
-
-def _sign(v: int) -> int:
-    return (v > 0) - (v < 0)
-
-
-def _gilbert(x: int, y: int, ax: int, ay: int, bx: int, by: int):
-    """Cells of the rectangle spanned by major vector (ax, ay) and minor vector (bx, by)."""
-    w, h = abs(ax + ay), abs(bx + by)
-    dax, day, dbx, dby = _sign(ax), _sign(ay), _sign(bx), _sign(by)
-    if h == 1 or w == 1:   # a single row or column: walk straight along it
-        step_x, step_y, n = (dax, day, w) if h == 1 else (dbx, dby, h)
-        for _ in range(n):
-            yield x, y
-            x, y = x + step_x, y + step_y
-        return
-    ax2, ay2, bx2, by2 = ax // 2, ay // 2, bx // 2, by // 2
-    w2, h2 = abs(ax2 + ay2), abs(bx2 + by2)
-    if 2 * w > 3 * h:   # long rectangle: split along the major axis only
-        if w2 % 2 and w > 2:   # prefer even halves, so the parts join with unit steps
-            ax2, ay2 = ax2 + dax, ay2 + day
-        yield from _gilbert(x, y, ax2, ay2, bx, by)
-        yield from _gilbert(x + ax2, y + ay2, ax - ax2, ay - ay2, bx, by)
-        return
-    if h2 % 2 and h > 2:
-        bx2, by2 = bx2 + dbx, by2 + dby
-    # standard case: up the first half, across the whole, back down the second half
-    yield from _gilbert(x, y, bx2, by2, ax2, ay2)
-    yield from _gilbert(x + bx2, y + by2, ax, ay, bx - bx2, by - by2)
-    yield from _gilbert(x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby),
-                        -bx2, -by2, -(ax - ax2), -(ay - ay2))
+#: The placement names of the walks: ``snake`` is the boustrophedon *path*, ``cycle`` the
+#: Hamiltonian cycle where one exists, ``hilbert`` the generalised Hilbert curve.
+snake_walk = snake_path
+cycle_walk = snake_cycle
+hilbert_walk = hilbert_path
 
 
 # -- tiles ---------------------------------------------------------------------------------

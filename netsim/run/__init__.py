@@ -1,6 +1,7 @@
 """The run layer: what the CLI and scenario files both call.
 
 * :mod:`.collective`: one collective (or a size sweep) built, placed, simulated and bounded;
+  :mod:`.collective_groups`: the same on every line of a grid axis at once, or named nodes;
 * :mod:`.flows`: a flow file run as it is;
 * :mod:`.placement_eval`, :mod:`.placement_search`, :mod:`.noc_eval`: placements scored by
   simulation, and the search that is never worse than its seeds; :mod:`.placement_study`
@@ -18,6 +19,7 @@
 
 from .collective import (CollectiveRun, requirement_text, resolve_algorithms, run_collective,
                          run_sweep, sweep_sizes)
+from .collective_groups import axis_groups, parse_nodes, run_groups
 from .faultspec import FaultSpec, parse_fault_option, resolve_faults
 from .flows import simulate_flows
 from .measured import compare_measured, read_measured
@@ -41,4 +43,5 @@ __all__ = [
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
     "PlacementStudy", "PlacementOutcome", "run_placement_study", "strategy_names",
+    "axis_groups", "parse_nodes", "run_groups",
 ]

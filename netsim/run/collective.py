@@ -27,6 +27,7 @@ import numpy as np
 from ..algorithms.bounds import Bound, lower_bound
 from ..engine import Result, simulate
 from ..errors import InputError, unknown_name
+from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
 from ..schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
@@ -62,6 +63,9 @@ class CollectiveRun:
     candidates: dict[str, float] | None = None   # auto: every candidate's time, s
     faults: str | None = None        # the faults applied ('fail 0_0->0_1; ...'), if any
     rerouted: int | None = None      # flows moved off failed links, when there were faults
+    groups: list[str] | None = None        # --axis: every group's label ('0_1..7_1')
+    group_times: list[float] | None = None  # ... and its time (s); time_s is the slowest
+    machine: Any = field(default=None, repr=False)   # the topology run on (its fabric)
 
     def candidates_text(self) -> str | None:
         """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
@@ -83,6 +87,8 @@ class CollectiveRun:
         if self.faults:
             row["faults"] = self.faults
             row["rerouted"] = self.rerouted
+        if self.groups:
+            row.update(group_records(self.groups, self.group_times))
         return row
 
 
@@ -144,13 +150,25 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 
 
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
-              progress, faults=()) -> Result:
-    """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
+              progress, faults=(), used: dict | None = None) -> Result:
+    """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
+    on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    return simulate(topology, schedule, placement, router=router, overhead=alpha,
-                    progress=progress, faults=faults)
+    machine = fabric_topology(topology, schedule)
+    if used is not None:
+        used[algo.name] = machine
+    return simulate(machine, schedule, placement, router=router,
+                    overhead=alpha, progress=progress, faults=faults)
+
+
+def fabric_topology(topology, schedule):
+    """The machine as ``schedule`` sees it: with a calibration of ``fabric: auto``, the
+    ring-fabric rates for schedules that say ``meta['fabric'] == 'ring'`` (tt_ring)."""
+    from ..topology.calibration import on_fabric
+
+    return on_fabric(topology, schedule.meta.get("fabric"))
 
 
 def _check_scale(op: str, n: int, chunks: int, topology) -> None:
@@ -206,7 +224,8 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
                    placement: Sequence[int | str] | None = None, options=None,
                    alpha: float | None = None, router=None, progress=None,
-                   faults: Sequence = ()) -> CollectiveRun:
+                   faults: Sequence = (), axis: int | None = None,
+                   nodes: Sequence[int | str] | str | None = None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -220,12 +239,28 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     :class:`~netsim.engine.faults.Fault` objects, or :class:`~netsim.run.faultspec.FaultSpec`
     resolved on this topology); the record then shows them and the number of re-routed
     flows. The lower bound stays the healthy machine's.
+
+    Part of a machine: ``nodes`` (names or indices, ``'A,B,C'`` or ``'@FILE'``) runs it on
+    those endpoints in that order (the placement); ``axis`` runs it on every line of the
+    grid along axis ``axis`` at once (:func:`~netsim.run.collective_groups.run_groups`:
+    per-group times, ``time_s`` the slowest).
     """
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
     from ..topology import parse_topology
 
     _check_op(op)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
+    if axis is not None or nodes is not None:
+        from .collective_groups import axis_groups, parse_nodes, run_groups
+
+        if (axis is not None) + (nodes is not None) + (placement is not None) > 1 \
+                or (ranks is not None and axis is not None):
+            raise InputError("give one of axis, nodes and placement (and no ranks with axis)")
+        if axis is not None:
+            return run_groups(op, topo, algorithm, size, axis_groups(topo, axis),
+                              options=options, alpha=alpha, router=router,
+                              progress=progress, faults=faults)
+        placement = parse_nodes(topo, nodes).tolist()
     size = parse_size(size, "collective size")
     if size < 0:
         raise InputError(f"collective size must be >= 0 bytes, got {size!r}")
@@ -242,8 +277,11 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     candidates, pick = resolve_algorithms(op, algorithm)
     faults = resolve_faults(faults, topo)
 
+    used: dict[str, Any] = {}       # algorithm -> the machine it ran on (its fabric)
+
     def run(algo) -> Result:
-        return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults)
+        return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
+                         used)
 
     outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
                 for algo in candidates]
@@ -254,10 +292,12 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                          f"(tried {tried})")
     # min() keeps the first of equal times: registry order breaks ties deterministically.
     best, result = min(outcomes, key=lambda pair: pair[1].makespan)
-    bound = lower_bound(op, topo, size, nodes.size, nodes, alpha=float(alpha),
+    bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
+                        alpha=float(alpha),
                         gamma=options.gamma, root=options.root)
     made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None)
+    made.machine = used.get(best.name, topo)
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
     return made

@@ -12,7 +12,9 @@
         chunks: 4
         alpha: 2us               # per-message overhead at the sender
         gamma: 100GB/s           # reduction rate at a rank
-        order: snake
+        order: snake             # default: auto (the machine's physical ring/line/tree)
+        # axis: 1                # every line along grid axis 1 at once (per-line times)
+        # nodes: [0_0, 0_1, 1_1, 1_0]   # or on these endpoints, in this order
 
 Each size gives one record, the nccl-tests-like row of :meth:`CollectiveRun.record` with
 the job's name in front; the engine results are kept for plots, keyed ``'<name> <size>'``.
@@ -46,8 +48,10 @@ class CollectiveJob(Strict):
     chunks: int | None = Field(default=None, ge=1)   # default: the algorithm's own
     alpha: Time | None = None           # s per message (default: the machine's calibration)
     gamma: Rate | None = None           # bytes/s of reduction at a rank
-    order: str = "natural"
+    order: str = "auto"
     root: int = Field(default=0, ge=0)
+    axis: int | None = Field(default=None, ge=0)   # every line along this grid axis at once
+    nodes: str | list[str] | None = None            # 'A,B,...', '@FILE' or a list of names
 
     @field_validator("algorithm")
     @classmethod
@@ -71,6 +75,8 @@ class CollectiveJob(Strict):
     def _one_size(self) -> "CollectiveJob":
         if (self.size is None) == (self.sizes is None):
             raise ValueError("give exactly one of 'size' and 'sizes'")
+        if sum(x is not None for x in (self.ranks, self.axis, self.nodes)) > 1:
+            raise ValueError("give at most one of 'ranks', 'axis' and 'nodes'")
         return self
 
 
@@ -86,7 +92,7 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     runs = run_sweep(job.op, topology, job.algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
                      options=options, alpha=job.alpha, progress=ctx.progress,
-                     faults=ctx.resolve_faults(topology))
+                     faults=ctx.resolve_faults(topology), axis=job.axis, nodes=job.nodes)
     name = job.name or f"{job.op}-{job.algorithm}"
     records = [{"job": name, **run.record()} for run in runs]
     keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engine import Result, route_schedule, simulate
+from .collective import fabric_topology
 from ..errors import InputError
 from ..schedule import SEND
 from ..placement.layout import ParallelLayout
@@ -156,8 +157,8 @@ class StepModel:
             except InputError:
                 continue
             full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
-            t = simulate(self.topology, sched, full, router=self.router,
-                         overhead=self.overhead).makespan
+            t = simulate(fabric_topology(self.topology, sched), sched, full,
+                         router=self.router, overhead=self.overhead).makespan
             if best is None or t < best[0]:
                 best = (t, algo.name)
         if best is None:
@@ -220,8 +221,9 @@ class StepModel:
     def _simulate(self, placement: np.ndarray, algorithms: dict[str, str] | None):
         algorithms = algorithms if algorithms is not None else self.resolve(placement)
         step = self.step(placement, algorithms)
-        result = simulate(self.topology, step.schedule, step.placement, router=self.router,
-                          overhead=self.overhead)
+        # the fabric the step's collectives run on (tt_ring: the ring fabric of an auto one)
+        result = simulate(fabric_topology(self.topology, step.schedule), step.schedule,
+                          step.placement, router=self.router, overhead=self.overhead)
         phase_s = {}
         for p in step.phases:
             release, finish = result.tag_span(p.name)

@@ -13,7 +13,8 @@ which a switch or a chip can add numbers. A topology file states those costs onc
       launch: 4.5us            # fixed cost per collective phase (barrier, setup)
       gamma: 50GB/s            # reduction rate of an endpoint (bytes reduced per second)
       reduce_bandwidth: 1TB/s  # in-switch (NVLS) reduction rate of every reducing switch
-      fabric: ring             # 'line' or 'ring' (deadlock-free ring fabric)
+      fabric: ring             # 'line', 'ring' (deadlock-free ring fabric) or 'auto'
+                               # (the fabric each collective algorithm runs on)
       ring_packet_cost: 75ns   # extra link time per packet on a ring fabric
 
 Every key is optional and may be overridden from a spec string
@@ -25,7 +26,9 @@ calibration (:func:`apply_calibration`): each link's bandwidth becomes its *payl
 with R the line rate, e the efficiency (given, or ``P / (P + H + F * ceil((P + H) / MTU))``
 for Ethernet frames of ``MTU`` = 1500 B with ``F`` = 50 B of header, FEC and CRC each, as
 tt-metal's CCL_bandwidth.md states), P the packet payload and t_ring the ring fabric's
-per-packet cost (0 on a line fabric). Reducing switches get ``reduce_bandwidth``. The rest
+per-packet cost (0 on a line fabric). With ``fabric: auto`` the links load at line-fabric
+rates and :func:`on_fabric` gives the ring-fabric machine to algorithms that run on one
+(tt-metal's ring CCLs configure FABRIC_1D_RING, its line CCLs FABRIC_1D). Reducing switches get ``reduce_bandwidth``. The rest
 (alpha, launch, gamma) is read at run time: :func:`calibrated_alpha` by
 :func:`netsim.run.collective.run_collective` when the caller gives no alpha, and so on. The
 applied calibration is kept in ``topology.meta['calibration']`` as plain values.
@@ -44,7 +47,8 @@ from ..units import parse_rate, parse_size, parse_time
 
 __all__ = ["Calibration", "CALIBRATION_KEYS", "ETH_MTU", "ETH_FRAME_OVERHEAD",
            "payload_efficiency", "split_calibration", "apply_calibration", "calibration_of",
-           "calibrated_alpha", "calibrated_gamma", "calibrated_launch", "link_classes"]
+           "calibrated_alpha", "calibrated_gamma", "calibrated_launch", "link_classes",
+           "on_fabric"]
 
 #: Largest Ethernet frame and its header + FEC + CRC bytes (tt-metal CCL_bandwidth.md:
 #: "Ethernet packets run from 16 B to 1500 B. Each carries upwards of 50 B of headers").
@@ -68,7 +72,7 @@ _KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: Every key and alias a calibration mapping or a spec override may use.
 CALIBRATION_KEYS = tuple(sorted({k for k in _KEYS} | {a for _, al in _KEYS.values() for a in al}))
 _CANON = {alias: key for key, (_, aliases) in _KEYS.items() for alias in (key, *aliases)}
-_FABRICS = ("line", "ring")
+_FABRICS = ("line", "ring", "auto")
 
 
 def payload_efficiency(packet: float, header: float = 0.0, mtu: float = ETH_MTU,
@@ -114,8 +118,8 @@ class Calibration:
     """Physical parameters of a machine (module docstring). SI units: s, bytes, bytes/s.
 
     ``efficiency`` is a fraction or a mapping from link class (see :func:`link_classes`)
-    to fraction, ``None`` meaning "from ``packet`` framing, else 1". ``fabric`` is ``'line'``
-    or ``'ring'``; ``ring_packet_cost`` applies on a ring fabric and needs ``packet``.
+    to fraction, ``None`` meaning "from ``packet`` framing, else 1". ``fabric`` is ``'line'``,
+    ``'ring'`` or ``'auto'`` (line rates at load, see :func:`on_fabric`); ``ring_packet_cost`` applies on a ring fabric and needs ``packet``.
     """
 
     efficiency: float | dict[str, float] | None = None
@@ -266,3 +270,39 @@ def calibrated_launch(topology) -> float:
     """Fixed cost (s) of one collective phase from the calibration, 0 without one."""
     calibration = calibration_of(topology)
     return calibration.launch if calibration is not None else 0.0
+
+
+def on_fabric(topology, fabric: str | None):
+    """``topology`` as an algorithm that runs on ``fabric`` (``'ring'``, ``'line'`` or None)
+    sees it. Only a calibration with ``fabric: auto`` changes: on ``'ring'`` every link
+    then pays ``ring_packet_cost`` per packet, as a ``fabric: ring`` calibration would
+    (meta says ``fabric: ring``). Anything else is returned as it is. Cached per topology.
+
+    >>> from netsim.topology import parse_topology
+    >>> t3000 = parse_topology("t3000,links=1")
+    >>> ring = on_fabric(t3000, "ring")
+    >>> round(float(ring.bandwidth[0] / 1e9), 2), round(float(t3000.bandwidth[0] / 1e9), 2)
+    (10.42, 11.92)
+    >>> on_fabric(t3000, "line") is t3000, on_fabric(ring, "ring") is ring
+    (True, True)
+    """
+    calibration = calibration_of(topology)
+    if fabric != "ring" or calibration is None or calibration.fabric != "auto":
+        return topology
+    cache = _FABRIC_CACHE.get(id(topology))
+    if cache is not None and cache[0] is topology:
+        return cache[1]
+    ring = replace(calibration, fabric="ring", extra={})
+    bandwidth = topology.bandwidth.copy()
+    if ring.ring_packet_cost > 0:
+        bandwidth = bandwidth / (1.0 + ring.ring_packet_cost * bandwidth / ring.packet)
+    meta = {**topology.meta, "calibration": {**topology.meta["calibration"], "fabric": "ring"}}
+    result = replace(topology.with_links(bandwidth=bandwidth), meta=meta)
+    if len(_FABRIC_CACHE) > 16:       # a few machines per process; keep it bounded
+        _FABRIC_CACHE.clear()
+    _FABRIC_CACHE[id(topology)] = (topology, result)
+    return result
+
+
+# id(topology) -> (topology, its ring-fabric twin); the topology is kept so the id stays valid
+_FABRIC_CACHE: dict[int, tuple[Any, Any]] = {}

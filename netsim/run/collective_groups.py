@@ -1,0 +1,198 @@
+"""Collectives on part of a machine: every line along a grid axis at once, or named nodes.
+
+tt-metal runs a CCL along one axis of a mesh (``cluster_axis``): every line of that axis
+runs the collective at the same time, each line its own group, sharing links where they
+cross. :func:`axis_groups` gives those lines (node indices in coordinate order),
+:func:`run_groups` simulates one algorithm on all of them in one run of the engine and
+reports every group's time (from 0 to its last op) and the slowest; :func:`parse_nodes`
+reads ``--nodes A,B,...`` or ``@FILE`` (one collective on those endpoints, in that order).
+
+>>> from netsim.topology import mesh
+>>> [g.tolist() for g in axis_groups(mesh((2, 3)), 0)]      # the three columns
+[[0, 3], [1, 4], [2, 5]]
+>>> run = run_groups("allgather", mesh((2, 3), bandwidth=1e9), "ring", 2e6,
+...                  axis_groups(mesh((2, 3), bandwidth=1e9), 1), alpha=0.0)
+>>> run.groups, [round(t * 1e3, 6) for t in run.group_times]    # (n-1)/n S / B each
+(['0_0..0_2', '1_0..1_2'], [1.333333, 1.333333])
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..algorithms.bounds import lower_bound
+from ..engine import simulate
+from ..errors import InputError
+from ..schedule import concurrent
+from ..units import format_time, parse_size
+
+__all__ = ["axis_groups", "parse_nodes", "run_groups", "group_records"]
+
+
+def axis_groups(topology, axis: int) -> list[np.ndarray]:
+    """The lines of a mesh/torus/ring along grid axis ``axis``: node indices, one array
+    per line, each in coordinate order (lines ordered by their other coordinates)."""
+    dims = topology.grid_dims
+    if dims is None:
+        raise InputError(f"--axis needs a mesh, torus or ring machine; {topology.name!r} is "
+                         f"a {topology.family!r} (use --nodes to name the endpoints)")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) \
+            or not 0 <= axis < len(dims):
+        raise InputError(f"--axis must be a grid axis 0..{len(dims) - 1} of "
+                         f"{topology.name!r} ({'x'.join(map(str, dims))}), got {axis!r}")
+    cells = np.asarray(topology.endpoints, dtype=np.int64).reshape(dims)
+    lines = np.moveaxis(cells, int(axis), -1).reshape(-1, dims[int(axis)])
+    return [line.copy() for line in lines]
+
+
+def parse_nodes(topology, nodes: Sequence[int | str] | str) -> np.ndarray:
+    """Endpoint indices of ``nodes``: names or indices, ``'A,B,C'`` or ``'@FILE'`` (names
+    separated by commas, spaces or lines; ``#`` starts a comment). Each endpoint once."""
+    where = "--nodes"
+    if isinstance(nodes, str):
+        text = nodes
+        if text.startswith("@"):
+            where = text[1:]
+            try:
+                text = Path(where).read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as err:
+                raise InputError(f"--nodes {nodes}: cannot read {where!r} "
+                                 f"({getattr(err, 'strerror', None) or err})") from None
+            text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+        items: list[Any] = text.replace(",", " ").split()
+    else:
+        items = list(nodes)
+    if not items:
+        raise InputError(f"{where}: no nodes given")
+    endpoints = set(np.asarray(topology.endpoints).tolist())
+    out = []
+    for item in items:
+        index = _node_index(topology, item, where)
+        if index not in endpoints:
+            raise InputError(f"{where}: {item!r} is a switch of {topology.name!r}, not an "
+                             f"endpoint")
+        out.append(index)
+    if len(set(out)) != len(out):
+        twice = next(topology.node_names[i] for i in out if out.count(i) > 1)
+        raise InputError(f"{where}: node {twice!r} is named twice")
+    return np.asarray(out, dtype=np.int64)
+
+
+def _node_index(topology, item, where: str) -> int:
+    from ..errors import did_you_mean
+
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        if not 0 <= int(item) < topology.num_nodes:
+            raise InputError(f"{where}: no node number {item} in {topology.name!r}")
+        return int(item)
+    name = str(item)
+    if name in topology.node_index:
+        return int(topology.node_index[name])
+    raise InputError(f"{where}: {topology.name!r} has no node {name!r}"
+                     f"{did_you_mean(name, topology.node_names)}")
+
+
+def _label(topology, nodes: np.ndarray) -> str:
+    names = topology.node_names
+    return f"{names[nodes[0]]}..{names[nodes[-1]]}" if nodes.size > 1 else names[nodes[0]]
+
+
+def group_records(labels: Sequence[str], times: Sequence[float]) -> dict[str, Any]:
+    """The record keys of a grouped run: ``groups`` (how many), ``slowest_group`` and
+    ``group_times`` (``'label=time,...'``)."""
+    slowest = int(np.argmax(times))
+    return {"groups": len(labels), "slowest_group": labels[slowest],
+            "group_times": ",".join(f"{label}={format_time(t).replace(' ', '')}"
+                                    for label, t in zip(labels, times))}
+
+
+def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int]], *,
+               options=None, alpha: float | None = None, router=None, progress=None,
+               faults: Sequence = ()):
+    """Run collective ``op`` on every group of ``groups`` (node indices, in rank order) at
+    the same time, with one algorithm (``'auto'``: the one whose slowest group is fastest).
+
+    Returns a :class:`~netsim.run.collective.CollectiveRun` for one group's collective
+    (``ranks`` = group size, busbw per group) whose ``time_s`` is the slowest group's,
+    with ``groups`` (labels) and ``group_times`` (s). The lower bound is the largest of
+    the groups' own bounds. Calibrated alpha and gamma apply as in ``run_collective``.
+    """
+    from ..topology import parse_topology
+    from ..topology.calibration import calibrated_alpha, calibrated_gamma
+    from .collective import (_attempt, _check_alpha, _check_op, _check_order, _check_scale,
+                             _default_options, _make_run, fabric_topology,
+                             resolve_algorithms)
+    from .faultspec import fault_summary, rerouted_flows, resolve_faults
+
+    _check_op(op)
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
+    size = parse_size(size, "collective size")
+    if size < 0:
+        raise InputError(f"collective size must be >= 0 bytes, got {size!r}")
+    groups = [np.asarray(g, dtype=np.int64) for g in groups]
+    if not groups or len({g.size for g in groups}) != 1:
+        raise InputError("groups must be one or more groups of the same size")
+    everyone = np.concatenate(groups)
+    if np.unique(everyone).size != everyone.size:
+        raise InputError("groups must not share a node")
+    n = int(groups[0].size)
+    options = replace(options if options is not None else _default_options(), topology=topo)
+    alpha = _check_alpha(calibrated_alpha(topo) if alpha is None else alpha)
+    if options.gamma is None and calibrated_gamma(topo) is not None:
+        options = replace(options, gamma=calibrated_gamma(topo))
+    options.check(n)
+    _check_order(options.order)
+    _check_scale(op, n, int(options.chunks or 1), topo)
+    candidates, pick = resolve_algorithms(op, algorithm)
+    faults = resolve_faults(faults, topo)
+    per_group = [replace(options, placement=g) for g in groups]
+    runs: dict[str, tuple[Any, list[float], Any]] = {}
+
+    def run(algo):
+        parts, extra_nodes, next_rank = [], [], len(groups) * n
+        for g, group_options in enumerate(per_group):
+            if not algo.applies(n, group_options):
+                raise InputError(f"{op} algorithm {algo.name!r} does not apply to group "
+                                 f"{_label(topo, groups[g])}")
+            sched = algo.build(n, size, group_options)
+            extra = list(sched.meta.get("extra_placement") or [])
+            mapping = np.concatenate([np.arange(g * n, (g + 1) * n),
+                                      np.arange(next_rank, next_rank + len(extra))])
+            parts.append(sched.relabel(mapping, next_rank + len(extra)))
+            extra_nodes += extra
+            next_rank += len(extra)
+        schedule = concurrent(*parts)
+        machine = fabric_topology(topo, parts[0])
+        placement = np.concatenate([everyone, np.asarray(extra_nodes, dtype=np.int64)])
+        result = simulate(machine, schedule, placement, router=router, overhead=alpha,
+                          progress=progress, faults=faults)
+        # concurrent() stacks the parts' ops in order: group g owns one contiguous range
+        ends = np.cumsum([p.num_ops for p in parts])
+        times = [float(result.op_finish[start:end].max()) if end > start else 0.0
+                 for start, end in zip(np.concatenate([[0], ends[:-1]]), ends)]
+        runs[algo.name] = (result, times, machine)
+        return result
+
+    outcomes = [(algo, _attempt(algo, n, per_group[0], run, strict=not pick))
+                for algo in candidates]
+    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
+    if not outcomes:
+        tried = ", ".join(a.name for a in candidates) or "none registered"
+        raise InputError(f"no {op} algorithm applies to {len(groups)} groups of {n} ranks on "
+                         f"{topo.name!r} (tried {tried})")
+    best, result = min(outcomes, key=lambda pair: pair[1].makespan)
+    _, times, machine = runs[best.name]
+    bounds = [lower_bound(op, machine, size, n, g, alpha=float(alpha), gamma=options.gamma,
+                          root=options.root) for g in groups]
+    made = _make_run(op, best.name, topo, n, size, result, max(bounds, key=lambda b: b.seconds),
+                     {a.name: r.makespan for a, r in outcomes} if pick else None)
+    made.groups = [_label(topo, g) for g in groups]
+    made.group_times = times
+    made.machine = machine
+    if faults:
+        made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
+    return made

@@ -9,8 +9,8 @@ et_def.proto``, read and written with ``chakra/src/third_party/utils/protolib.py
 
 How netsim runs a set of traces (:func:`workload_schedule`):
 
-* ``COMP_NODE``: compute of ``duration_micros``; a rank's computes run one at a time (one
-  compute engine per NPU, as in ASTRA-sim), in the order the trace allows them;
+* ``COMP_NODE``: compute of ``duration_micros``, started when its dependencies are met
+  (independent computes of one rank overlap; the rank's compute time counts their union);
 * ``COMM_COLL_NODE``: the k-th collective of a process group on every member is one
   collective, built by a callback (netsim's algorithms) over the group's ranks and
   ``comm_size`` bytes (nccl-tests' meaning); the group is ``pg_name``'s members (every
@@ -161,10 +161,10 @@ def read_trace(path: str | Path) -> list[TraceNode]:
     except ScheduleError:
         raise
     except Exception as err:           # protobuf's DecodeError and friends
-        raise ScheduleError(f"{path}: message {len(nodes) + 1}: not a Chakra ET node "
+        raise ScheduleError(f"{path}: message {len(nodes) + 2}: not a Chakra ET node "
                             f"({type(err).__name__}: {err})") from None
     if stream.tell() != len(raw):
-        raise ScheduleError(f"{path}: message {len(nodes) + 1}: truncated or not a Chakra ET "
+        raise ScheduleError(f"{path}: message {len(nodes) + 2}: truncated or not a Chakra ET "
                             f"file")
     ids = {}
     for node in nodes:
@@ -304,7 +304,6 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
     ops.num_ranks = n
     extra: list[int] = []
     done: list[dict[int, int]] = [{} for _ in range(n)]   # node id -> op id (finished)
-    last_compute = [-1] * n
     compute_ops: list[list[int]] = [[] for _ in range(n)]
     pos = [0] * n
     seen: list[dict[str | None, int]] = [{} for _ in range(n)]
@@ -359,10 +358,8 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
                     flights.setdefault((r, node.peer, node.tag), []).append(op)
                     done[r][node.id] = op
                 elif node.kind == "compute":
-                    deps = node_deps(r, node) + ([last_compute[r]] if last_compute[r] >= 0
-                                                 else [])
-                    op = ops.add(COMPUTE, r, -1, 0.0, node.seconds, deps, node.name or None)
-                    last_compute[r] = op
+                    op = ops.add(COMPUTE, r, -1, 0.0, node.seconds, node_deps(r, node),
+                                 node.name or None)
                     compute_ops[r].append(op)
                     done[r][node.id] = op
                 else:

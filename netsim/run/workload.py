@@ -3,8 +3,9 @@
 :func:`run_workload` reads ``trace.%d.et`` (:mod:`netsim.interop.chakra`), expands each
 collective node with netsim's algorithms over the ranks of its process group (``algorithm``
 a name, a schedule file, or ``'auto'``: the algorithm that is fastest for that collective
-alone on those ranks), simulates everything together and reports per rank: compute time,
-exposed communication (the rest of the rank's time: waiting for data) and total time.
+alone on those ranks), simulates everything together and reports per rank: compute time
+(the time at least one of its computes runs), exposed communication (the rest of the
+rank's time: waiting for data) and total time (when its last node finishes).
 
 Scenario job kind ``workload``:
 
@@ -114,7 +115,7 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
                       progress=progress, faults=resolve_faults(faults, topo))
     rows = []
     for r in range(n):
-        compute = float(sum(schedule.seconds[i] for i in schedule.meta["compute_ops"][r]))
+        compute = _busy(result, schedule.meta["compute_ops"][r])
         ends = schedule.meta["rank_ends"][r]
         total = float(result.op_finish[ends].max()) if len(ends) else 0.0
         rows.append({"rank": r, "node": topo.node_names[nodes[r]], "compute_s": compute,
@@ -122,6 +123,17 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     return WorkloadRun(workload=pattern, topology=topo.name, ranks=n,
                        time_s=float(result.makespan), collectives=schedule.meta["collectives"],
                        algorithms=used, rows=rows, result=result)
+
+
+def _busy(result: Result, ops: Sequence[int]) -> float:
+    """Seconds during which at least one of ``ops`` runs (union of their intervals)."""
+    spans = sorted((float(result.op_start[i]), float(result.op_finish[i])) for i in ops)
+    total, end = 0.0, -np.inf
+    for start, finish in spans:
+        if finish > end:
+            total += finish - max(start, end)
+            end = finish
+    return total
 
 
 def collective_schedule(op: str, topology, algorithm, size, *, ranks: int | None = None,

@@ -189,8 +189,7 @@ def topology_from_astra(doc: dict, source: str = "astra-sim network") -> "Any":
     bw = [b * ASTRA_GB for b in bws]
     lat = [t * 1e-9 for t in lats]
     name = Path(source).stem
-    if all(k == "Ring" for k in kinds) and len(set(bw)) == 1 and len(set(lat)) == 1 \
-            and all(c > 2 for c in counts):
+    if all(k == "Ring" for k in kinds) and len(set(bw)) == 1 and len(set(lat)) == 1:
         if n == 1:
             return ring(counts[0], bandwidth=bw[0], latency=lat[0], name=name)
         return torus(tuple(reversed(counts)), bandwidth=bw[0], latency=lat[0], name=name)
@@ -216,7 +215,9 @@ def _built(kinds, counts, bw, lat, name: str):
             groups.setdefault(base, []).append(i)
         for base, members in groups.items():
             if kind == "Ring":
-                for j in range(k):
+                # a Ring of 2 would connect the pair twice, but a device holds one link
+                # per peer (Device::connect asserts it): one cable, as netsim's torus has
+                for j in range(k if k > 2 else 1):
                     b.add_cable(npus[members[j]], npus[members[(j + 1) % k]], bw[d], lat[d])
             elif kind == "FullyConnected":
                 for x in members:

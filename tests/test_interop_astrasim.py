@@ -18,7 +18,7 @@ from cli_helpers import run_main
 
 @pytest.mark.parametrize("spec, kinds", [
     ("ring:8,bw=50GB/s,lat=500ns", ["Ring"]),
-    ("torus:4x8,bw=10GB/s,lat=1us", ["Ring", "Ring"]),
+    ("torus:3x4,bw=10GB/s,lat=1us", ["Ring", "Ring"]),
     ("full_mesh:4,bw=25GB/s,lat=700ns", ["FullyConnected"]),
     ("nvswitch:8,switches=1,bw=400GB/s,lat=936ns", ["Switch"]),
 ])

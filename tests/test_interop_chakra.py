@@ -91,6 +91,16 @@ def test_a_chain_of_compute_and_communication(gen):
         assert row["exposed_comm_s"] == pytest.approx(t_ar, rel=1e-9)
 
 
+def test_one_algorithm_per_op(gen):
+    gen.one_comm_coll_node_allreduce(8, 8_000_000)
+    run = run_workload("ALL_REDUCE.%d.et", RING, algorithm="allreduce=bidir_ring")
+    assert set(run.algorithms.values()) == {"bidir_ring"}
+    assert run.time_s == pytest.approx(
+        run_collective("allreduce", RING, "bidir_ring", 8e6).time_s, rel=1e-12)
+    with pytest.raises(InputError, match="did you mean 'allreduce'"):
+        run_workload("ALL_REDUCE.%d.et", RING, algorithm="allreduc=ring")
+
+
 def test_send_and_receive_nodes_are_flows(gen):
     nbytes = 4_000_000
 

@@ -31,7 +31,8 @@ __all__ = ["command"]
 @click.option("--topo", "topo_spec", metavar="SPEC", default=None,
               help="Machine of --workload: a spec, a preset or a YAML file.")
 @click.option("--algo", "algorithm", default="auto", show_default=True,
-              help="Collective algorithm of --workload (a name, an MSCCL .xml, or auto).")
+              help="Collective algorithm of --workload: a name, an MSCCL .xml, auto, or "
+                   "one per op (allreduce=ring,alltoall=direct).")
 def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links,
             workload, topo_spec, algorithm):
     """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.

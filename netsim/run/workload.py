@@ -31,7 +31,7 @@ from ..errors import InputError
 from .jobs import JobContext, JobResult, register_job
 from .._inputs.schema import Strict, Time
 
-__all__ = ["WorkloadRun", "run_workload", "WorkloadJob", "run_workload_job",
+__all__ = ["WorkloadRun", "run_workload", "WorkloadJob", "run_workload_job", "per_op_algorithms",
            "collective_schedule", "workload_scenario"]
 
 
@@ -50,6 +50,34 @@ class WorkloadRun:
 
     def records(self) -> list[dict[str, Any]]:
         return list(self.rows)
+
+
+def per_op_algorithms(algorithm) -> dict[str, Any]:
+    """``{op: algorithm}`` from ``'ring'`` (every op; key ``'*'``), ``'allreduce=ring,
+    alltoall=direct'`` (others: auto) or a mapping.
+
+    >>> per_op_algorithms("allreduce=ring, alltoall=direct")
+    {'allreduce': 'ring', 'alltoall': 'direct'}
+    """
+    from ..algorithms.registry import OPS
+    from ..errors import unknown_name
+
+    if isinstance(algorithm, dict):
+        mapping = dict(algorithm)
+    elif isinstance(algorithm, str) and "=" in algorithm:
+        mapping = {}
+        for part in algorithm.split(","):
+            op, sep, name = (x.strip() for x in part.partition("="))
+            if not sep or not op or not name:
+                raise InputError(f"algorithm {algorithm!r}: expected OP=NAME[,OP=NAME...] "
+                                 f"(e.g. allreduce=ring,alltoall=direct)")
+            mapping[op] = name
+    else:
+        return {"*": algorithm}
+    for op in mapping:
+        if op not in OPS:
+            raise unknown_name("collective", op, OPS)
+    return mapping
 
 
 def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, options, cache):
@@ -75,6 +103,9 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
                  ) -> WorkloadRun:
     """Simulate the Chakra traces ``pattern`` (``'trace.%d.et'``) on ``topology``.
 
+    ``algorithm`` is one algorithm for every collective (a name, a schedule file or
+    ``'auto'``) or one per op (``'allreduce=ring,alltoall=direct'``; unlisted ops: auto).
+
     Rank r runs on ``placement[r]`` (default: the first endpoints). ``alpha`` (s) is the
     per-message overhead, ``options`` an ``AlgoOptions`` for the collectives; without them
     the machine's calibration applies, as in :func:`~netsim.run.run_collective`.
@@ -96,11 +127,13 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
         options = replace(options, gamma=calibrated_gamma(topo))
     cache: dict = {}
     used: dict[str, str] = {}
+    per_op = per_op_algorithms(algorithm)
 
     def collective(op: str, members, size: float, name: str):
         where = nodes[np.asarray(members)]
         opts = replace(options, topology=topo, placement=where)
-        algo = _pick(op, topo, algorithm, where, size, alpha, options, cache)
+        algo = _pick(op, topo, per_op.get(op, per_op.get("*", "auto")), where, size, alpha,
+                     options, cache)
         if not algo.applies(len(members), opts):
             raise InputError(f"{pattern}: collective {name or op}: {op} algorithm "
                              f"{algo.name!r} does not apply to {len(members)} ranks")
@@ -182,7 +215,10 @@ def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
                          "scenario)")
     topology = parse_topology(spec)
     pattern = job.trace if Path(job.trace).is_absolute() else str(ctx.base_dir / job.trace)
-    run = run_workload(pattern, topology, algorithm=job.algorithm, ranks=job.ranks,
+    algorithm = job.algorithm
+    if (ctx.base_dir / algorithm).is_file():      # a schedule file next to the scenario
+        algorithm = str(ctx.base_dir / algorithm)
+    run = run_workload(pattern, topology, algorithm=algorithm, ranks=job.ranks,
                        alpha=job.alpha, progress=ctx.progress, faults=ctx.faults)
     name = job.name or Path(job.trace).name
     return JobResult(name, "workload", [{"job": name, **row} for row in run.rows],

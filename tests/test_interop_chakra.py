@@ -101,6 +101,27 @@ def test_one_algorithm_per_op(gen):
         run_workload("ALL_REDUCE.%d.et", RING, algorithm="allreduc=ring")
 
 
+def test_process_groups_run_side_by_side(gen, tmp_path):
+    def rank_nodes(rank):
+        node = _allreduce(gen, 4_000_000)
+        node.attr.append(gen.ChakraAttr(name="pg_name", string_val=str(1 + rank // 4)))
+        return [node]
+
+    pattern = _write(gen, "groups", rank_nodes)
+    # on the 8-ring the two 4-rank rings use disjoint links: each takes its time alone
+    alone = run_collective("allreduce", RING, "ring", 4e6, placement=[0, 1, 2, 3]).time_s
+    inferred = run_workload(pattern, RING, algorithm="ring")
+    assert inferred.collectives == 2
+    assert inferred.time_s == pytest.approx(alone, rel=1e-12)
+    groups = tmp_path / "groups.json"
+    groups.write_text('{"1": [0, 1, 2, 3], "2": [4, 5, 6, 7]}')
+    given = run_workload(pattern, RING, algorithm="ring", comm_groups=str(groups))
+    assert given.time_s == pytest.approx(alone, rel=1e-12)
+    groups.write_text('{"1": [0, 1], "2": [4, 5, 6, 7]}')
+    with pytest.raises(ScheduleError, match="do not include rank 2"):
+        run_workload(pattern, RING, algorithm="ring", comm_groups=str(groups))
+
+
 def test_send_and_receive_nodes_are_flows(gen):
     nbytes = 4_000_000
 

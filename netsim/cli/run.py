@@ -33,8 +33,11 @@ __all__ = ["command"]
 @click.option("--algo", "algorithm", default="auto", show_default=True,
               help="Collective algorithm of --workload: a name, an MSCCL .xml, auto, or "
                    "one per op (allreduce=ring,alltoall=direct).")
+@click.option("--comm-groups", type=click.Path(dir_okay=False), default=None,
+              help="Process groups of --workload: ASTRA-sim's communicator-group JSON "
+                   "({\"1\": [0, 1, 2, 3], ...}).")
 def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links,
-            workload, topo_spec, algorithm):
+            workload, topo_spec, algorithm, comm_groups):
     """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.
     Fault options apply to every job, as a `faults:` list in the scenario's header does."""
     if output:
@@ -43,7 +46,8 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
     if workload is not None and (scenario is not None or topo_spec is None):
         raise click.UsageError("--workload needs --topo SPEC and no SCENARIO")
     path = scenario or default_scenario_path()
-    loaded = (workload_scenario(workload, topo_spec, algorithm=algorithm) if workload
+    loaded = (workload_scenario(workload, topo_spec, algorithm=algorithm,
+                                comm_groups=comm_groups) if workload
               else load_scenario(path))
     _check_figures(output, report, heatmap, len(loaded.jobs), overwrite)
     outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)

@@ -12,7 +12,8 @@
 
 from .astrasim import (ASTRA_GB, astra_network, astra_network_yaml, is_astra_network,
                        load_astra_network, topology_from_astra)
-from .chakra import (CHAKRA_MISSING, COMM_OPS, TraceNode, have_chakra, read_trace,
+from .chakra import (CHAKRA_MISSING, COMM_OPS, TraceNode, have_chakra, read_comm_groups,
+                     read_trace,
                      read_workload, trace_paths, workload_schedule, write_workload)
 from .msccl import (COLL_OPS, STEP_TYPES, load_msccl, parse_msccl, ring_allreduce_xml,
                     schedule_from_msccl)
@@ -23,6 +24,7 @@ __all__ = ["COLL_OPS", "STEP_TYPES", "load_msccl", "parse_msccl", "ring_allreduc
            "schedule_from_msccl", "EXPORTABLE", "algo_xml", "schedule_to_msccl",
            "file_algorithm", "is_schedule_file",
            "CHAKRA_MISSING", "COMM_OPS", "TraceNode", "have_chakra", "read_trace",
+           "read_comm_groups",
            "read_workload", "trace_paths", "workload_schedule", "write_workload",
            "ASTRA_GB", "astra_network", "astra_network_yaml", "is_astra_network",
            "load_astra_network", "topology_from_astra"]

@@ -13,8 +13,9 @@ How netsim runs a set of traces (:func:`workload_schedule`):
   (independent computes of one rank overlap; the rank's compute time counts their union);
 * ``COMM_COLL_NODE``: the k-th collective of a process group on every member is one
   collective, built by a callback (netsim's algorithms) over the group's ranks and
-  ``comm_size`` bytes (nccl-tests' meaning); the group is ``pg_name``'s members (every
-  rank whose trace has a collective of that group), or every rank without ``pg_name``.
+  ``comm_size`` bytes (nccl-tests' meaning); the group is ``pg_name``'s ranks as an
+  ASTRA-sim communicator-group file lists them, else every rank whose trace has a
+  collective of that group; every rank without ``pg_name`` (or with ``"0"``).
   A member's part starts when that member's dependencies are met; the node finishes on
   every member when the whole collective has;
 * ``COMM_SEND_NODE``/``COMM_RECV_NODE``: a flow from the sender (``comm_dst``) started when
@@ -38,6 +39,7 @@ from ..errors import InputError, ScheduleError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 
 __all__ = ["CHAKRA_MISSING", "TraceNode", "have_chakra", "read_trace", "read_workload",
+           "read_comm_groups",
            "trace_paths", "workload_schedule", "write_workload", "COMM_OPS"]
 
 CHAKRA_MISSING = ("Chakra traces need the mlc-chakra package: pip install 'netsim[chakra]' "
@@ -276,9 +278,33 @@ class _Ops:
 CollectiveBuilder = Callable[[str, Sequence[int], float, str], Schedule]
 
 
+def read_comm_groups(path: str | Path, num_ranks: int) -> dict[str, list[int]]:
+    """ASTRA-sim's communicator-group file (``--comm-group-configuration``): a JSON object
+    ``{"1": [0, 1, 2, 3], ...}`` from ``pg_name`` to the ranks of the group."""
+    from ..schedule import read_json
+
+    doc = read_json(path, InputError)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected an object from group name to a list of ranks")
+    groups = {}
+    for name, ranks in doc.items():
+        if not isinstance(ranks, list) or not ranks or not all(
+                isinstance(r, int) and not isinstance(r, bool) and 0 <= r < num_ranks
+                for r in ranks) or len(set(ranks)) != len(ranks):
+            raise InputError(f"{path}: group {name!r}: expected distinct ranks in "
+                             f"0..{num_ranks - 1}, got {ranks!r}")
+        groups[str(name)] = sorted(ranks)
+    return groups
+
+
 def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuilder, *,
-                      names: Sequence[str] | None = None) -> Schedule:
+                      names: Sequence[str] | None = None,
+                      comm_groups: dict[str, list[int]] | None = None) -> Schedule:
     """One schedule running every rank's trace (see the module docstring).
+
+    ``comm_groups`` (:func:`read_comm_groups`) gives the ranks of named process groups;
+    ``pg_name`` ``""`` or ``"0"`` is every rank (ASTRA-sim's convention), and a group not
+    listed is the ranks whose traces have a collective of it.
 
     ``meta`` holds ``ranks``, ``compute_ops`` (per rank, the op ids of its computes),
     ``rank_ends`` (per rank, the ops its trace finishes with), ``extra_placement`` (nodes of
@@ -294,7 +320,15 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
                 groups.setdefault(node.group, [])
                 if r not in groups[node.group]:
                     groups[node.group].append(r)
-    groups = {g: (list(range(n)) if g is None else sorted(m)) for g, m in groups.items()}
+    given = comm_groups or {}
+    groups = {g: (list(range(n)) if g in (None, "0") else given.get(g, sorted(m)))
+              for g, m in groups.items()}
+    for r, t in enumerate(traces):
+        for node in t:
+            if node.kind == "coll" and r not in groups[node.group]:
+                raise ScheduleError(f"{names[r]}: node {node.id}: a collective of group "
+                                    f"{node.group!r}, whose ranks {groups[node.group]} do "
+                                    f"not include rank {r}")
     for r, t in enumerate(traces):
         for node in t:
             if node.kind in ("send", "recv") and not 0 <= node.peer < n:
@@ -434,8 +468,8 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
     """Write ``schedule`` as one Chakra ET per rank (``pattern`` with %d for the rank).
 
     Sends become a ``COMM_SEND_NODE`` on the sender and a ``COMM_RECV_NODE`` on the
-    receiver (``comm_tag`` = the op id), computes ``COMP_NODE`` (duration in whole
-    microseconds, as the format stores it); barriers vanish (their dependencies pass
+    receiver (``comm_tag`` = the op id, ``comm_size`` in whole bytes), computes
+    ``COMP_NODE`` (duration in whole microseconds, as the format stores it); barriers vanish (their dependencies pass
     through). An op that waits for an op of another rank other than through a message it
     receives cannot be said in per-rank traces: refused in one line.
     """

@@ -99,11 +99,12 @@ def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, optio
 
 def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None = None,
                  placement: Sequence[int | str] | None = None, alpha: float | None = None,
-                 options=None, router=None, progress=None, faults: Sequence = ()
-                 ) -> WorkloadRun:
+                 options=None, router=None, progress=None, faults: Sequence = (),
+                 comm_groups=None) -> WorkloadRun:
     """Simulate the Chakra traces ``pattern`` (``'trace.%d.et'``) on ``topology``.
 
-    ``algorithm`` is one algorithm for every collective (a name, a schedule file or
+    ``comm_groups`` is ASTRA-sim's communicator-group JSON file (or its mapping) giving the
+    ranks of each ``pg_name``. ``algorithm`` is one algorithm for every collective (a name, a schedule file or
     ``'auto'``) or one per op (``'allreduce=ring,alltoall=direct'``; unlisted ops: auto).
 
     Rank r runs on ``placement[r]`` (default: the first endpoints). ``alpha`` (s) is the
@@ -141,7 +142,11 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
         return algo.build(len(members), size, opts)
 
     names = [pattern.replace("%d", str(r)) for r in range(n)]
-    schedule = workload_schedule(traces, collective, names=names)
+    if comm_groups is not None and not isinstance(comm_groups, dict):
+        from ..interop.chakra import read_comm_groups
+
+        comm_groups = read_comm_groups(comm_groups, n)
+    schedule = workload_schedule(traces, collective, names=names, comm_groups=comm_groups)
     extra = schedule.meta.get("extra_placement") or []
     placed = np.concatenate([nodes, np.asarray(extra, np.int64)]) if extra else nodes
     result = simulate(topo, schedule, placed, router=router, overhead=alpha,
@@ -203,6 +208,7 @@ class WorkloadJob(Strict):
     algorithm: str = "auto"
     ranks: int | None = Field(default=None, ge=1)
     alpha: Time | None = None           # s per message (default: the machine's calibration)
+    comm_groups: str | None = None      # ASTRA-sim communicator-group JSON, relative
 
 
 def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
@@ -218,8 +224,12 @@ def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
     algorithm = job.algorithm
     if (ctx.base_dir / algorithm).is_file():      # a schedule file next to the scenario
         algorithm = str(ctx.base_dir / algorithm)
+    groups = job.comm_groups
+    if groups is not None and not Path(groups).is_absolute():
+        groups = str(ctx.base_dir / groups)
     run = run_workload(pattern, topology, algorithm=algorithm, ranks=job.ranks,
-                       alpha=job.alpha, progress=ctx.progress, faults=ctx.faults)
+                       alpha=job.alpha, progress=ctx.progress, faults=ctx.faults,
+                       comm_groups=groups)
     name = job.name or Path(job.trace).name
     return JobResult(name, "workload", [{"job": name, **row} for row in run.rows],
                      {name: run.result}, {name: topology})
@@ -228,7 +238,8 @@ def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
 register_job("workload", WorkloadJob, run_workload_job, faults=True)
 
 
-def workload_scenario(pattern: str, topology: str, *, algorithm: str = "auto"):
+def workload_scenario(pattern: str, topology: str, *, algorithm: str = "auto",
+                      comm_groups: str | None = None):
     """A one-job scenario running the traces ``pattern`` on ``topology`` (``netsim run
     --workload``), so that tables, heatmaps and reports work as for any scenario."""
     from .scenario import scenario_from_dict
@@ -236,5 +247,6 @@ def workload_scenario(pattern: str, topology: str, *, algorithm: str = "auto"):
     doc = {"name": "workload", "description": f"Chakra traces {pattern}",
            "topology": topology,
            "jobs": [{"kind": "workload", "name": Path(pattern).name, "trace": pattern,
-                     "algorithm": algorithm}]}
+                     "algorithm": algorithm,
+                     **({"comm_groups": comm_groups} if comm_groups else {})}]}
     return scenario_from_dict(doc, Path("--workload"))

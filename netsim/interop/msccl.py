@@ -186,7 +186,9 @@ def parse_msccl(text: str, source: str = "msccl") -> MscclAlgo:
 
 def _parse_step(st: ET.Element, gid: int, tid: int, position: int, tw: str) -> _Step:
     if st.tag != "step":
-        raise ScheduleError(f"{tw}: unexpected element <{st.tag}> (expected <step>)")
+        hint = (" (msccl-tools' old_format=False; write it with old_format=True, the "
+                "format the MSCCL runtime reads)" if st.tag == "op" else "")
+        raise ScheduleError(f"{tw}: unexpected element <{st.tag}> (expected <step>){hint}")
     s = _int(st, "s", f"{tw} step #{position}")
     sw = f"{tw} step {s}"
     if s != position:

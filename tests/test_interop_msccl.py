@@ -189,3 +189,28 @@ def test_export_msccl_cli_writes_a_file_coll_runs(tmp_path, capsys):
                              str(tmp_path / "a.xml")], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "a.xml").exists()
+
+
+def test_an_all_pairs_alltoall_verifies_and_times_like_direct():
+    n = 4
+    gpus = []
+    for g in range(n):
+        peers = [p for p in range(n) if p != g]
+        tbs = [{"id": j, "send": p, "recv": p, "chan": 0,
+                "steps": [("s", ("i", p), None), ("r", None, ("o", p))]}
+               for j, p in enumerate(peers)]
+        tbs.append({"id": n - 1, "send": -1, "recv": -1, "chan": 0,
+                    "steps": [("cpy", ("i", g), ("o", g))]})
+        gpus.append({"id": g, "chunks": (n, n, 0), "tbs": tbs})
+    xml = algo_xml(name="a2a", coll="alltoall", ngpus=n, nchunksperloop=n, inplace=False,
+                   gpus=gpus)
+    size = 4e6                                  # one rank's send buffer
+    schedule = schedule_from_msccl(xml, size)
+    verify(schedule, "alltoall", n)
+    assert schedule.total_bytes == pytest.approx(n * (n - 1) * size / n)
+    # every GPU sends S/n to each peer at once: the native direct all-to-all
+    topo = parse_topology("full_mesh:4,bw=10GB/s")
+    nodes = topo.first_endpoints(n)
+    native = build_schedule("alltoall", "direct", n, size)
+    assert simulate(topo, schedule, nodes).makespan == pytest.approx(
+        simulate(topo, native, nodes).makespan, rel=1e-12)

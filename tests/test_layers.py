@@ -19,7 +19,7 @@ LAYERS = {
     "topology": 1,
     "routing": 2, "schedule": 2,
     "engine": 3,
-    "algorithms": 4, "placement": 4, "report": 4,
+    "algorithms": 4, "placement": 4, "report": 4, "interop": 4,
     "run": 5,
     "cli": 6,
     "__main__": 7, "__init__": 7,
@@ -27,6 +27,7 @@ LAYERS = {
 #: Imports between two rooms on one floor that are allowed, and why.
 SIDEWAYS = {
     ("placement", "algorithms"),   # a step's phases are collectives built by the algorithms
+    ("interop", "algorithms"),     # an MSCCL file runs as an algorithm; exports build them
     ("_inputs", "units"), ("_inputs", "errors"), ("units", "errors"), ("outputs", "errors"),
     ("_inputs", "budget"), ("budget", "errors"), ("budget", "units"),
     ("schedule", "routing"),       # none today; harmless, both sit on the topology

@@ -20,6 +20,7 @@ CLI = Path(netsim.__file__).parent / "cli"
 PACKAGES = ["netsim.budget", "netsim.topology", "netsim.routing", "netsim.schedule", "netsim.engine",
             "netsim.algorithms", "netsim.placement", "netsim.report", "netsim.run",
             "netsim.units", "netsim.errors", "netsim.outputs"]
+PACKAGES.append("netsim.interop")
 
 
 @pytest.mark.parametrize("module", ["netsim", *PACKAGES])

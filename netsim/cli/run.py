@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..run import default_scenario_path, load_scenario, run_scenario
+from ..run import default_scenario_path, load_scenario, run_scenario, workload_scenario
 from ..units import format_size, format_time
 from .options import (check_outputs, check_writable, emit,
                       fault_options, fault_specs, format_option,
@@ -25,14 +25,30 @@ __all__ = ["command"]
               help="Also draw each job's link heatmap (.png/.svg/.pdf); FILE-1.png, "
                    "FILE-2.png ... when there are several jobs.")
 @fault_options
-def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links):
+@click.option("--workload", metavar="PATTERN", default=None,
+              help="Run Chakra traces, one per rank (trace.%d.et), instead of a scenario; "
+                   "needs --topo (and pip install 'netsim[chakra]').")
+@click.option("--topo", "topo_spec", metavar="SPEC", default=None,
+              help="Machine of --workload: a spec, a preset or a YAML file.")
+@click.option("--algo", "algorithm", default="auto", show_default=True,
+              help="Collective algorithm of --workload: a name, an MSCCL .xml, auto, or "
+                   "one per op (allreduce=ring,alltoall=direct).")
+@click.option("--comm-groups", type=click.Path(dir_okay=False), default=None,
+              help="Process groups of --workload: ASTRA-sim's communicator-group JSON "
+                   "({\"1\": [0, 1, 2, 3], ...}).")
+def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links,
+            workload, topo_spec, algorithm, comm_groups):
     """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.
     Fault options apply to every job, as a `faults:` list in the scenario's header does."""
     if output:
         check_writable(output, overwrite)
     faults = fault_specs(fail_links, degrade_links)
+    if workload is not None and (scenario is not None or topo_spec is None):
+        raise click.UsageError("--workload needs --topo SPEC and no SCENARIO")
     path = scenario or default_scenario_path()
-    loaded = load_scenario(path)
+    loaded = (workload_scenario(workload, topo_spec, algorithm=algorithm,
+                                comm_groups=comm_groups) if workload
+              else load_scenario(path))
     _check_figures(output, report, heatmap, len(loaded.jobs), overwrite)
     outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
@@ -51,7 +67,10 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
 # Long texts left out of the table (they stay in JSON and CSV), and units for the rest.
 _HIDDEN = ("bound_detail", "candidates")
 _FORMATS = {"time_s": ("time", format_time), "bound_s": ("bound time", format_time),
-            "bytes": ("size", format_size), "size_bytes": ("size", format_size)}
+            "bytes": ("size", format_size), "size_bytes": ("size", format_size),
+            "compute_s": ("compute", format_time), "exposed_comm_s": ("exposed comm",
+                                                                      format_time),
+            "total_s": ("total", format_time)}     # --workload rows, per rank
 
 
 def _tables(outcome, title: str) -> str:

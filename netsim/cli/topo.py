@@ -6,7 +6,7 @@ import click
 
 from ..topology import parse_topology, summarize
 from ..units import format_rate
-from .options import emit, format_option, format_records, output_option, overwrite_option
+from .options import emit, format_records, output_option, overwrite_option
 
 __all__ = ["command"]
 
@@ -22,7 +22,10 @@ def _human(key: str, value):
 @click.command("topo")
 @click.argument("spec", required=False)
 @click.option("--list", "list_presets", is_flag=True, help="List the machine catalogue.")
-@format_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "astra-sim"]),
+              default="table", show_default=True,
+              help="Output format; astra-sim: the network YAML of ASTRA-sim's analytical "
+                   "backend.")
 @output_option
 @overwrite_option
 def command(spec, list_presets, fmt, output, overwrite):
@@ -35,7 +38,13 @@ def command(spec, list_presets, fmt, output, overwrite):
         return
     if spec is None:
         raise click.UsageError("give a topology SPEC (e.g. mesh:4x4) or --list")
-    summary = summarize(parse_topology(spec))
+    from ..interop import astra_network_yaml, is_astra_network, load_astra_network
+
+    topology = load_astra_network(spec) if is_astra_network(spec) else parse_topology(spec)
+    if fmt == "astra-sim":
+        emit(astra_network_yaml(topology), output, overwrite)
+        return
+    summary = summarize(topology)
     if fmt == "table":
         rows = [{"field": k, "value": _human(k, v)} for k, v in summary.items()]
         text = format_records(rows, "table", title=f"topology {summary.get('name', spec)}")

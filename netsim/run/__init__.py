@@ -10,7 +10,8 @@
 * :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
-* :mod:`.measured`: measured curves laid next to simulated ones.
+* :mod:`.measured`: measured curves laid next to simulated ones;
+* :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
 
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
 >>> round(run.time_s * 1e3, 3)      # ring all-reduce: 2 (p-1)/p S / B
@@ -31,6 +32,7 @@ from .placement_study import (PlacementOutcome, PlacementStudy, run_placement_st
                               strategy_names)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
+from .workload import WorkloadRun, collective_schedule, run_workload, workload_scenario
 
 __all__ = [
     "CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -44,4 +46,5 @@ __all__ = [
     "default_scenario_path", "JobContext", "JobResult",
     "PlacementStudy", "PlacementOutcome", "run_placement_study", "strategy_names",
     "axis_groups", "parse_nodes", "run_groups",
+    "WorkloadRun", "run_workload", "collective_schedule", "workload_scenario",
 ]

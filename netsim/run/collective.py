@@ -103,6 +103,10 @@ def _check_op(op: str) -> str:
 def resolve_algorithms(op: str, algorithm) -> tuple[list, bool]:
     """(candidate algorithms, whether to pick the fastest) for a name, ``'auto'``, an
     algorithm object or a list of them (a list is searched like ``'auto'``)."""
+    from ..interop.schedule_files import file_algorithm, is_schedule_file
+
+    if is_schedule_file(algorithm):     # a schedule file (MSCCL .xml, netsim .json)
+        return [file_algorithm(op, algorithm)], False
     if not isinstance(algorithm, str):
         if isinstance(algorithm, (list, tuple)):
             return list(algorithm), True

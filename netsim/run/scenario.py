@@ -72,7 +72,8 @@ def _import_job_kinds() -> None:
     """Modules that register job kinds, imported for their side effect (if present)."""
     import importlib
 
-    for module in ("netsim.run.collective_jobs", "netsim.run.placement_jobs"):
+    for module in ("netsim.run.collective_jobs", "netsim.run.placement_jobs",
+                   "netsim.run.workload"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:

@@ -78,6 +78,7 @@ class CollectiveRun:
                "bound_s": self.bound_s, "bound": self.bound_name,
                "efficiency": self.efficiency, "max_link_util": self.max_link_util,
                "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail}
+        row.update(self.result.meta.get("record", {}))   # hook: what the algorithm chose
         if self.candidates:
             row["candidates"] = self.candidates_text()
         if self.faults:
@@ -149,8 +150,13 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    return simulate(topology, schedule, placement, router=router, overhead=alpha,
-                    progress=progress, faults=faults)
+    # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency)
+    # and fields for the record (nccl: algorithm, protocol, channels it chose).
+    result = simulate(topology, schedule, placement, router=router,
+                      overhead=schedule.meta.get("overhead", alpha), progress=progress,
+                      faults=faults)
+    result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
+    return result
 
 
 def _check_scale(op: str, n: int, chunks: int, topology) -> None:

@@ -76,9 +76,16 @@ def test_engine_runs_the_pick_with_the_protocol_costs():
         assert (record["nccl_algorithm"], record["protocol"]) == ("ring", proto)
 
 
-def test_one_number_through_coll_compare_and_the_api():
+def test_one_number_through_coll_compare_scenario_and_the_api(tmp_path):
     api = run_collective("allreduce", "dgx-h100", "nccl", "1MiB").time_s
     runner = CliRunner()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\njobs:\n  - kind: collective\n    name: j\n"
+                        "    topology: dgx-h100\n    op: allreduce\n    algorithm: nccl\n"
+                        "    size: 1MiB\n")
+    ran = runner.invoke(main, ["run", str(scenario), "--format", "json"])
+    [job] = [r for r in json.loads(ran.output)["records"] if r.get("job") == "j"]
+    assert job["time_s"] == api and job["nccl"].startswith("ring/")
     coll = json.loads(runner.invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
                                            "nccl", "--size", "1MiB", "--format", "json"]).output)
     comp = json.loads(runner.invoke(main, ["compare", "allreduce", "--topo", "dgx-h100",

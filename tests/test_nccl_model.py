@@ -125,3 +125,8 @@ def test_galaxy_bh_calibration_reproduces_blackhole_ring_measurements(op):
         tol = 0.20 if row["size_bytes"] >= 1 << 20 else 0.35
         assert sim == pytest.approx(row["time_s"], rel=tol), row
     assert isinstance(preset, Calibration) and preset.alpha > 0 and preset.gamma > 0
+
+
+def test_auto_stays_the_fastest_netsim_algorithm():
+    run = run_collective("allgather", "dgx-h100", "auto", "1MiB")
+    assert "nccl" not in run.candidates and run.algorithm != "nccl"

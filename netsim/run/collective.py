@@ -105,8 +105,8 @@ def resolve_algorithms(op: str, algorithm) -> tuple[list, bool]:
     from ..algorithms.registry import algorithms_for
 
     known = list(algorithms_for(op))
-    if algorithm == "auto":
-        return known, True
+    if algorithm == "auto":   # hook: builders marked auto=False (nccl) are not candidates
+        return [a for a in known if getattr(a.build, "auto", True)], True
     for candidate in known:
         if candidate.name == algorithm:
             return [candidate], False

@@ -158,9 +158,16 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
 
 def _register(op: str) -> None:
     algos = ", ".join(NETSIM_ALGORITHM[op])
+
+    def build(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+        return _build(op, num_ranks, size, options)
+
+    # Not an 'auto' candidate: auto is the fastest netsim algorithm, nccl is what NCCL runs
+    # (the attribute survives the registry's functools.wraps; run.collective reads it).
+    build.auto = False
     register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
              f"2.30.7), run by the engine with the protocol's efficiency and latencies",
-             check=_why_not(op), pipelined=True)(lambda n, size, options, _op=op: _build(_op, n, size, options))
+             check=_why_not(op), pipelined=True)(build)
 
 
 for _op in NETSIM_ALGORITHM:

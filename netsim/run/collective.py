@@ -150,8 +150,9 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.meta.get("extra_placement")
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency)
-    # and fields for the record (nccl: algorithm, protocol, channels it chose).
+    # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
+    # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
+    schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
     result = simulate(topology, schedule, placement, router=router,
                       overhead=schedule.meta.get("overhead", alpha), progress=progress,
                       faults=faults)

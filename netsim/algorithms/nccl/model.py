@@ -137,7 +137,6 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     inner_options = replace(options, chunks=options.chunks if inner.pipelined else None)
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
-    schedule = schedule.scaled(1.0 / efficiency)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
     if choice.algorithm == "nvls":
@@ -150,6 +149,9 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
         schedule = replace(sequential(prefix.build(), schedule), meta=dict(schedule.meta))
     meta = dict(schedule.meta)
     meta["overhead"] = step
+    # Sends keep their payload bytes (what the verifier checks); the runner multiplies them by
+    # the wire factor before simulating, so links carry the protocol's lines and flags too.
+    meta["wire_factor"] = 1.0 / efficiency
     meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
                       "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
                       "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}

@@ -184,6 +184,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
         columns += hook.apply(value, runs, records, overwrite, topology)
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
+    columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s, axis)),
          output, overwrite)
 

@@ -82,6 +82,7 @@ class CollectiveRun:
                "bound_s": self.bound_s, "bound": self.bound_name,
                "efficiency": self.efficiency, "max_link_util": self.max_link_util,
                "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail}
+        row.update(self.result.meta.get("record", {}))   # hook: what the algorithm chose
         if self.candidates:
             row["candidates"] = self.candidates_text()
         if self.faults:
@@ -114,8 +115,8 @@ def resolve_algorithms(op: str, algorithm) -> tuple[list, bool]:
     from ..algorithms.registry import algorithms_for
 
     known = list(algorithms_for(op))
-    if algorithm == "auto":
-        return known, True
+    if algorithm == "auto":   # hook: builders marked auto=False (nccl) are not candidates
+        return [a for a in known if getattr(a.build, "auto", True)], True
     for candidate in known:
         if candidate.name == algorithm:
             return [candidate], False
@@ -163,8 +164,14 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     machine = fabric_topology(topology, schedule)
     if used is not None:
         used[algo.name] = machine
-    return simulate(machine, schedule, placement, router=router,
-                    overhead=alpha, progress=progress, faults=faults)
+    # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
+    # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
+    schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
+    result = simulate(machine, schedule, placement, router=router,
+                      overhead=schedule.meta.get("overhead", alpha), progress=progress,
+                      faults=faults)
+    result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
+    return result
 
 
 def fabric_topology(topology, schedule):

@@ -1,0 +1,176 @@
+"""``--algo nccl``: pick as NCCL would, then run the pick through netsim's engine.
+
+For a collective of S bytes the builder
+
+1. describes the machine as NCCL's tuner sees it (:func:`nccl_view`: ranks, GPU
+   generation, a GPU's NVLink bandwidth, whether a switch reduces in-network);
+2. asks NCCL's cost model (:mod:`.tuning`) for the (algorithm, protocol) with the smallest
+   predicted time and the channel count NCCL would launch;
+3. builds the netsim algorithm that moves the same bytes over the same links (ring ->
+   ``ring``, tree -> ``dbtree``, NVLS -> ``innetwork``; broadcast/reduce ring -> ``chain``)
+   and applies the protocol: every send carries ``1 / efficiency`` bytes on the wire (LL
+   moves 4 B of data per 8 B line, LL128 120 B per 128 B line), every message costs the
+   protocol's per-step latency at the sender (``hwLat``) instead of the preset's alpha,
+   and every rank first spends the algorithm's base latency (``baseLat``).
+
+The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
+only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
+what NCCL chose (``nccl_algorithm``, ``protocol``, ``channels``, ``nccl_model_s``: the
+tuner's own prediction), which the collective runner copies into its records.
+
+Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
+(as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
+is otherwise read from the preset's name (hopper when unknown).
+
+>>> from netsim.topology import parse_topology
+>>> from netsim.algorithms import AlgoOptions, build_schedule
+>>> topo = parse_topology("dgx-h100")
+>>> s = build_schedule("allreduce", "nccl", 8, 1 << 30, AlgoOptions(topology=topo))
+>>> s.meta["record"]["nccl_algorithm"], s.meta["record"]["protocol"]
+('nvls', 'Simple')
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...errors import InputError
+from ...schedule import Schedule, ScheduleBuilder, sequential
+from ..options import AlgoOptions
+from ..registry import get_algorithm, register
+from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
+                     NcclView, candidates, protocol_efficiency)
+
+__all__ = ["nccl_view", "nccl_choice", "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET"]
+
+#: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
+GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
+                      "dgx-b200": "blackwell", "gb200-nvl72": "blackwell"}
+#: NCCL algorithm -> netsim algorithm with the same traffic, per op.
+NETSIM_ALGORITHM = {
+    "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork"},
+    "allgather": {"ring": "ring", "nvls": "innetwork"},
+    "reducescatter": {"ring": "ring", "nvls": "innetwork"},
+    "broadcast": {"ring": "chain"},
+    "reduce": {"ring": "chain"},
+}
+_US = 1e-6
+
+
+def _arch(options: AlgoOptions) -> str:
+    arch = options.extra.get("gpu_arch")
+    if arch is None:
+        name = getattr(options.topology, "name", "") or ""
+        arch = next((a for preset, a in GPU_ARCH_OF_PRESET.items()
+                     if name == preset or name.startswith(preset + ",")), "hopper")
+    if arch not in ARCHS:
+        raise InputError(f"gpu_arch {arch!r} is not one of {', '.join(ARCHS)}")
+    return arch
+
+
+def _nodes(num_ranks: int, options: AlgoOptions) -> int:
+    """Machines the ranks span: groups of the topology's ``meta['groups']`` they touch."""
+    groups = (options.topology.meta or {}).get("groups") if options.topology is not None \
+        else None
+    if not groups:
+        return 1
+    nodes = set(options.node_of_rank(num_ranks).tolist())
+    endpoints = options.topology.endpoints
+    touched = {g for g, members in enumerate(groups)
+               if nodes & {int(endpoints[m]) for m in members}}
+    return max(1, len(touched))
+
+
+def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
+    """NCCL's view of the ranks on ``options.topology``: GPU NVLink rate = the calibrated
+    injection bandwidth of rank 0's node (DGX H100: 18 x 20.55 GB/s = 370 GB/s, NCCL's
+    18 x ``SM90_NVLINK_BW`` = 370.8 GB/s)."""
+    if options.topology is None:
+        raise InputError("nccl needs a topology (options.topology)")
+    from ..innetwork import switch_reason
+
+    topo = options.topology
+    node = int(options.node_of_rank(num_ranks)[0])
+    gpu_bw = float(topo.out_degree_bandwidth[node]) / 1e9
+    nvls = switch_reason(num_ranks, options) is None
+    return NcclView(ranks=num_ranks, arch=_arch(options), gpu_bw=gpu_bw, nvls=nvls,
+                    nodes=_nodes(num_ranks, options))
+
+
+def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Choice:
+    """What NCCL runs for ``op`` of ``size`` bytes (forced choices in ``options.extra``)."""
+    view = nccl_view(num_ranks, options)
+    algo, proto = options.extra.get("nccl_algorithm"), options.extra.get("nccl_protocol")
+    if algo is not None and algo not in ALGORITHMS:
+        raise InputError(f"nccl_algorithm {algo!r} is not one of {', '.join(ALGORITHMS)}")
+    if proto is not None and proto not in PROTOCOLS:
+        raise InputError(f"nccl_protocol {proto!r} is not one of {', '.join(PROTOCOLS)}")
+    allowed = [c for c in candidates(op, view, size)
+               if (algo is None or c.algorithm == algo) and (proto is None or c.protocol == proto)
+               and c.algorithm in NETSIM_ALGORITHM.get(op, {})]
+    if not allowed:
+        raise InputError(f"NCCL has no {op} with algorithm={algo or 'any'} "
+                         f"protocol={proto or 'any'} on these {num_ranks} ranks")
+    return min(allowed, key=lambda c: c.time_us)   # tuning.choose's rule, over `allowed`
+
+
+def _why_not(op: str):
+    def check(num_ranks: int, options: AlgoOptions) -> str | None:
+        if options.topology is None:
+            return "needs a topology"
+        if num_ranks < 2:
+            return "needs at least 2 ranks"
+        if _nodes(num_ranks, options) > 1:
+            return ("models one NVLink domain; NCCL's multi-node (NET) costs are not "
+                    "modelled yet")
+        return None
+    return check
+
+
+def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+    choice = nccl_choice(op, num_ranks, size, options)
+    view = nccl_view(num_ranks, options)
+    p = PROTOCOLS.index(choice.protocol)
+    inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
+    # 'nccl' is registered as pipelined, so options.chunks is the caller's or the pipelined
+    # default: pipelined algorithms (NVLS, tree) take it, the others their own default.
+    inner_options = replace(options, chunks=options.chunks if inner.pipelined else None)
+    schedule = inner.build(num_ranks, size, inner_options)
+    efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
+    base = BASE_LATENCY_US[choice.algorithm][p] * _US
+    step = HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
+    if choice.algorithm == "nvls":
+        # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
+        base, step = step, 0.0
+    if base > 0:
+        prefix = ScheduleBuilder(num_ranks)
+        for rank in range(num_ranks):
+            prefix.compute(rank, base, tag="nccl-launch")
+        schedule = replace(sequential(prefix.build(), schedule), meta=dict(schedule.meta))
+    meta = dict(schedule.meta)
+    meta["overhead"] = step
+    # Sends keep their payload bytes (what the verifier checks); the runner multiplies them by
+    # the wire factor before simulating, so links carry the protocol's lines and flags too.
+    meta["wire_factor"] = 1.0 / efficiency
+    meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
+                      "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
+                      "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}
+    return replace(schedule, meta=meta)
+
+
+def _register(op: str) -> None:
+    algos = ", ".join(NETSIM_ALGORITHM[op])
+
+    def build(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+        return _build(op, num_ranks, size, options)
+
+    # Not an 'auto' candidate: auto is the fastest netsim algorithm, nccl is what NCCL runs
+    # (the attribute survives the registry's functools.wraps; run.collective reads it).
+    build.auto = False
+    register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
+             f"2.30.7), run by the engine with the protocol's efficiency and latencies",
+             check=_why_not(op), pipelined=True)(build)
+
+
+for _op in NETSIM_ALGORITHM:
+    _register(_op)

@@ -1,0 +1,251 @@
+"""NCCL's cost model (its tuner): protocols, base and per-step latencies, bus bandwidths.
+
+Facts and figures from NVIDIA/nccl v2.30.7 (commit 5067397c, 2026-06-11), ``src/graph/
+tuning.cc`` (``ncclTunerConstantsDefaults``, ``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``),
+``src/graph/search.cc`` (speed arrays, ``ncclTopoDupChannels``), ``src/graph/topo.h``
+(NVLink rate per link), ``src/enqueue.cc`` (channel count by size) and
+``src/include/{device,comm}.h`` (thread counts and thresholds). The code here is netsim's
+own; only the numbers and the structure of the model carry over.
+
+NCCL predicts the time of a collective as ``latency + size / bandwidth`` for every enabled
+(algorithm, protocol) pair and runs the fastest. Units as NCCL keeps them: latencies in us,
+bandwidths in GB/s (1e9 B/s), so ``time_us = lat + bytes / (1000 * bw)``.
+
+>>> view = NcclView(ranks=8, arch="hopper", gpu_bw=370.0, nvls=True)
+>>> best = choose("allreduce", view, 8)
+>>> (best.algorithm, best.protocol, round(best.time_us, 2))   # 6.6 + 14 x 0.6 us
+('ring', 'LL', 15.0)
+>>> choose("allreduce", view, 1 << 30).algorithm
+'nvls'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates", "choose",
+           "ring_graph", "nvls_graph", "channels_for", "BASE_LATENCY_US", "HW_LATENCY_US",
+           "protocol_efficiency"]
+
+PROTOCOLS = ("LL", "LL128", "Simple")
+#: NCCL's algorithms netsim models (PAT needs one GPU per node; CollNet a SHARP network).
+ALGORITHMS = ("tree", "ring", "nvls")
+ARCHS = ("volta", "ampere", "hopper", "blackwell")
+
+# -- tuning.cc: ncclTunerConstantsDefaults -------------------------------------------------
+#: baseLatencies[algo][proto], us.
+BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0)}
+#: hwLatencies[hw][algo][proto], us per step (NVLink, PCI, NET).
+HW_LATENCY_US = {
+    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "nvls": (0.0, 0.0, 25.0)},
+    "pci": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7), "nvls": (0.0, 0.0, 0.0)},
+    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "nvls": (0.0, 0.0, 18.0)},
+}
+_ARCH_INDEX = {a: i for i, a in enumerate(ARCHS)}
+#: llMaxBws[arch][nodes index], single node row per GPU generation (GB/s).
+_LL_MAX_BW = {"volta": 39.0, "ampere": 87.7, "hopper": 141.0, "blackwell": 2 * 141.0}
+#: perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws (single node), GB/s/channel.
+_RING_LL128_PER_CH = {"volta": 20.0, "ampere": 20.0, "hopper": 36.7, "blackwell": 40.0}
+_TREE_LL128_PER_CH = {"volta": 20.0, "ampere": 20.0, "hopper": 36.7, "blackwell": 55.6}
+_TREE_PER_CH = {"volta": 26.5, "ampere": 24.0, "hopper": 38.7, "blackwell": 70.0}
+#: nvlsEfficiency by GPU generation.
+_NVLS_EFFICIENCY = {"volta": 0.0, "ampere": 0.0, "hopper": 0.85, "blackwell": 0.74}
+#: treeCorrectionFactor[proto][log2(bytes / 64)], powers of two from 64 B to 256 MiB.
+_TREE_CORRECTION = (
+    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0,
+     1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9,
+     1.0, 1.0, 1.0),
+    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9,
+     .9, .9),
+)
+
+# -- search.cc: bandwidths the topology search tries per channel, intra-node (GB/s) --------
+_SPEEDS_INTRA = {
+    "volta": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    "ampere": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    "hopper": (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    "blackwell": (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+}
+_MAX_CHANNELS = 32          # MAXCHANNELS / 2: rings a search may return before duplication
+_NVLS_MAX_ARITY = 32        # NCCL_MAX_NVLS_ARITY (device.h)
+#: NVLS channels at run time: enqueue.cc "NVLS should not need more than 16 channels".
+NVLS_CHANNELS = 16
+
+# -- device.h / comm.h: threads per channel and bytes per thread before adding channels ----
+_MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
+_THREAD_THRESHOLD = {"LL": 8, "LL128": 8, "Simple": 64}
+
+
+@dataclass(frozen=True)
+class NcclView:
+    """What NCCL's tuner knows of a communicator (one node unless ``nodes`` > 1).
+
+    ``gpu_bw`` is a GPU's NVLink bandwidth per direction in GB/s as NCCL counts it (links x
+    20.6 GB/s on Hopper: ``SM90_NVLINK_BW``); ``nvls`` whether NVLink SHARP is there.
+    """
+
+    ranks: int
+    arch: str = "hopper"
+    gpu_bw: float = 370.0
+    nvls: bool = False
+    nodes: int = 1
+    hw: str = "nvlink"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One (algorithm, protocol) as NCCL rates it: its predicted time and its settings."""
+
+    algorithm: str
+    protocol: str
+    latency_us: float
+    busbw_GBps: float          # NCCL's "bandwidth" entry (algorithm bandwidth, GB/s)
+    time_us: float
+    channels: int
+
+
+def ring_graph(view: NcclView) -> tuple[int, float]:
+    """(channels, GB/s per channel) of the ring/tree graph, as search.cc finds it.
+
+    The search takes the fastest speed a GPU's NVLinks can carry, as many channels of it as
+    fit, then doubles the channels at half the speed (``ncclTopoDupChannels``).
+
+    >>> ring_graph(NcclView(ranks=8, arch="hopper", gpu_bw=370.8))   # DGX H100
+    (12, 30.0)
+    """
+    speeds = _SPEEDS_INTRA[view.arch]
+    speed = next((s for s in speeds if s <= view.gpu_bw), speeds[-1])
+    channels = max(1, min(_MAX_CHANNELS, int(view.gpu_bw // speed)))
+    cc_after_ampere = _ARCH_INDEX[view.arch] >= _ARCH_INDEX["hopper"]
+    if speed >= 25.0 and not (cc_after_ampere and speed < 50.0 and channels > 4):
+        doubled = min(2 * channels, _MAX_CHANNELS)
+        speed /= math.ceil(doubled / channels)
+        channels = doubled
+    return channels, speed
+
+
+def nvls_graph(view: NcclView) -> tuple[int, float]:
+    """(channels, GB/s per channel) of the NVLS graph: one channel per GPU (head), at the
+    fastest speed whose total fits a GPU's NVLinks scaled by n/(n-1) (search.cc).
+
+    >>> nvls_graph(NcclView(ranks=8, arch="hopper", gpu_bw=370.8))
+    (8, 50.0)
+    """
+    channels = min(_NVLS_MAX_ARITY, view.ranks)
+    total = view.gpu_bw * view.ranks / max(view.ranks - 1, 1)
+    speeds = _SPEEDS_INTRA[view.arch]
+    speed = next((s for s in speeds if s <= view.gpu_bw and s * channels <= total), speeds[-1])
+    return channels, speed
+
+
+def protocol_efficiency(algorithm: str, protocol: str, view: NcclView) -> float:
+    """Bandwidth of ``protocol`` as a fraction of Simple's on the same graph (tuning.cc).
+
+    LL carries 4 B of data per 8 B line (x 0.5, capped at ``llMaxBw``), LL128 120 B per
+    128 B line (x 0.92, capped per channel); Simple is the reference (1).
+
+    >>> round(protocol_efficiency("ring", "LL", NcclView(ranks=8, gpu_bw=370.8)), 3)
+    0.392
+    """
+    if protocol == "Simple":
+        return 1.0
+    channels, speed = ring_graph(view)
+    simple = channels * speed
+    if algorithm == "ring" and protocol == "LL":
+        return min(_LL_MAX_BW[view.arch], simple * 0.5) / simple
+    if algorithm == "ring" and protocol == "LL128":
+        return min(simple * 0.92, channels * _RING_LL128_PER_CH[view.arch]) / simple
+    tree = min(simple * 0.92, channels * _TREE_PER_CH[view.arch])
+    if protocol == "LL":
+        return min(tree / 3.8, _LL_MAX_BW[view.arch]) / tree
+    return min(tree * 7.0 / 9.0, channels * _TREE_LL128_PER_CH[view.arch]) / tree
+
+
+def _nsteps(op: str, n: int) -> int:
+    return 2 * (n - 1) if op == "allreduce" else (n - 1 if op in ("allgather", "reducescatter")
+                                                   else n)
+
+
+def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
+    """NCCL's bandwidth entry (GB/s of the op's size per second), 0 where not used."""
+    p = PROTOCOLS.index(protocol)
+    n = view.ranks
+    if algorithm == "nvls":
+        if protocol != "Simple" or not view.nvls or view.nodes > 1:
+            return 0.0
+        channels, speed = nvls_graph(view)
+        if channels < 2:
+            return 0.0
+        intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels
+        intra *= 2.0 if op == "allreduce" else (n - 1) / n
+        bus = channels * min(intra, speed)
+        return bus * n / _nsteps(op, n) if op == "allreduce" else bus
+    channels, speed = ring_graph(view)
+    bus = channels * speed
+    if algorithm == "ring":
+        bus *= protocol_efficiency("ring", protocol, view)
+        return bus * n / _nsteps(op, n)
+    if op != "allreduce":
+        return 0.0
+    bus = min(bus * 0.92, channels * _TREE_PER_CH[view.arch])
+    if p == 0:
+        bus = min(bus / 3.8, _LL_MAX_BW[view.arch])
+    elif p == 1:
+        bus = min(bus * 7.0 / 9.0, channels * _TREE_LL128_PER_CH[view.arch])
+    return bus * 0.5
+
+
+def _latency(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
+    p = PROTOCOLS.index(protocol)
+    intra = HW_LATENCY_US[view.hw][algorithm][p]
+    if algorithm == "nvls":
+        return intra
+    base = BASE_LATENCY_US[algorithm][p]
+    if algorithm == "ring":
+        return base + _nsteps(op, view.ranks) * intra
+    return base + 2 * (view.ranks - 1) * intra
+
+
+def channels_for(algorithm: str, protocol: str, size: float, view: NcclView) -> int:
+    """Channels NCCL launches for ``size`` bytes (enqueue.cc): fewer while each thread
+    would get less than its threshold; NVLS always uses its own count.
+
+    >>> channels_for("ring", "Simple", 1 << 30, NcclView(ranks=8, gpu_bw=370.8))
+    12
+    """
+    if algorithm == "nvls":
+        return NVLS_CHANNELS
+    channels, _ = ring_graph(view)
+    threads = _MAX_THREADS[protocol]
+    threshold = _THREAD_THRESHOLD[protocol] * (view.ranks if (algorithm, protocol)
+                                                == ("ring", "LL") else 1)
+    while size < channels * threads * threshold and channels >= 2:
+        channels -= 1
+    return channels
+
+
+def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
+    """Every (algorithm, protocol) NCCL would consider for ``op`` here, with its time."""
+    algorithms = {"allreduce": ("tree", "ring", "nvls"), "allgather": ("ring", "nvls"),
+                  "reducescatter": ("ring", "nvls")}.get(op, ("ring",))
+    out = []
+    for algorithm in algorithms:
+        for protocol in PROTOCOLS:
+            bw = _bandwidth(op, algorithm, protocol, view)
+            if bw <= 0:
+                continue
+            if algorithm == "tree" and op == "allreduce":
+                log = int(math.log2(max(size, 1) / 64)) if size >= 64 else -1
+                if 0 <= log < 23:
+                    bw *= _TREE_CORRECTION[PROTOCOLS.index(protocol)][log]
+            lat = _latency(op, algorithm, protocol, view)
+            out.append(Choice(algorithm, protocol, lat, bw, lat + size / (1000.0 * bw),
+                              channels_for(algorithm, protocol, size, view)))
+    return out
+
+
+def choose(op: str, view: NcclView, size: float) -> Choice:
+    """The (algorithm, protocol) NCCL runs: the smallest predicted time (first on ties)."""
+    return min(candidates(op, view, size), key=lambda c: c.time_us)

@@ -17,6 +17,7 @@ from .verify import problems, verify
 from . import (allgather, allreduce, alltoall, broadcast,  # noqa: E402,F401  isort: skip
                dimensionwise, hierarchical, innetwork, reducescatter,
                tenstorrent)  # tenstorrent: the calibration helper's tt-metal CCL algorithms
+from . import synth  # noqa: E402,F401  isort: skip  (schedules synthesised for the machine)
 
 __all__ = ["OPS", "AlgoOptions", "Algorithm", "register", "get_algorithm", "algorithms_for",
            "build_schedule", "verify", "problems", "ORDERS", "rank_order", "load_collective",

@@ -9,7 +9,7 @@ generalised to links of unequal bandwidth and to sends that cross several links:
   :mod:`.pieces`);
 * the *edges* are the ordered rank pairs joined by a direct link of the machine (all
   parallel planes together); when those do not connect the ranks (switched fabrics,
-  scattered placements) a bidirectional ring in rank order is added, routed by the
+  scattered placements) a one-way ring in rank order is added, routed by the
   machine's router. An edge holds every link of its route while it sends, so the model
   never counts a link twice;
 * whenever an edge is idle and its sender holds a chunk its receiver neither has nor is
@@ -118,9 +118,10 @@ def link_model(topology, nodes, *, router=None) -> LinkModel:
     ring_added = False
     if not _strongly_connected(n, [p[0] for p in pairs], [p[1] for p in pairs]):
         ring_added = True
+        # One direction only: the two directions of a ring through a switch would share
+        # each rank's one uplink and downlink, and the greedy then serialises them badly.
         for r in range(n):
             pairs[(r, (r + 1) % n)] = None
-            pairs[((r + 1) % n, r)] = None
     src = np.array([p[0] for p in pairs], dtype=np.int64)
     dst = np.array([p[1] for p in pairs], dtype=np.int64)
     routes = route(topology, nodes[src], nodes[dst], router=router)

@@ -1,0 +1,190 @@
+"""Synthesised collectives, tried against the fixed algorithms: never slower than the best.
+
+:func:`run_synth` builds synthesised schedules (:mod:`netsim.algorithms.synth`) for a few
+pipelining depths and seeds within a time budget, simulates each, simulates every fixed
+algorithm that applies (as ``auto`` does) and returns the faster of the two. When a fixed
+algorithm wins, the run says so (``fallback``) and reports the fixed algorithm's time: a
+synthesised schedule is only ever used where it helps. :func:`synthesise` returns the
+chosen schedule itself, with the bound it was built against in its meta, for
+``netsim synth ... -o schedule.json``.
+
+>>> run = run_synth("allgather", "torus:4x4,bw=1GB/s", "16MB", alpha=0.0)
+>>> run.algorithm, run.fallback, round(run.efficiency, 3)   # 15 blocks over 4 links
+('synth', False, 1.0)
+>>> run.best_fixed_s > 1.5 * run.time_s     # the best fixed algorithm uses 2 of 4 ports
+True
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from ..errors import InputError
+from ..units import format_time
+from .collective import CollectiveRun, run_collective
+
+__all__ = ["SynthRun", "run_synth", "synthesise", "SYNTH_CHUNKS", "SYNTH_OPS",
+           "SYNTH_BUDGET_S"]
+
+#: The collectives synthesis builds.
+SYNTH_OPS = ("allgather", "reducescatter", "allreduce")
+#: Chunks per rank tried, in this order, while the budget lasts (when none is given).
+SYNTH_CHUNKS = (1, 2, 4, 8)
+#: Default time budget of the search over depths and seeds (s of wall time).
+SYNTH_BUDGET_S = 10.0
+
+
+@dataclass(eq=False)
+class SynthRun(CollectiveRun):
+    """A :class:`CollectiveRun` that also tells the synthesised and best fixed times (s)."""
+
+    synth_s: float | None = None
+    synth_chunks: int | None = None
+    synth_seed: int | None = None
+    synthesis_s: float | None = None      # wall time spent synthesising and simulating
+    best_fixed: str | None = None
+    best_fixed_s: float | None = None
+    fallback: bool = False
+
+    def record(self) -> dict[str, Any]:
+        row = super().record()
+        row.update(synth_s=self.synth_s, synth_chunks=self.synth_chunks,
+                   best_fixed=self.best_fixed, best_fixed_s=self.best_fixed_s,
+                   fallback=self.fallback, synthesis_s=self.synthesis_s)
+        return row
+
+
+def _synth_variant(op: str, chunks: int, seed: int):
+    """The registered synth algorithm with fixed ``chunks`` and ``seed``."""
+    from ..algorithms import get_algorithm
+
+    base = get_algorithm(op, "synth")
+
+    def build(num_ranks, size, options):
+        extra = {**options.extra, "seed": seed}
+        return base.build(num_ranks, size, replace(options, chunks=chunks, extra=extra))
+
+    return replace(base, build=build)
+
+
+def _fixed(op: str) -> list:
+    from ..algorithms import algorithms_for
+
+    return [a for a in algorithms_for(op) if a.name != "synth"]
+
+
+def _check(op: str, seeds: int, budget_s: float) -> None:
+    if op not in SYNTH_OPS:
+        raise InputError(f"synthesis builds {', '.join(SYNTH_OPS)}, not {op!r}")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise InputError(f"seeds must be a positive integer, got {seeds!r}")
+    if not (isinstance(budget_s, (int, float)) and budget_s > 0):
+        raise InputError(f"synthesis time budget must be > 0 s, got {budget_s!r}")
+
+
+def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
+            **kwargs) -> tuple[CollectiveRun, int, int, float]:
+    """The fastest synthesised run over depths x seeds within ``budget_s`` (at least one)."""
+    chunk_list = (options.chunks,) if options.chunks else SYNTH_CHUNKS
+    started = _time.perf_counter()
+    best, error = None, None
+    for chunks in chunk_list:
+        for seed in range(seeds):
+            if best is not None and _time.perf_counter() - started > budget_s:
+                break
+            variant = _synth_variant(op, int(chunks), seed)
+            try:
+                run = run_collective(op, topology, [variant], size, options=options, **kwargs)
+            except InputError as err:     # e.g. too many sends at this depth: try the next
+                error = err
+                continue
+            if best is None or run.time_s < best[0].time_s:
+                best = (run, int(chunks), seed)
+    if best is None:
+        raise error if error is not None else InputError(f"no synthesised {op} ran here")
+    return (*best, _time.perf_counter() - started)
+
+
+def _prepare(topology, options, alpha, router):
+    from ..algorithms import AlgoOptions
+    from ..topology import parse_topology
+
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
+    options = options if options is not None else AlgoOptions()
+    extra = dict(options.extra)
+    if alpha is not None:
+        extra["alpha"] = float(alpha)
+    if router is not None:
+        extra["router"] = router
+    return topo, replace(options, extra=extra)
+
+
+def run_synth(op: str, topology, size, *, ranks: int | None = None,
+              placement: Sequence[int | str] | None = None, options=None,
+              alpha: float | None = None, router=None, progress=None, faults: Sequence = (),
+              seeds: int = 1, budget_s: float = SYNTH_BUDGET_S) -> SynthRun:
+    """Synthesise ``op`` for the machine, simulate it and the fixed algorithms, keep the
+    faster (the fixed one, marked ``fallback``, when synthesis does not help).
+
+    Arguments as :func:`~netsim.run.run_collective`; ``options.chunks`` fixes the chunks
+    per rank (else :data:`SYNTH_CHUNKS` are tried), ``seeds`` seeds are tried per depth,
+    and the search stops trying new ones after ``budget_s`` seconds.
+    """
+    _check(op, seeds, budget_s)
+    topo, options = _prepare(topology, options, alpha, router)
+    kwargs = dict(ranks=ranks, placement=placement, alpha=alpha, router=router,
+                  progress=progress, faults=faults)
+    synth, chunks, seed, spent = _search(op, topo, size, options=options, seeds=seeds,
+                                         budget_s=budget_s, **kwargs)
+    fixed = run_collective(op, topo, _fixed(op), size, options=options, **kwargs)
+    best_fixed = min(fixed.candidates.items(), key=lambda kv: kv[1])
+    fallback = fixed.time_s < synth.time_s
+    chosen = fixed if fallback else synth
+    fields = {name: getattr(chosen, name) for name in CollectiveRun.__dataclass_fields__}
+    fields.update(algorithm=best_fixed[0] if fallback else "synth",
+                  candidates={**fixed.candidates, "synth": synth.time_s})
+    return SynthRun(**fields, synth_s=synth.time_s, synth_chunks=chunks, synth_seed=seed,
+                    synthesis_s=spent, best_fixed=best_fixed[0], best_fixed_s=best_fixed[1],
+                    fallback=fallback)
+
+
+def synthesise(op: str, topology, size, *, ranks: int | None = None,
+               placement: Sequence[int | str] | None = None, options=None,
+               alpha: float | None = None, router=None, seeds: int = 1,
+               budget_s: float = SYNTH_BUDGET_S):
+    """(schedule, run): the best synthesised schedule found by :func:`run_synth`'s search,
+    its meta carrying the lower bound it was built against, the simulated time and the best
+    fixed algorithm's; and the :class:`SynthRun`. The schedule is the synthesised one even
+    when a fixed algorithm is faster (``run.fallback`` then says so)."""
+    import numpy as np
+
+    from ..topology.calibration import calibrated_alpha
+
+    run = run_synth(op, topology, size, ranks=ranks, placement=placement, options=options,
+                    alpha=alpha, router=router, seeds=seeds, budget_s=budget_s)
+    topo, options = _prepare(topology, options, alpha, router)
+    nodes = (topo.first_endpoints(run.ranks) if placement is None else np.asarray(
+        [topo.node(p) if isinstance(p, str) else int(p) for p in placement], dtype=np.int64))
+    from ..topology.calibration import calibrated_gamma
+
+    gamma = options.gamma if options.gamma is not None else calibrated_gamma(topo)
+    built_options = replace(options, topology=topo, placement=nodes, gamma=gamma,
+                            extra={**options.extra, "annotate": False})
+    if "alpha" not in built_options.extra:
+        built_options = replace(built_options, extra={**built_options.extra,
+                                                      "alpha": calibrated_alpha(topo)})
+    schedule = _synth_variant(op, run.synth_chunks, run.synth_seed).build(
+        run.ranks, run.size_bytes, built_options)
+    meta = dict(schedule.meta)
+    meta.update(op=op, algorithm="synth", size=run.size_bytes, ranks=run.ranks,
+                topology=topo.name, placement=[topo.node_names[i] for i in nodes.tolist()],
+                bound={"name": run.bound_name, "seconds": run.bound_s,
+                       "detail": run.bound_detail},
+                simulated_s=run.synth_s,
+                best_fixed={"algorithm": run.best_fixed, "seconds": run.best_fixed_s},
+                note=(f"{run.best_fixed} is faster here "
+                      f"({format_time(run.best_fixed_s)} < {format_time(run.synth_s)})"
+                      if run.fallback else "faster than every fixed algorithm"))
+    return replace(schedule, meta=meta), run

@@ -158,6 +158,10 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         columns += hook.apply(value, runs, records, overwrite, topology)
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
+    if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
+        from .synth import SYNTH_COLUMNS
+
+        columns += SYNTH_COLUMNS
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
          overwrite)
 

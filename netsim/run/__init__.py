@@ -7,7 +7,8 @@
 * :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
-* :mod:`.measured`: measured curves laid next to simulated ones.
+* :mod:`.measured`: measured curves laid next to simulated ones;
+* :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
 
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
 >>> round(run.time_s * 1e3, 3)      # ring all-reduce: 2 (p-1)/p S / B
@@ -23,6 +24,8 @@ from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
 from .placement_search import (ALL_STRATEGIES, SEARCH_BUDGET, SearchResult, anneal,
                                compare_strategies, search_placement)
+from .synth import (SYNTH_BUDGET_S, SYNTH_CHUNKS, SYNTH_OPS, SynthRun, run_schedule_file,
+                    run_synth, schedule_document, synthesise)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
 
@@ -36,4 +39,6 @@ __all__ = [
     "ChipScore", "evaluate_chip", "compare_chip_placements",
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
+    "SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
+    "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_BUDGET_S",
 ]

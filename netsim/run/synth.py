@@ -25,8 +25,8 @@ from ..errors import InputError
 from ..units import format_time
 from .collective import CollectiveRun, run_collective
 
-__all__ = ["SynthRun", "run_synth", "synthesise", "SYNTH_CHUNKS", "SYNTH_OPS",
-           "SYNTH_BUDGET_S"]
+__all__ = ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
+           "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_BUDGET_S"]
 
 #: The collectives synthesis builds.
 SYNTH_OPS = ("allgather", "reducescatter", "allreduce")
@@ -188,3 +188,49 @@ def synthesise(op: str, topology, size, *, ranks: int | None = None,
                       f"({format_time(run.best_fixed_s)} < {format_time(run.synth_s)})"
                       if run.fallback else "faster than every fixed algorithm"))
     return replace(schedule, meta=meta), run
+
+
+def schedule_document(schedule) -> dict:
+    """The JSON form of a synthesised ``schedule`` for a file: bytes as fractions of the
+    size it was built for (``meta["built_for_size"]``), so it runs at any size."""
+    size = float(schedule.meta["size"])
+    meta = {k: v for k, v in schedule.meta.items() if k != "size"}
+    meta["built_for_size"] = size
+    return replace(schedule, meta=meta).to_dict(message_size=size)
+
+
+def run_schedule_file(op: str, topology, path, size=None, *, placement=None, alpha=None,
+                      router=None, progress=None, faults: Sequence = ()) -> CollectiveRun:
+    """Simulate the schedule file at ``path`` (e.g. written by ``netsim synth -o``) as
+    collective ``op`` of ``size`` bytes (default: the size it was built for), rank r on
+    ``placement[r]`` (default: the placement stored in the file, else the first endpoints),
+    and bound it like any collective run."""
+    from pathlib import Path
+
+    from ..algorithms import Algorithm
+    from ..schedule import load_schedule, read_json
+    from ..topology import parse_topology
+    from ..units import parse_size
+
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
+    doc = read_json(path)
+    meta = doc.get("meta", {}) if isinstance(doc, dict) else {}
+    if size is None:
+        size = meta.get("built_for_size")
+        if size is None:
+            raise InputError(f"{path}: no meta.built_for_size: give the size to run it at")
+    size = parse_size(size, "collective size")
+    schedule = load_schedule(path, message_size=size)
+    if meta.get("op") not in (None, op):
+        raise InputError(f"{path}: the file is a {meta['op']} schedule, not {op}")
+    if placement is None and meta.get("placement") and meta.get("topology") == topo.name:
+        placement = list(meta["placement"])
+    name = f"file:{Path(path).name}"
+
+    def build(num_ranks, size_, options):
+        return schedule
+
+    algo = Algorithm(op, name, f"schedule file {path}", build)
+    return run_collective(op, topo, algo, size, ranks=schedule.num_ranks,
+                          placement=placement, alpha=alpha, router=router, progress=progress,
+                          faults=faults)

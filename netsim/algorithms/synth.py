@@ -156,6 +156,7 @@ class Sends:
     end: list[float]
     deps: list[tuple[int, ...]]
     brought_by: list[int]      # the send that brought the chunk to the sender, -1: own
+    edge: list[int]            # the model's edge (its links: model.links[edge])
 
     @property
     def makespan(self) -> float:
@@ -197,7 +198,7 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
     last: dict[int, int] = {}
     ptr = [0] * num_edges
     idle = [False] * num_edges
-    sends = Sends([], [], [], [], [], [], [])
+    sends = Sends([], [], [], [], [], [], [], [])
     heap: list[tuple] = [(0.0, 1, i, e, 0) for i, e in enumerate(order)]
     seq = len(heap)
     while heap:
@@ -245,6 +246,7 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
         sends.end.append(end)
         sends.deps.append(tuple(sorted(deps)))
         sends.brought_by.append(brought[u][k])
+        sends.edge.append(e)
         covered[v] |= 1 << k
         spread[k] += 1
         for link in links:
@@ -284,37 +286,52 @@ def _model(num_ranks: int, options: AlgoOptions) -> LinkModel:
                       router=options.extra.get("router"))
 
 
-def _gather(plan: Plan, sends: Sends, ready: dict[int, list[int]] | None = None) -> None:
+def _gather(plan: Plan, model: LinkModel, sends: Sends,
+            ready: dict[int, list[int]] | None = None,
+            link_free: dict[int, int] | None = None) -> None:
     """Add the all-gather ``sends``; a chunk's first sends from its owner wait for
-    ``ready[chunk]`` (op ids), if given."""
+    ``ready[chunk]`` (op ids), and the first send over a link for ``link_free[link]``."""
     ids: list[int] = []
+    used: set[int] = set()
     for s in range(len(sends.src)):
         deps = [ids[d] for d in sends.deps[s]]
         if ready is not None and sends.brought_by[s] < 0:
             deps += ready.get(sends.chunk[s], [])
+        if link_free:
+            # The phase before holds the link until its last send there: no sharing, so
+            # the engine stays within the sum of the phases' greedy times.
+            for link in model.links[sends.edge[s]]:
+                if link not in used:
+                    used.add(link)
+                    if link in link_free:
+                        deps.append(link_free[link])
         ids.append(plan.send1(sends.src[s], sends.dst[s], (sends.chunk[s],), deps,
                               tag="synth-ag"))
 
 
-def _reduce_scatter(plan: Plan, sends: Sends, chunk_bytes: float) -> dict[int, list[int]]:
+def _reduce_scatter(plan: Plan, model: LinkModel, sends: Sends, chunk_bytes: float
+                    ) -> tuple[dict[int, list[int]], dict[int, int]]:
     """Add the time reversal of ``sends`` (an all-gather on the transposed edges): the
     reverse of send x -> y of chunk k is y -> x with y's partial sum of k. Returns, per
-    chunk, the ops after which its owner holds it reduced."""
+    chunk, the ops after which its owner holds it reduced, and per link its last send."""
     m = len(sends.src)
     later: list[list[int]] = [[] for _ in range(m)]
     for s in range(m):
         for d in sends.deps[s]:
             later[d].append(s)
     ids = [0] * m
+    last: dict[int, int] = {}
     reduced: dict[tuple[int, int], list[int]] = {}
     for s in reversed(range(m)):
         x, y, k = sends.src[s], sends.dst[s], sends.chunk[s]
         deps = [ids[j] for j in later[s]] + reduced.get((y, k), [])
         ids[s] = plan.send1(y, x, (k,), deps, tag="synth-rs")
+        for link in model.links[sends.edge[s]]:
+            last[link] = ids[s]
         reduced.setdefault((x, k), []).append(plan.reduce1(x, ids[s], chunk_bytes,
                                                            tag="synth-reduce"))
     c = plan.pieces // plan.n
-    return {k: reduced.get((k // c, k), []) for k in range(plan.pieces)}
+    return {k: reduced.get((k // c, k), []) for k in range(plan.pieces)}, last
 
 
 def _meta(model: LinkModel, chunks: int, seed: int, estimate: float) -> dict:
@@ -331,15 +348,15 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
     plan = Plan(op, num_ranks, size, num_ranks * c, options)
     chunk_bytes = plan.piece_bytes
     estimate = 0.0
-    ready = None
+    ready = link_free = None
     if op in ("reducescatter", "allreduce"):
         back = greedy_gather(model.transposed(), c, chunk_bytes, alpha=alpha, seed=seed,
                              window=window)
-        ready = _reduce_scatter(plan, back, chunk_bytes)
+        ready, link_free = _reduce_scatter(plan, model, back, chunk_bytes)
         estimate += back.makespan
     if op in ("allgather", "allreduce"):
         ahead = greedy_gather(model, c, chunk_bytes, alpha=alpha, seed=seed, window=window)
-        _gather(plan, ahead, ready)
+        _gather(plan, model, ahead, ready, link_free)
         estimate += ahead.makespan
     return plan.build(**_meta(model, c, seed, estimate))
 

@@ -185,6 +185,9 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
         out_edges[model.src[e]].append(e)
         for link in model.links[e]:
             users.setdefault(link, []).append(e)
+    # The edges that share a link with edge e (e included): woken when e's send ends.
+    woken = [sorted({x for link in model.links[e] for x in users[link]}) or [e]
+             for e in range(num_edges)]
     duration = [alpha + model.latency[e] + (chunk_bytes / model.rate[e]
                                             if model.rate[e] != float("inf") else 0.0)
                 for e in range(num_edges)]
@@ -254,13 +257,7 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
             last[link] = sid
         heapq.heappush(heap, (end, 0, seq, sid, k))
         seq += 1
-        if not links:
-            woken = (e,)
-        elif len(links) == 1:
-            woken = users[links[0]]
-        else:
-            woken = sorted({x for link in links for x in users[link]})
-        for other in woken:                            # the links free at ``end``
+        for other in woken[e]:                         # the links free at ``end``
             heapq.heappush(heap, (end, 1, seq, other, 0))
             seq += 1
     return sends

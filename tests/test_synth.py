@@ -181,3 +181,21 @@ def test_cli_writes_a_schedule_that_runs_later(tmp_path, capsys):
     assert code != 0 and "exists" in err and "Traceback" not in err
     code, _, err = run_main(["synth", "alltoall", "--topo", "torus:3x3"], capsys)
     assert code == 2 and err.count("\n") == 1 and "allgather" in err
+
+
+@pytest.mark.parametrize("op", ["allreduce", "reducescatter"])
+def test_waves_verify_and_overlap_slow_reductions(op):
+    # Reductions at a rank cost b / gamma each and run one at a time: with gamma at half a
+    # link's rate they dominate, and reducing in waves lets the next wave's reductions
+    # overlap the previous wave's all-gather (all-reduce) or sends (reduce-scatter).
+    topo = torus((3, 3), bandwidth=1e9)
+    times = {}
+    for waves in (1, 3):
+        s = build_schedule(op, "synth", 9, 9e6, AlgoOptions(topology=topo, chunks=1,
+                                                            gamma=5e8,
+                                                            extra={"waves": waves}))
+        assert problems(s, op, 9) == []
+        assert s.num_sends == (2 if op == "allreduce" else 1) * 9 * waves * 8
+        times[waves] = simulate(topo, s).makespan
+    if op == "allreduce":
+        assert times[3] < times[1]

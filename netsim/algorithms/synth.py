@@ -283,11 +283,16 @@ def _model(num_ranks: int, options: AlgoOptions) -> LinkModel:
                       router=options.extra.get("router"))
 
 
+def _same(k: int) -> int:
+    return k
+
+
 def _gather(plan: Plan, model: LinkModel, sends: Sends,
             ready: dict[int, list[int]] | None = None,
-            link_free: dict[int, int] | None = None) -> None:
+            link_free: dict[int, int] | None = None, piece_of=_same) -> None:
     """Add the all-gather ``sends``; a chunk's first sends from its owner wait for
-    ``ready[chunk]`` (op ids), and the first send over a link for ``link_free[link]``."""
+    ``ready[chunk]`` (op ids), and the first send over a link for ``link_free[link]``.
+    Chunk k is piece ``piece_of(k)``."""
     ids: list[int] = []
     used: set[int] = set()
     for s in range(len(sends.src)):
@@ -302,15 +307,18 @@ def _gather(plan: Plan, model: LinkModel, sends: Sends,
                     used.add(link)
                     if link in link_free:
                         deps.append(link_free[link])
-        ids.append(plan.send1(sends.src[s], sends.dst[s], (sends.chunk[s],), deps,
+        ids.append(plan.send1(sends.src[s], sends.dst[s], (piece_of(sends.chunk[s]),), deps,
                               tag="synth-ag"))
 
 
-def _reduce_scatter(plan: Plan, model: LinkModel, sends: Sends, chunk_bytes: float
+def _reduce_scatter(plan: Plan, model: LinkModel, sends: Sends, chunks: int,
+                    piece_of=_same, link_free: dict[int, int] | None = None
                     ) -> tuple[dict[int, list[int]], dict[int, int]]:
-    """Add the time reversal of ``sends`` (an all-gather on the transposed edges): the
-    reverse of send x -> y of chunk k is y -> x with y's partial sum of k. Returns, per
-    chunk, the ops after which its owner holds it reduced, and per link its last send."""
+    """Add the time reversal of ``sends`` (an all-gather of ``chunks`` chunks per rank on
+    the transposed edges): the reverse of send x -> y of chunk k is y -> x with y's partial
+    sum of k (piece ``piece_of(k)``); the first send over a link waits for
+    ``link_free[link]``. Returns, per chunk, the ops after which its owner holds it
+    reduced, and per link its last send."""
     m = len(sends.src)
     later: list[list[int]] = [[] for _ in range(m)]
     for s in range(m):
@@ -322,18 +330,22 @@ def _reduce_scatter(plan: Plan, model: LinkModel, sends: Sends, chunk_bytes: flo
     for s in reversed(range(m)):
         x, y, k = sends.src[s], sends.dst[s], sends.chunk[s]
         deps = [ids[j] for j in later[s]] + reduced.get((y, k), [])
-        ids[s] = plan.send1(y, x, (k,), deps, tag="synth-rs")
-        for link in model.links[sends.edge[s]]:
+        links = model.links[sends.edge[s]]
+        if link_free:                    # the wave before keeps the link until it is done
+            deps += [link_free[link] for link in links
+                     if link in link_free and link not in last]
+        ids[s] = plan.send1(y, x, (piece_of(k),), deps, tag="synth-rs")
+        for link in links:
             last[link] = ids[s]
-        reduced.setdefault((x, k), []).append(plan.reduce1(x, ids[s], chunk_bytes,
+        reduced.setdefault((x, k), []).append(plan.reduce1(x, ids[s], plan.piece_bytes,
                                                            tag="synth-reduce"))
-    c = plan.pieces // plan.n
-    return {k: reduced.get((k // c, k), []) for k in range(plan.pieces)}, last
+    return {k: reduced.get((k // chunks, k), []) for k in range(plan.n * chunks)}, last
 
 
-def _meta(model: LinkModel, chunks: int, seed: int, estimate: float) -> dict:
-    return {"synth": {"chunks": chunks, "seed": seed, "edges": len(model.src),
-                      "ring_added": model.ring_added, "estimate_s": estimate}}
+def _meta(model: LinkModel, chunks: int, waves: int, seed: int, estimate: float) -> dict:
+    return {"synth": {"chunks": chunks, "waves": waves, "seed": seed,
+                      "edges": len(model.src), "ring_added": model.ring_added,
+                      "estimate_s": estimate}}
 
 
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
@@ -342,20 +354,29 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
     window = int(options.extra.get("window", WINDOW))
     model = _model(num_ranks, options)
     alpha = _alpha(options)
-    plan = Plan(op, num_ranks, size, num_ranks * c, options)
+    # Waves (reducing ops): the data in ``waves`` parts, each reduce-scattered after the
+    # one before; a part is all-gathered while the next is reduced, so that reductions
+    # (gamma) overlap communication instead of all preceding it.
+    waves = 1 if op == "allgather" else int(options.extra.get("waves", 1))
+    plan = Plan(op, num_ranks, size, num_ranks * c * waves, options)
     chunk_bytes = plan.piece_bytes
-    estimate = 0.0
-    ready = link_free = None
+    back = ahead = None
     if op in ("reducescatter", "allreduce"):
         back = greedy_gather(model.transposed(), c, chunk_bytes, alpha=alpha, seed=seed,
                              window=window)
-        ready, link_free = _reduce_scatter(plan, model, back, chunk_bytes)
-        estimate += back.makespan
     if op in ("allgather", "allreduce"):
         ahead = greedy_gather(model, c, chunk_bytes, alpha=alpha, seed=seed, window=window)
-        _gather(plan, model, ahead, ready, link_free)
-        estimate += ahead.makespan
-    return plan.build(**_meta(model, c, seed, estimate))
+    ready = link_free = None
+    for wave in range(waves):
+        def piece_of(k: int, wave: int = wave) -> int:    # rank r owns its waves' pieces
+            return (k // c) * c * waves + wave * c + k % c
+
+        if back is not None:
+            ready, link_free = _reduce_scatter(plan, model, back, c, piece_of, link_free)
+        if ahead is not None:
+            _gather(plan, model, ahead, ready, link_free, piece_of)
+    estimate = waves * sum(s.makespan for s in (back, ahead) if s is not None)
+    return plan.build(**_meta(model, c, waves, seed, estimate))
 
 
 @register("allgather", "synth", "synthesised for the ranks' links: greedy link-chunk "

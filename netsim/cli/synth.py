@@ -35,7 +35,7 @@ def _time(value) -> str:
 #: Columns of ``coll --algo synth`` and ``synth``: synthesised vs best fixed vs bound.
 SYNTH_COLUMNS = [("synth_s", "synth", _time), ("best_fixed", "best fixed", str),
                  ("best_fixed_s", "fixed time", _time), ("fallback", "fallback", str),
-                 ("synth_chunks", "chunks", str)]
+                 ("synth_chunks", "chunks", str), ("synth_waves", "waves", str)]
 
 
 @click.command("synth")

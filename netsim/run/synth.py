@@ -26,12 +26,15 @@ from ..units import format_time
 from .collective import CollectiveRun, run_collective
 
 __all__ = ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
-           "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_BUDGET_S"]
+           "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
 
 #: The collectives synthesis builds.
 SYNTH_OPS = ("allgather", "reducescatter", "allreduce")
 #: Chunks per rank tried, in this order, while the budget lasts (when none is given).
 SYNTH_CHUNKS = (1, 2, 4, 8)
+#: With reductions that cost time (gamma), also reduce the data in this many waves, so
+#: that reducing one wave overlaps gathering the one before (chunks x waves <= 16).
+SYNTH_WAVES = (1, 2, 4, 8, 16)
 #: Default time budget of the search over depths and seeds (s of wall time).
 SYNTH_BUDGET_S = 10.0
 
@@ -42,6 +45,7 @@ class SynthRun(CollectiveRun):
 
     synth_s: float | None = None
     synth_chunks: int | None = None
+    synth_waves: int | None = None
     synth_seed: int | None = None
     synthesis_s: float | None = None      # wall time spent synthesising and simulating
     best_fixed: str | None = None
@@ -51,13 +55,14 @@ class SynthRun(CollectiveRun):
     def record(self) -> dict[str, Any]:
         row = super().record()
         row.update(synth_s=self.synth_s, synth_chunks=self.synth_chunks,
+                   synth_waves=self.synth_waves,
                    best_fixed=self.best_fixed, best_fixed_s=self.best_fixed_s,
                    fallback=self.fallback, synthesis_s=self.synthesis_s)
         return row
 
 
-def _synth_variant(op: str, chunks: int, seed: int):
-    """The registered synth algorithm with fixed ``chunks`` and ``seed``."""
+def _synth_variant(op: str, chunks: int, seed: int, waves: int = 1):
+    """The registered synth algorithm with fixed ``chunks``, ``seed`` and ``waves``."""
     from ..algorithms import get_algorithm
 
     base = get_algorithm(op, "synth")
@@ -65,7 +70,7 @@ def _synth_variant(op: str, chunks: int, seed: int):
     def build(num_ranks, size, options):
         # Runs need no symbolic data (the tests verify synthesised schedules): without it
         # a 64-rank synthesis is about twice as fast.
-        extra = {"annotate": False, **options.extra, "seed": seed}
+        extra = {"annotate": False, **options.extra, "seed": seed, "waves": waves}
         return base.build(num_ranks, size, replace(options, chunks=chunks, extra=extra))
 
     return replace(base, build=build)
@@ -86,32 +91,49 @@ def _check(op: str, seeds: int, budget_s: float) -> None:
         raise InputError(f"synthesis time budget must be > 0 s, got {budget_s!r}")
 
 
+def _shapes(op: str, topology, options) -> list[tuple[int, int]]:
+    """(chunks, waves) to try, cheapest first: waves only for reductions that take time."""
+    from ..topology.calibration import calibrated_gamma
+
+    chunk_list = (int(options.chunks),) if options.chunks else SYNTH_CHUNKS
+    gamma = options.gamma if options.gamma is not None else calibrated_gamma(topology)
+    if op == "allgather" or not gamma:
+        return [(c, 1) for c in chunk_list]
+    shapes = [(c, w) for c in chunk_list for w in SYNTH_WAVES
+              if c * w <= max(16, chunk_list[0])]
+    return sorted(shapes, key=lambda cw: (cw[0] * cw[1], cw[1]))
+
+
 def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
-            **kwargs) -> tuple[CollectiveRun, int, int, float]:
-    """The fastest synthesised run over depths x seeds within ``budget_s`` (at least one)."""
-    chunk_list = (options.chunks,) if options.chunks else SYNTH_CHUNKS
+            **kwargs) -> tuple[CollectiveRun, tuple[int, int, int], float]:
+    """The fastest synthesised run over shapes x seeds within ``budget_s`` (at least one):
+    (run, (chunks, waves, seed), wall seconds)."""
+    from ..topology import parse_topology
+
+    topo = parse_topology(topology) if isinstance(topology, str) else topology
     started = _time.perf_counter()
-    best, error, last = None, None, 0.0
-    for chunks in chunk_list:
+    best, error, last, last_work = None, None, 0.0, 1
+    for chunks, waves in _shapes(op, topo, options):
         for seed in range(seeds):
-            # Twice the chunks is about twice the work: do not start what will not fit.
+            # Work grows with chunks x waves: do not start what will not fit the budget.
             now = _time.perf_counter() - started
-            if best is not None and now + (2.2 if seed == 0 else 1.0) * last > budget_s:
+            guess = 1.1 * last * chunks * waves / last_work
+            if best is not None and now + guess > budget_s:
                 break
-            variant = _synth_variant(op, int(chunks), seed)
+            variant = _synth_variant(op, chunks, seed, waves)
             begun = _time.perf_counter()
             try:
-                run = run_collective(op, topology, [variant], size, options=options, **kwargs)
+                run = run_collective(op, topo, [variant], size, options=options, **kwargs)
             except InputError as err:     # e.g. too many sends at this depth: try the next
                 error = err
                 continue
             finally:
-                last = _time.perf_counter() - begun
+                last, last_work = _time.perf_counter() - begun, chunks * waves
             if best is None or run.time_s < best[0].time_s:
-                best = (run, int(chunks), seed)
+                best = (run, (chunks, waves, seed))
     if best is None:
         raise error if error is not None else InputError(f"no synthesised {op} ran here")
-    return (*best, _time.perf_counter() - started)
+    return best[0], best[1], _time.perf_counter() - started
 
 
 def _prepare(topology, options, alpha, router):
@@ -137,14 +159,15 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
 
     Arguments as :func:`~netsim.run.run_collective`; ``options.chunks`` fixes the chunks
     per rank (else :data:`SYNTH_CHUNKS` are tried), ``seeds`` seeds are tried per depth,
-    and the search stops trying new ones after ``budget_s`` seconds.
+    and the search stops trying new ones after ``budget_s`` seconds. With a reduction rate
+    (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`).
     """
     _check(op, seeds, budget_s)
     topo, options = _prepare(topology, options, alpha, router)
     kwargs = dict(ranks=ranks, placement=placement, alpha=alpha, router=router,
                   progress=progress, faults=faults)
-    synth, chunks, seed, spent = _search(op, topo, size, options=options, seeds=seeds,
-                                         budget_s=budget_s, **kwargs)
+    synth, (chunks, waves, seed), spent = _search(op, topo, size, options=options,
+                                                  seeds=seeds, budget_s=budget_s, **kwargs)
     fixed = run_collective(op, topo, _fixed(op), size, options=options, **kwargs)
     best_fixed = min(fixed.candidates.items(), key=lambda kv: kv[1])
     fallback = fixed.time_s < synth.time_s
@@ -152,7 +175,8 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     fields = {name: getattr(chosen, name) for name in CollectiveRun.__dataclass_fields__}
     fields.update(algorithm=best_fixed[0] if fallback else "synth",
                   candidates={**fixed.candidates, "synth": synth.time_s})
-    return SynthRun(**fields, synth_s=synth.time_s, synth_chunks=chunks, synth_seed=seed,
+    return SynthRun(**fields, synth_s=synth.time_s, synth_chunks=chunks, synth_waves=waves,
+                    synth_seed=seed,
                     synthesis_s=spent, best_fixed=best_fixed[0], best_fixed_s=best_fixed[1],
                     fallback=fallback)
 
@@ -182,7 +206,7 @@ def synthesise(op: str, topology, size, *, ranks: int | None = None,
     if "alpha" not in built_options.extra:
         built_options = replace(built_options, extra={**built_options.extra,
                                                       "alpha": calibrated_alpha(topo)})
-    schedule = _synth_variant(op, run.synth_chunks, run.synth_seed).build(
+    schedule = _synth_variant(op, run.synth_chunks, run.synth_seed, run.synth_waves).build(
         run.ranks, run.size_bytes, built_options)
     meta = dict(schedule.meta)
     meta.update(op=op, algorithm="synth", size=run.size_bytes, ranks=run.ranks,

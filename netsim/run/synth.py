@@ -99,9 +99,10 @@ def _shapes(op: str, topology, options) -> list[tuple[int, int]]:
     gamma = options.gamma if options.gamma is not None else calibrated_gamma(topology)
     if op == "allgather" or not gamma:
         return [(c, 1) for c in chunk_list]
-    shapes = [(c, w) for c in chunk_list for w in SYNTH_WAVES
-              if c * w <= max(16, chunk_list[0])]
-    return sorted(shapes, key=lambda cw: (cw[0] * cw[1], cw[1]))
+    if options.chunks:
+        return [(chunk_list[0], w) for w in SYNTH_WAVES if w == 1 or chunk_list[0] * w <= 16]
+    # Waves matter more than depth when reductions dominate: try them first.
+    return [(1, 1), (1, 4), (2, 4), (1, 8), (2, 8), (1, 16), (4, 4), (2, 1), (4, 1), (8, 1)]
 
 
 def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,

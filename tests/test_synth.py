@@ -199,3 +199,11 @@ def test_waves_verify_and_overlap_slow_reductions(op):
         times[waves] = simulate(topo, s).makespan
     if op == "allreduce":
         assert times[3] < times[1]
+
+
+def test_synthesis_refuses_more_ranks_than_it_can_build_quickly():
+    from netsim.algorithms.synth import MAX_RANKS
+
+    topo = ring(MAX_RANKS + 1, bandwidth=1e9)
+    with pytest.raises(InputError, match=f"at most {MAX_RANKS} ranks"):
+        build_schedule("allgather", "synth", MAX_RANKS + 1, 1e6, AlgoOptions(topology=topo))

@@ -50,7 +50,7 @@ from .options import AlgoOptions
 from .plan import Plan
 from .registry import register
 
-__all__ = ["LinkModel", "link_model", "synth_reason", "greedy_gather", "WINDOW"]
+__all__ = ["LinkModel", "link_model", "synth_reason", "greedy_gather", "WINDOW", "MAX_RANKS"]
 
 #: Chunks a sender compares (rarest first) among those its receiver lacks.
 WINDOW = 4
@@ -263,10 +263,18 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
     return sends
 
 
+#: Synthesis is Python list scheduling, about n^2 x chunks sends: above this many ranks it
+#: would take minutes (and ``auto`` tries every algorithm that applies).
+MAX_RANKS = 128
+
+
 def synth_reason(num_ranks: int, options: AlgoOptions) -> str | None:
-    """Why synthesis cannot run here (None if it can): it needs the machine."""
+    """Why synthesis cannot run here (None if it can): it needs the machine, and at most
+    :data:`MAX_RANKS` ranks."""
     if options.topology is None:
         return "needs a topology (options.topology) to synthesise for"
+    if num_ranks > MAX_RANKS:
+        return f"synthesises for at most {MAX_RANKS} ranks, got {num_ranks}"
     return None
 
 

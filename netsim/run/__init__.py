@@ -24,10 +24,12 @@ from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
 from .placement_search import (ALL_STRATEGIES, SEARCH_BUDGET, SearchResult, anneal,
                                compare_strategies, search_placement)
-from .synth import (SYNTH_BUDGET_S, SYNTH_CHUNKS, SYNTH_OPS, SynthRun, run_schedule_file,
-                    run_synth, schedule_document, synthesise)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
+
+# Synthesised collectives (issue 16).
+from .synth import (SYNTH_BUDGET_S, SYNTH_CHUNKS, SYNTH_OPS, SYNTH_WAVES,  # noqa: E402
+                    SynthRun, run_schedule_file, run_synth, schedule_document, synthesise)
 
 __all__ = [
     "CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -39,6 +41,6 @@ __all__ = [
     "ChipScore", "evaluate_chip", "compare_chip_placements",
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
-    "SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
-    "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_BUDGET_S",
 ]
+__all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
+            "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]

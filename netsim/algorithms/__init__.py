@@ -18,6 +18,7 @@ from . import (allgather, allreduce, alltoall, broadcast,  # noqa: E402,F401  is
                dimensionwise, hierarchical, innetwork, reducescatter,
                tenstorrent)  # tenstorrent: the calibration helper's tt-metal CCL algorithms
 from . import nccl  # noqa: E402,F401  isort: skip  (NCCL's tuner: registers 'nccl')
+from . import synth  # noqa: E402,F401  isort: skip  (schedules synthesised for the machine)
 
 __all__ = ["OPS", "AlgoOptions", "Algorithm", "register", "get_algorithm", "algorithms_for",
            "build_schedule", "verify", "problems", "ORDERS", "rank_order", "load_collective",

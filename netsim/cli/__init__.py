@@ -18,6 +18,7 @@ __all__ = ["main", "cli"]
 # Subcommand modules, each defining a click command called `command`.
 SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
 SUBCOMMANDS.append("export")   # netsim/cli/export.py: schedules as MSCCL XML, Chakra ETs
+SUBCOMMANDS += ["synth"]   # netsim/cli/synth.py
 
 
 class _Group(click.Group):

@@ -185,6 +185,10 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
     columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
+    if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
+        from .synth import SYNTH_COLUMNS
+
+        columns += SYNTH_COLUMNS
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s, axis)),
          output, overwrite)
 

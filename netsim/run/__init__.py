@@ -12,6 +12,7 @@
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
 * :mod:`.measured`: measured curves laid next to simulated ones;
 * :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
+* :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
 
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
 >>> round(run.time_s * 1e3, 3)      # ring all-reduce: 2 (p-1)/p S / B
@@ -34,6 +35,10 @@ from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_
                        load_scenario, register_job, run_scenario)
 from .workload import WorkloadRun, collective_schedule, run_workload, workload_scenario
 
+# Synthesised collectives (issue 16).
+from .synth import (SYNTH_BUDGET_S, SYNTH_CHUNKS, SYNTH_OPS, SYNTH_WAVES,  # noqa: E402
+                    SynthRun, run_schedule_file, run_synth, schedule_document, synthesise)
+
 __all__ = [
     "CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
     "requirement_text", "simulate_flows",
@@ -48,3 +53,5 @@ __all__ = [
     "axis_groups", "parse_nodes", "run_groups",
     "WorkloadRun", "run_workload", "collective_schedule", "workload_scenario",
 ]
+__all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
+            "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]

@@ -260,6 +260,12 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     from ..topology import parse_topology
 
     _check_op(op)
+    if algorithm == "synth":    # hook: synthesise, compare with the fixed ones, fall back
+        from .synth import run_synth
+
+        return run_synth(op, topology, size, ranks=ranks, placement=placement,
+                         options=options, alpha=alpha, router=router, progress=progress,
+                         faults=faults)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     if axis is not None or nodes is not None:
         from .collective_groups import axis_groups, parse_nodes, run_groups

@@ -79,7 +79,9 @@ def _synth_variant(op: str, chunks: int, seed: int, waves: int = 1):
 def _fixed(op: str) -> list:
     from ..algorithms import algorithms_for
 
-    return [a for a in algorithms_for(op) if a.name != "synth"]
+    # As auto: builders marked auto=False (nccl, a model of another library) are not tried.
+    return [a for a in algorithms_for(op)
+            if a.name != "synth" and getattr(a.build, "auto", True)]
 
 
 def _check(op: str, seeds: int, budget_s: float) -> None:

@@ -350,27 +350,12 @@ def _is_id(value: Any) -> bool:
 
 
 def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
-    """Parse a JSON file; an unreadable file, bad JSON and a key given twice in one object
-    (which ``json`` would silently keep the last of) are one-line ``error`` naming the file."""
-    path = Path(path)
+    """Parse a JSON file with the package's one JSON reader (:mod:`netsim._inputs.jsonio`):
+    an unreadable file, bad JSON and a key given twice in one object are one-line errors
+    naming the file."""
+    from .._inputs.jsonio import read_json as _read
 
-    def no_duplicates(pairs):
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                raise error(f"{path}: key {key!r} is given twice in one object")
-            seen[key] = value
-        return seen
-
-    from .._inputs.yamlio import read_text
-
-    text = read_text(path, "JSON file")     # bounded: /dev/zero is refused, not read forever
-    try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as err:
-        raise error(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
-    except RecursionError:
-        raise error(f"{path}: invalid JSON: nested too deeply") from None
+    return _read(path, "JSON file", error)
 
 
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,

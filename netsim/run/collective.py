@@ -147,7 +147,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
               progress, faults=()) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it."""
     schedule = algo.build(nodes.size, size, options)
-    extra = schedule.meta.get("extra_placement")
+    extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     return simulate(topology, schedule, placement, router=router, overhead=alpha,
                     progress=progress, faults=faults)

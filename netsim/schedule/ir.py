@@ -55,6 +55,10 @@ class Schedule:
     compute; -1 for a barrier), ``dst`` (rank; -1 unless a send), ``nbytes`` (bytes, sends),
     ``seconds`` (s, computes), ``tag`` (index into ``tags``, -1 for none). Dependencies are
     CSR: op i waits for ``dep_idx[dep_ptr[i]:dep_ptr[i+1]]``.
+
+    ``extra_nodes`` places ranks the algorithm adds beyond the job's own (switches that
+    reduce in-network): the last ``len(extra_nodes)`` ranks sit on those topology nodes,
+    in order, and runners append them to the job's placement.
     """
 
     num_ranks: int
@@ -70,6 +74,16 @@ class Schedule:
     paths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     data: Mapping[int, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    extra_nodes: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        # meta["extra_placement"] was the field's old home: read it from there, and keep it
+        # there too for one release (old readers), always equal to the field.
+        extra = tuple(int(n) for n in (self.extra_nodes
+                                       or self.meta.get("extra_placement") or ()))
+        object.__setattr__(self, "extra_nodes", extra)
+        if extra and self.meta.get("extra_placement") != list(extra):
+            object.__setattr__(self, "meta", {**self.meta, "extra_placement": list(extra)})
 
     @property
     def num_ops(self) -> int:
@@ -133,8 +147,11 @@ class Schedule:
             ops.append(op)
         out = {"format": "netsim-schedule", "version": 1, "ranks": self.num_ranks,
                "relative": bool(message_size), "ops": ops}
-        if self.meta:
-            out["meta"] = {k: v for k, v in self.meta.items() if _jsonable(v)}
+        if self.extra_nodes:
+            out["extra_nodes"] = list(self.extra_nodes)
+        meta = {k: v for k, v in self.meta.items() if k != "extra_placement" and _jsonable(v)}
+        if meta:
+            out["meta"] = meta
         return out
 
 
@@ -309,7 +326,8 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
         nbytes=np.concatenate(parts["nbytes"]).astype(np.float64),
         seconds=np.concatenate(parts["seconds"]).astype(np.float64),
         dep_ptr=dep_ptr, dep_idx=dep_idx, tag=np.concatenate(parts["tag"]).astype(np.int64),
-        tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta))
+        tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta),
+        extra_nodes=tuple(n for s in schedules for n in s.extra_nodes))
 
 
 def _sinks(s: Schedule) -> np.ndarray:
@@ -339,7 +357,7 @@ def _field(op: Mapping, key: str, where: str, kinds=(int, float)):
     return value
 
 
-_DOC_KEYS = ("format", "version", "ranks", "relative", "ops", "meta")
+_DOC_KEYS = ("format", "version", "ranks", "relative", "ops", "meta", "extra_nodes")
 _OP_KEYS = {"send": ("id", "op", "src", "dst", "bytes", "fraction", "deps", "tag"),
             "compute": ("id", "op", "rank", "seconds", "deps", "tag"),
             "barrier": ("id", "op", "deps", "tag")}
@@ -427,7 +445,16 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
             msg = str(err).removeprefix(f"op {len(builder)}: ")
             raise ScheduleError(msg if msg.startswith(source) else f"{where}: {msg}") from None
         ids[op_id] = new
-    return builder.build()
+    schedule = builder.build()
+    extra = doc.get("extra_nodes", [])
+    if not isinstance(extra, list) or not all(_is_id(n) and isinstance(n, int) and n >= 0
+                                              for n in extra):
+        raise ScheduleError(f"{source}: extra_nodes: expected a list of node indices, "
+                            f"got {extra!r}")
+    if len(extra) >= schedule.num_ranks:
+        raise ScheduleError(f"{source}: extra_nodes: {len(extra)} extra ranks but only "
+                            f"{schedule.num_ranks} ranks")
+    return replace(schedule, extra_nodes=tuple(extra)) if extra else schedule
 
 
 def load_schedule(path: str | Path, message_size: float | None = None) -> Schedule:

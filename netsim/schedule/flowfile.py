@@ -236,6 +236,11 @@ def _link(topology: Topology, name: Any, where: str) -> int:
 
 
 def load_flow_file(path: str | Path) -> FlowSet:
-    """Read and validate a flow file (see the module docstring)."""
+    """Read and validate a flow file (see the module docstring), or a flow table
+    (``.npz``, ``.parquet``: :mod:`.flowtable`)."""
+    from .flowtable import TABLE_SUFFIXES, load_flow_table
+
     path = Path(path)
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        return load_flow_table(path)
     return flows_from_dict(read_json(path, "flow file"), str(path))

@@ -379,7 +379,9 @@ def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,
                        source: str = "schedule") -> Schedule:
     """Build a schedule from its JSON form; relative files need ``message_size`` (bytes)."""
-    from ..units import MAX_SIZE, parse_size, parse_time
+    from .._inputs.schema import validate as _validate
+    from ..units import MAX_SIZE
+    from .filemodels import OP_MODELS
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
@@ -406,41 +408,31 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
         if not isinstance(kind, str) or kind not in _OP_KEYS:
             raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
         refuse_unknown_keys(op, _OP_KEYS[kind], where, ScheduleError)
+        model = _validate(OP_MODELS[kind], op, source, prefix=f"ops.{n}")
         op_id = op.get("id", n)
         if not _is_id(op_id) or op_id in ids:
             what = "is given to two ops" if _is_id(op_id) else "must be a string or an integer"
             raise ScheduleError(f"{where}.id: {op_id!r} {what}")
-        listed = op.get("deps", [])
-        if not isinstance(listed, list):
-            raise ScheduleError(f"{where}.deps: expected a list of op ids, got {listed!r}")
         deps = []
-        for d in listed:
-            if not _is_id(d) or d not in ids:
+        for d in model.deps:
+            if d not in ids:
                 raise ScheduleError(f"{where}.deps: {d!r} is not the id of an earlier op")
             deps.append(ids[d])
-        if not isinstance(op.get("tag", ""), str):
-            raise ScheduleError(f"{where}.tag: expected a string, got {op['tag']!r}")
         try:
             if kind == "send":
-                if "fraction" in op:
-                    nbytes = float(_field(op, "fraction", where)) * (message_size or 0.0)
+                if model.fraction is not None:
+                    nbytes = model.fraction * (message_size or 0.0)
                     if nbytes > MAX_SIZE:
                         raise ScheduleError(f"{where}.fraction: {op['fraction']!r} of the "
                                             f"message is {nbytes:.3g} bytes, more than the "
                                             f"limit of 1 EiB")
                 else:
-                    nbytes = parse_size(op.get("bytes", 0), f"{where}.bytes")
-                new = builder.send(_field(op, "src", where, (int,)),
-                                   _field(op, "dst", where, (int,)), nbytes, deps,
-                                   tag=op.get("tag"))
+                    nbytes = model.bytes
+                new = builder.send(model.src, model.dst, nbytes, deps, tag=model.tag)
             elif kind == "compute":
-                new = builder.compute(_field(op, "rank", where, (int,)),
-                                      parse_time(op.get("seconds", 0), f"{where}.seconds"),
-                                      deps, tag=op.get("tag"))
-            elif kind == "barrier":
-                new = builder.barrier(deps, tag=op.get("tag"))
+                new = builder.compute(model.rank, model.seconds, deps, tag=model.tag)
             else:
-                raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
+                new = builder.barrier(deps, tag=model.tag)
         except ScheduleError as err:
             msg = str(err).removeprefix(f"op {len(builder)}: ")
             raise ScheduleError(msg if msg.startswith(source) else f"{where}: {msg}") from None

@@ -67,6 +67,9 @@ def _network(header: dict, source: str):
 
 def _npz(path: Path) -> tuple[dict, FlowColumns]:
     data = read_bytes(path, "flow table")
+    if not data.startswith(b"PK"):
+        raise InputError(f"{path}: cannot read flow table: not an npz file (a zip of numpy "
+                         f"arrays)")
     try:
         arrays = dict(np.load(io.BytesIO(data), allow_pickle=False))
     except Exception as err:            # not a zip, a pickled object array, ...
@@ -177,16 +180,17 @@ def load_flow_table(path: str | Path):
     reader = {".npz": _npz, ".parquet": _parquet}.get(path.suffix.lower())
     if reader is None:
         raise InputError(f"{path}: a flow table ends in .npz or .parquet")
+    cols = None
     with gc_paused():
         try:
             header, cols = reader(path)
             topology = _network(header, str(path))
             return flowset_from_columns(topology, cols)
         except Refused as refused:
-            column = refused.field or "row"
-            name = cols.ids[refused.row] if refused.row < len(cols.ids) else refused.row
-            raise InputError(f"{path}: row {refused.row} (flow {name!r}): column "
-                             f"{column!r}: {refused.message}") from None
+            flow = f" (flow {cols.ids[refused.row]!r})" if cols is not None else ""
+            column = f": column {refused.field!r}" if refused.field else ""
+            raise InputError(f"{path}: row {refused.row}{flow}{column}: "
+                             f"{refused.message}") from None
 
 
 def flows_to_table(doc: dict) -> dict[str, Any]:

@@ -167,3 +167,22 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, capsys, monkeypatch):
                             capsys)
     assert code == 2 and "netsim[parquet]" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("arrays, words", [
+    ({"bytes": np.array(["1MB", "lots"])}, ["row 1", "column 'bytes'", "'lots'"]),
+    ({"deps": np.array([1, 0]), "dep_ptr": np.array([0, 1, 2])}, ["dependency cycle"]),
+    ({"path_links": np.array(["x"]), "path_ptr": np.array([0, 1, 1])},
+     ["row 0", "column 'path'", "unknown link 'x'"]),
+    ({"path_links": np.array(["x"]), "path_ptr": np.array([0, 2, 1])}, ["'path_ptr'", "CSR"]),
+    ({"byts": np.array([1, 2])}, ["unknown column 'byts'", "did you mean 'bytes'"]),
+])
+def test_bad_npz_tables_are_one_line_errors(tmp_path, arrays, words):
+    columns = {"src": np.array(["0_0", "0_1"]), "dst": np.array(["0_1", "0_0"]),
+               "bytes": np.array([1, 2]), "topology": np.array("mesh:1x2"), **arrays}
+    if "byts" in arrays:
+        del columns["bytes"]
+    np.savez(tmp_path / "t.npz", **columns)
+    with pytest.raises(InputError) as err:
+        load_flow_file(tmp_path / "t.npz")
+    assert all(w in str(err.value) for w in words), str(err.value)

@@ -127,6 +127,11 @@ def test_models_export_their_schema():
     flows = FlowFileModel.model_json_schema()
     assert {"flows", "links", "topology"} <= set(flows["properties"])
     assert "ops" in ScheduleFileModel.model_json_schema()["properties"]
+    # sizes, rates and times accept the unit strings users write
+    for model, field in (("FlowModel", "bytes"), ("FlowModel", "start"),
+                         ("LinkModel", "bandwidth")):
+        kinds = {b["type"] for b in flows["$defs"][model]["properties"][field]["anyOf"]}
+        assert kinds == {"number", "string"}
 
 
 @pytest.mark.parametrize("suffix", [".npz", ".parquet", ".csv", ".json"])

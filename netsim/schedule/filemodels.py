@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema
 
-from .._inputs.schema import Rate, Size, Strict, Time
+from .._inputs import schema as _units
+from .._inputs.schema import Strict
 
 __all__ = ["Id", "LinkModel", "FlowModel", "FlowFileModel", "SendOpModel", "ComputeOpModel",
            "BarrierOpModel", "ScheduleFileModel", "OP_MODELS"]
@@ -41,6 +42,19 @@ def _integer(value: Any) -> Any:
         raise ValueError(f"expected an integer, got {value!r}")
     return value
 
+
+def _quantity(kind, example: str, exclusive: bool = False):
+    """A unit type whose JSON Schema also accepts the strings users write (an editor
+    would otherwise flag ``"1MiB"``)."""
+    bound = {"exclusiveMinimum": 0} if exclusive else {"minimum": 0}
+    return Annotated[kind, WithJsonSchema({"anyOf": [
+        {"type": "number", **bound},
+        {"type": "string", "description": f"a number with a unit, e.g. {example!r}"}]})]
+
+
+Size = _quantity(_units.Size, "1MiB")
+Rate = _quantity(_units.Rate, "50GB/s", exclusive=True)
+Time = _quantity(_units.Time, "1us")
 
 #: A node, link, flow or op id: a string or an integer (``1`` and ``"1"`` name the same
 #: node or link; two flows whose ids differ only so are refused as ambiguous).

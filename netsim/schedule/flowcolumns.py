@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._inputs.jsonio import gc_paused, loads_json
 from .._inputs.yamlio import read_bytes
-from ..errors import InputError, NetsimError
+from ..errors import InputError
 from .flowcolumns import FLOW_KEYS, FlowColumns, Refused, flowset_from_columns
 
 __all__ = ["TABLE_SUFFIXES", "load_flow_table", "flows_to_table", "write_flow_table",

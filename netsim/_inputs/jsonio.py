@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import InputError, NetsimError
-from .yamlio import read_bytes
 
 __all__ = ["read_json", "loads_json", "JSONSyntaxError", "gc_paused"]
 
@@ -130,4 +129,6 @@ def read_json(path: str | Path, what: str = "JSON file",
     """Parse the JSON file ``path``: unreadable, oversized, binary and invalid files and a
     key given twice in one object are one-line errors naming the file (``what`` says what
     the file was meant to be: ``"flow file"``, ``"result JSON"``)."""
+    from .yamlio import read_bytes          # (the module, not PyYAML, is what it needs)
+
     return loads_json(read_bytes(path, what), str(path), error, what)

@@ -17,7 +17,6 @@ from .ir import (BARRIER, COMPUTE, MAX_SENDS, SEND, Schedule, ScheduleBuilder, c
                  load_schedule, read_json, save_schedule, schedule_from_dict,
                  sends_from_arrays, sequential)
 from .flowfile import FlowSet, flows_from_dict, load_flow_file
-from .filemodels import FlowFileModel, ScheduleFileModel
 from .flowtable import (TABLE_SUFFIXES, flows_to_table, load_flow_table, require_pyarrow,
                         write_flow_table)
 from .traffic import PATTERNS, all_to_all, make_pattern, permutation, shift
@@ -30,3 +29,12 @@ __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuild
            "TABLE_SUFFIXES", "load_flow_table", "flows_to_table", "write_flow_table",
            "require_pyarrow",
            "PATTERNS", "make_pattern", "all_to_all", "permutation", "shift"]
+
+
+def __getattr__(name: str):
+    # The file models need pydantic; load it when they are asked for, not with the package.
+    if name in ("FlowFileModel", "ScheduleFileModel"):
+        from . import filemodels
+
+        return getattr(filemodels, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

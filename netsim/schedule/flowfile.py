@@ -25,9 +25,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._inputs.jsonio import gc_paused, read_json
-from .._inputs.schema import validate
 from ..errors import InputError, NetsimError, did_you_mean, refuse_unknown_keys
-from .filemodels import FlowModel, LinkModel
 from .flowcolumns import Refused, columns_from_records, flowset_from_columns
 from .ir import Schedule, ScheduleBuilder
 from ..topology.model import Topology, TopologyBuilder
@@ -63,6 +61,9 @@ def _is_id(value: Any) -> bool:
 
 
 def _links_topology(links: Any, source: str) -> Topology:
+    from .._inputs.schema import validate          # pydantic: loaded when a file is read
+    from .filemodels import LinkModel
+
     if not isinstance(links, list) or not links:
         raise InputError(f"{source}: 'links' must be a non-empty list")
     builder = TopologyBuilder(Path(source).stem or "flows", family="custom")
@@ -176,6 +177,9 @@ def _header(doc: Any, source: str) -> tuple[Topology, list]:
 def _flows_by_record(topology: Topology, flows: list, source: str) -> FlowSet:
     """The flows checked one record at a time with :class:`FlowModel`: slow, but its
     errors name the flow, the field and the value in the words of the models."""
+    from .._inputs.schema import validate
+    from .filemodels import FlowModel
+
     for n, flow in enumerate(flows):
         if not isinstance(flow, Mapping):
             raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")

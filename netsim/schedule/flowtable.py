@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from .._inputs.jsonio import gc_paused, loads_json
-from .._inputs.yamlio import read_bytes
 from ..errors import InputError
 from .flowcolumns import FLOW_KEYS, FlowColumns, Refused, flowset_from_columns
 
@@ -66,6 +65,8 @@ def _network(header: dict, source: str):
 
 
 def _npz(path: Path) -> tuple[dict, FlowColumns]:
+    from .._inputs.yamlio import read_bytes
+
     data = read_bytes(path, "flow table")
     if not data.startswith(b"PK"):
         raise InputError(f"{path}: cannot read flow table: not an npz file (a zip of numpy "
@@ -127,6 +128,8 @@ def _ptr(arrays: dict, ptr: str, values: str, rows: int, path: Path) -> np.ndarr
 def _parquet(path: Path) -> tuple[dict, FlowColumns]:
     require_pyarrow(path)
     import pyarrow.parquet as pq
+
+    from .._inputs.yamlio import read_bytes
 
     data = read_bytes(path, "flow table")
     try:

@@ -139,7 +139,11 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
         try:
             return flowset_from_columns(topology, columns_from_records(flows))
         except Refused as refused:
-            _flows_by_record(topology, flows, source)     # words the error as it should
+            # Word the error as the models do: the refused flow alone first (its fields,
+            # nodes and path), then, for what spans flows (ids, deps), all of them.
+            if 0 <= refused.row < len(flows) and refused.field not in ("id", "deps", ""):
+                _flow_record(topology, flows[refused.row], refused.row, source)
+            _flows_by_record(topology, flows, source)
             raise InputError(f"{source}: {refused}") from None
 
 
@@ -177,9 +181,6 @@ def _header(doc: Any, source: str) -> tuple[Topology, list]:
 def _flows_by_record(topology: Topology, flows: list, source: str) -> FlowSet:
     """The flows checked one record at a time with :class:`FlowModel`: slow, but its
     errors name the flow, the field and the value in the words of the models."""
-    from .._inputs.schema import validate
-    from .filemodels import FlowModel
-
     for n, flow in enumerate(flows):
         if not isinstance(flow, Mapping):
             raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")
@@ -194,18 +195,32 @@ def _flows_by_record(topology: Topology, flows: list, source: str) -> FlowSet:
     builder = ScheduleBuilder(topology.num_nodes)
     not_before = np.zeros(len(flows))
     for k, n in enumerate(order):
-        where = f"{source}: flows[{n}]"
-        flow = validate(FlowModel, flows[n], source, prefix=f"flows.{n}")
-        src = _node(topology, flow.src, f"{where}.src")
-        dst = _node(topology, flow.dst, f"{where}.dst")
+        flow, src, dst, path = _flow_record(topology, flows[n], n, source)
         not_before[k] = flow.start
-        path = None
-        if flow.path is not None:
-            path = [_link(topology, l, f"{where}.path") for l in flow.path]
-            _check_path(topology, path, src, dst, f"{where}.path")
         deps = [op_of[position[d]] for d in flow.deps]
         builder.send(src, dst, flow.bytes, deps, path=path)
     return FlowSet(topology, builder.build(), tuple(ids[n] for n in order), not_before)
+
+
+def _flow_record(topology: Topology, record: Any, n: int, source: str):
+    """(model, source node, destination node, path links or None) of flow ``n`` alone."""
+    from .._inputs.schema import validate
+    from .filemodels import FlowModel
+
+    where = f"{source}: flows[{n}]"
+    if not isinstance(record, Mapping):
+        raise InputError(f"{where}: expected an object, got {record!r}")
+    refuse_unknown_keys(record, _FLOW_KEYS, where)
+    if "deps" in record and not isinstance(record["deps"], list):
+        raise InputError(f"{where}.deps: expected a list, got {record['deps']!r}")
+    flow = validate(FlowModel, record, source, prefix=f"flows.{n}")
+    src = _node(topology, flow.src, f"{where}.src")
+    dst = _node(topology, flow.dst, f"{where}.dst")
+    path = None
+    if flow.path is not None:
+        path = [_link(topology, l, f"{where}.path") for l in flow.path]
+        _check_path(topology, path, src, dst, f"{where}.path")
+    return flow, src, dst, path
 
 
 def _check_path(topology: Topology, path: list[int], src: int, dst: int, where: str) -> None:

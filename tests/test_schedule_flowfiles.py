@@ -121,6 +121,10 @@ def test_duplicate_keys_are_refused_however_written():
     doc = {"a": "\":x", "b": ":", "c": ["\"", ": \" :"], "d\\": 1}
     assert loads_json(json.dumps(doc), "doc") == doc
     assert loads_json(json.dumps(doc, indent=3, separators=(" , ", " : ")), "doc") == doc
+    deep = "[" * 300 + "1" + "]" * 300           # deeper than orjson writes, json reads it
+    assert loads_json(deep, "doc") == json.loads(deep)
+    with pytest.raises(InputError, match="nested too deeply"):
+        loads_json("[" * 100_000 + "]" * 100_000, "doc")
 
 
 def test_models_export_their_schema():

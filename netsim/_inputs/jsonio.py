@@ -114,7 +114,10 @@ def loads_json(data: bytes | str, source: str, error: type[NetsimError] = InputE
             doc = None
             fast = False
         else:
-            fast = _keys_kept(doc) >= _keys_in_text(raw)
+            try:
+                fast = _keys_kept(doc) >= _keys_in_text(raw)
+            except orjson.JSONEncodeError:     # nested deeper than orjson writes
+                fast = False
         if fast:
             return doc
         try:

@@ -7,9 +7,9 @@ output's suffix picks the result format when ``--format`` is not given: ``.json`
 
 from __future__ import annotations
 
-import click
-
 from pathlib import Path
+
+import click
 
 from ..errors import InputError, NetsimError
 from ..outputs import write_atomic
@@ -75,7 +75,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if output is None:
             click.echo(data, nl=False)
         else:
-            emit_bytes(data, output, overwrite)
+            _emit_bytes(data, output, overwrite)
         return
     if fmt == "csv":
         text = result.flows_csv()
@@ -99,7 +99,7 @@ def _fault_records(specs, result) -> list[dict]:
             for spec, entry in zip(ordered, applied)]
 
 
-def emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
+def _emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
     """Write ``data`` atomically to ``output`` (as :func:`emit` does text)."""
     write_atomic(output, data, overwrite)
     click.echo(f"wrote {output}", err=True)

@@ -9,21 +9,22 @@ three, wall and CPU (CPU is steadier on a shared machine).
 
     python benchmarks/bench_flowfile_io.py [K] [--keep DIR]
 
-Measured 2026-12-03 on a shared 2-core machine under a load average of 15 (so wall times
-are several times CPU times; CPU is the figure to compare). Whole processes, medians,
-runs alternating with main's:
+Measured 2026-12-03 on a shared 2-core machine under load (load average 7 to 15, so wall
+times are above CPU times; CPU is the figure to compare). Whole processes, medians of 5,
+runs alternating with main's (main with the symmetry engine):
 
-* ``netsim flows FILE16x16.json --format json -o out.json``: 2.44 s CPU (main: 4.21 s),
-  ratio 0.56 (user 0.53);
+* ``netsim flows FILE16x16.json --format json -o out.json``: 2.76 s CPU, 5.66 s wall
+  (main: 4.70 s CPU, 9.46 s wall), ratio 0.58 (CPU), 0.59 (wall);
 * loading the JSON file alone (``load_flow_file``, imports included): 1.26 s CPU
   (main: 2.55 s), ratio 0.49;
 * the same command from the npz table: 2.13 s CPU against 2.47 s from JSON (ratio 0.86).
 
-In process (this script): JSON parse 0.25 s and validate 0.27 s CPU; npz and Parquet
-load and validate in 0.23 s; result writes 0.04 s (JSON), 0.16 s (CSV), 0.01 s (npz,
-Parquet). The engine's share of the command, explicit-path routing included, is about
-0.7-1.3 s and the imports of the CLI about 0.5 s, so the 1.0 s end-to-end target needs
-the engine and import work too.
+In process (this script), CPU: JSON parse 0.25-0.29 s (orjson 0.12, duplicate-key check
+0.05), validate 0.27-0.39 s (columns 0.14, checks 0.17); npz and Parquet load and validate
+0.23-0.29 s; result writes 0.04 s (JSON), 0.16 s (CSV), 0.01 s (npz, Parquet). The
+engine's share of the command is about 0.6-1.3 s (explicit-path routing alone 0.24-0.33 s:
+routing converts the 65,280 paths link by link) and the CLI's imports about 0.5-0.7 s, so
+the 1.0 s end-to-end target needs engine, routing and import work as well.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ def _unit(parser, minimum: float, strict: bool, unit: str):
             return value                     # pydantic reports the wrong type
         number = parser(value)
         if number < minimum or (strict and number == minimum):
-            raise ValueError(f"must be {'>' if strict else '>='} {minimum:g} {unit}")
+            raise ValueError(f"must be {'>' if strict else '>='} {minimum:g} {unit}, "
+                             f"got {value!r}")
         return number
     return BeforeValidator(convert)
 

@@ -18,13 +18,13 @@ import yaml
 
 from ..errors import InputError
 
-__all__ = ["load_yaml", "yaml_line", "read_text"]
+__all__ = ["load_yaml", "yaml_line", "read_text", "read_bytes"]
 
 
-def read_text(path: str | Path, what: str = "file") -> str:
-    """The UTF-8 text of ``path`` (a byte-order mark is dropped); unreadable, binary and
-    oversized files are one-line errors. At most the input bound is read, so a device
-    such as ``/dev/zero`` or a huge file is refused without filling the memory."""
+def read_bytes(path: str | Path, what: str = "file") -> bytes:
+    """The bytes of ``path``; unreadable and oversized files are one-line errors. At most
+    the input bound is read, so a device such as ``/dev/zero`` or a huge file is refused
+    without filling the memory."""
     from ..budget import MAX_INPUT_BYTES, memory_budget
 
     # Parsed text takes some ten times its size in Python objects.
@@ -32,6 +32,8 @@ def read_text(path: str | Path, what: str = "file") -> str:
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise InputError(f"{path}: cannot read {what}: no such file") from None
     except OSError as err:
         raise InputError(f"{path}: cannot read {what}: {err.strerror or err}") from None
     if len(data) > limit:
@@ -39,8 +41,14 @@ def read_text(path: str | Path, what: str = "file") -> str:
 
         raise InputError(f"{path}: cannot read {what}: larger than the {format_size(limit)} "
                          f"an input file may have")
+    return data
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The UTF-8 text of ``path`` (a byte-order mark is dropped); unreadable, binary and
+    oversized files are one-line errors (see :func:`read_bytes`)."""
     try:
-        return data.decode("utf-8-sig")
+        return read_bytes(path, what).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{path}: cannot read {what}: not a UTF-8 text file") from None
 

@@ -46,7 +46,7 @@ def load_collective(name_or_path: str | Path, num_ranks: int, size: float) -> Sc
     bytes; the file must be written for ``num_ranks`` ranks (plus any switch ranks)."""
     path = _find(name_or_path)
     schedule = load_schedule(path, message_size=float(size))
-    extra = len(schedule.meta.get("extra_placement", ()))
+    extra = len(schedule.extra_nodes)
     if schedule.num_ranks - extra != num_ranks:
         raise InputError(f"collective {path.stem!r} is written for "
                          f"{schedule.num_ranks - extra} ranks, got {num_ranks}")

@@ -3,7 +3,7 @@
 Every switch with ``reduce: True`` that is cabled to the node of every rank is one
 *plane* (one level of switches: multi-level SHARP trees are not modelled); each rank's
 block (chunk r, owned by rank r) is split evenly over the P planes. The switches run as
-extra ranks n, n+1, ... whose nodes are listed in ``schedule.meta["extra_placement"]``.
+extra ranks n, n+1, ... whose nodes are listed in ``schedule.extra_nodes``.
 
 * reduce-scatter (``multimem.ld_reduce``): for every chunk c and plane s, every rank sends
   its copy of piece (c, s) to switch s, which reduces the n copies and sends the result to
@@ -19,6 +19,8 @@ j-1, so the multicast of early chunks overlaps the reduction of later ones.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -128,7 +130,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
             ready = _reduce_at_switch(plan, s, node, j, options, streams) if reduce else None
             if gather:
                 _multicast(plan, s, j, ready, options.chunks, streams)
-    return plan.build(extra_placement=switches)
+    return replace(plan.build(), extra_nodes=tuple(int(node) for node in switches))
 
 
 @register("allreduce", "innetwork", "NVLS/SHARP: switches reduce (ld_reduce) and multicast "

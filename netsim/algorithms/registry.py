@@ -17,7 +17,7 @@ an op and a name::
 :func:`build_schedule` checks the arguments, refuses algorithms that cannot run here with a
 one-line :class:`~netsim.errors.InputError`, and stores ``{"op", "algorithm", "size",
 "ranks"}`` in the schedule's ``meta``. A schedule that needs ranks on switches (in-network
-reduction) lists their node indices in ``meta["extra_placement"]``: ranks n, n+1, ...
+reduction) lists their node indices in ``Schedule.extra_nodes``: ranks n, n+1, ...
 run there, and the caller appends those nodes to the placement.
 """
 

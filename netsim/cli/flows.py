@@ -1,22 +1,31 @@
-"""``netsim flows FILE.json``: simulate explicit flows on explicit links or a generated machine."""
+"""``netsim flows FILE``: simulate explicit flows on explicit links or a generated machine.
+
+FILE is a JSON flow file or a flow table (``.npz``, ``.parquet``). With ``-o``, the
+output's suffix picks the result format when ``--format`` is not given: ``.json``,
+``.csv``, or the columns of ``.npz`` and ``.parquet`` (per-flow id, start, finish).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
 from ..errors import InputError, NetsimError
-from ..schedule import load_flow_file
+from ..outputs import write_atomic
+from ..report import flow_records_fast, json_bytes, write_flow_result
+from ..schedule import load_flow_file, require_pyarrow
 from ..run import simulate_flows
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
-                      fault_options, fault_specs, format_option, format_records, output_option,
-                      overwrite_option, progress_reporter)
+                      envelope, fault_options, fault_specs, format_option, format_records,
+                      output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command"]
 
 
 @click.command("flows")
-@click.argument("flow_file", type=click.Path(dir_okay=False))
+@click.argument("flow_file", type=click.Path(dir_okay=False))  # .json, .npz, .parquet
 @format_option
 @output_option
 @overwrite_option
@@ -31,8 +40,14 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
 
     if overhead is not None and alpha is not None:
         raise InputError("give --alpha, not both --alpha and --overhead")
+    suffix = Path(output).suffix.lower() if output else ""
     if output:
         check_writable(output, overwrite)
+        if suffix == ".parquet":
+            require_pyarrow(output, "write")            # before the run, not after
+        explicit = click.get_current_context().get_parameter_source("fmt")
+        if suffix in (".json", ".csv") and explicit == click.core.ParameterSource.DEFAULT:
+            fmt = suffix[1:]
     overhead_s = alpha_seconds(alpha)
     if overhead is not None:
         overhead_s = alpha_seconds(overhead, "--overhead")
@@ -49,11 +64,20 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
             raise
         raise type(err)(f"{flow_file}: {err}") from None
     faults = _fault_records(specs, result)
-    if fmt == "json":
-        text = format_records(result.flow_records(), "json", document={
-            "makespan": result.makespan, "events": result.events,
-            "links": result.link_records(), **({"faults": faults} if faults else {})})
-    elif fmt == "csv":
+    if suffix in (".npz", ".parquet"):
+        write_flow_result(result, output, overwrite=overwrite)
+        click.echo(f"wrote {output}", err=True)
+        return
+    if fmt == "json":           # orjson: 65,280 flow records in a fraction of json's time
+        data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
+                                   events=result.events, links=result.link_records(),
+                                   **({"faults": faults} if faults else {})))
+        if output is None:
+            click.echo(data, nl=False)
+        else:
+            _emit_bytes(data, output, overwrite)
+        return
+    if fmt == "csv":
         text = result.flows_csv()
     else:
         flows = format_records(result.flow_records()[:50], "table",
@@ -73,3 +97,9 @@ def _fault_records(specs, result) -> list[dict]:
     return [{"fault": spec.label, "time_s": entry["time"], "links": len(entry["links"]),
              "rerouted_flows": entry["rerouted_flows"]}
             for spec, entry in zip(ordered, applied)]
+
+
+def _emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
+    """Write ``data`` atomically to ``output`` (as :func:`emit` does text)."""
+    write_atomic(output, data, overwrite)
+    click.echo(f"wrote {output}", err=True)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import csv
 import itertools
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..topology.walks import hilbert_path, snake_cycle, snake_path
+from .._inputs.jsonio import loads_json
 from .._inputs.yamlio import read_text
 from .layout import ParallelLayout
 
@@ -387,12 +387,7 @@ def load_explicit(path: str | Path, topology, layout: ParallelLayout) -> np.ndar
     if path.suffix.lower() == ".csv":
         mapping = _read_csv_map(text, path)
     else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
-        except RecursionError:
-            raise InputError(f"{path}: invalid JSON: nested too deeply") from None
+        doc = loads_json(text, str(path), what="placement map")
         if isinstance(doc, dict) and "placement" in doc and len(doc) > 1:
             extra = sorted(str(key) for key in doc if key != "placement")
             raise InputError(f"{path}: unknown key {extra[0]!r} beside 'placement' "

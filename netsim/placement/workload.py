@@ -326,7 +326,7 @@ def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np
                               placement=np.asarray(placement)[group],
                               extra={"annotate": False})
         sched = build_schedule(phase.op, name, group.size, size, options)
-        extra = list(sched.meta.get("extra_placement") or [])
+        extra = list(sched.extra_nodes)
         mapping = np.concatenate([group, np.arange(next_rank, next_rank + len(extra))])
         parts.append(sched.relabel(mapping, max(next_rank + len(extra), layout.num_ranks)))
         extra_nodes += extra

@@ -6,6 +6,8 @@ importing this package stays cheap.
 
 from .curves import draw_bars, draw_curves
 from .figure import figure_format
+from .flowresult import (RESULT_SUFFIXES, flow_records_fast, flow_result_columns, json_bytes,
+                         write_flow_result)
 from .heatmap import (document_difference, document_topology, document_values,
                       draw_heatmap, draw_scenario_heatmaps, heatmap_paths,
                       read_result_document, write_result_document)
@@ -22,4 +24,6 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "draw_bars", "draw_placement_map", "draw_link_timeline", "draw_gantt",
            "figure_format", "write_scenario_report", "write_result_document",
            "read_result_document", "document_values", "document_topology",
-           "document_difference", "labelled_paths"]
+           "document_difference", "labelled_paths",
+           "RESULT_SUFFIXES", "json_bytes", "flow_result_columns", "flow_records_fast",
+           "write_flow_result"]

@@ -361,18 +361,14 @@ def write_result_document(path, result, topology, spec: str | None = None,
 def read_result_document(path) -> dict[str, Any]:
     """Load a result JSON (``{"links": [{"id", ...}], ...}``); one-line InputErrors for a
     missing file, bad JSON or a document that is not a netsim result."""
-    import json
+    from .._inputs.jsonio import JSONSyntaxError, read_json
 
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a result JSON file")
     try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a result JSON file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (expected a result JSON)") from None
-    except json.JSONDecodeError as err:
+        doc = read_json(path, "result JSON")
+    except JSONSyntaxError as err:
         raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno}, "
                          f"column {err.colno})") from None
     if isinstance(doc, dict) and isinstance(doc.get("result"), dict):

@@ -159,7 +159,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     schedule = algo.build(nodes.size, size, options)
-    extra = schedule.meta.get("extra_placement")
+    extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     machine = fabric_topology(topology, schedule)
     if used is not None:

@@ -55,6 +55,10 @@ class Schedule:
     compute; -1 for a barrier), ``dst`` (rank; -1 unless a send), ``nbytes`` (bytes, sends),
     ``seconds`` (s, computes), ``tag`` (index into ``tags``, -1 for none). Dependencies are
     CSR: op i waits for ``dep_idx[dep_ptr[i]:dep_ptr[i+1]]``.
+
+    ``extra_nodes`` places ranks the algorithm adds beyond the job's own (switches that
+    reduce in-network): the last ``len(extra_nodes)`` ranks sit on those topology nodes,
+    in order, and runners append them to the job's placement.
     """
 
     num_ranks: int
@@ -70,6 +74,16 @@ class Schedule:
     paths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     data: Mapping[int, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    extra_nodes: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        # meta["extra_placement"] was the field's old home: read it from there, and keep it
+        # there too for one release (old readers), always equal to the field.
+        extra = tuple(int(n) for n in (self.extra_nodes
+                                       or self.meta.get("extra_placement") or ()))
+        object.__setattr__(self, "extra_nodes", extra)
+        if extra and self.meta.get("extra_placement") != list(extra):
+            object.__setattr__(self, "meta", {**self.meta, "extra_placement": list(extra)})
 
     @property
     def num_ops(self) -> int:
@@ -133,8 +147,11 @@ class Schedule:
             ops.append(op)
         out = {"format": "netsim-schedule", "version": 1, "ranks": self.num_ranks,
                "relative": bool(message_size), "ops": ops}
-        if self.meta:
-            out["meta"] = {k: v for k, v in self.meta.items() if _jsonable(v)}
+        if self.extra_nodes:
+            out["extra_nodes"] = list(self.extra_nodes)
+        meta = {k: v for k, v in self.meta.items() if k != "extra_placement" and _jsonable(v)}
+        if meta:
+            out["meta"] = meta
         return out
 
 
@@ -309,7 +326,8 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
         nbytes=np.concatenate(parts["nbytes"]).astype(np.float64),
         seconds=np.concatenate(parts["seconds"]).astype(np.float64),
         dep_ptr=dep_ptr, dep_idx=dep_idx, tag=np.concatenate(parts["tag"]).astype(np.int64),
-        tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta))
+        tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta),
+        extra_nodes=tuple(n for s in schedules for n in s.extra_nodes))
 
 
 def _sinks(s: Schedule) -> np.ndarray:
@@ -339,7 +357,7 @@ def _field(op: Mapping, key: str, where: str, kinds=(int, float)):
     return value
 
 
-_DOC_KEYS = ("format", "version", "ranks", "relative", "ops", "meta")
+_DOC_KEYS = ("format", "version", "ranks", "relative", "ops", "meta", "extra_nodes")
 _OP_KEYS = {"send": ("id", "op", "src", "dst", "bytes", "fraction", "deps", "tag"),
             "compute": ("id", "op", "rank", "seconds", "deps", "tag"),
             "barrier": ("id", "op", "deps", "tag")}
@@ -350,33 +368,20 @@ def _is_id(value: Any) -> bool:
 
 
 def read_json(path: str | Path, error: type[Exception] = ScheduleError) -> Any:
-    """Parse a JSON file; an unreadable file, bad JSON and a key given twice in one object
-    (which ``json`` would silently keep the last of) are one-line ``error`` naming the file."""
-    path = Path(path)
+    """Parse a JSON file with the package's one JSON reader (:mod:`netsim._inputs.jsonio`):
+    an unreadable file, bad JSON and a key given twice in one object are one-line errors
+    naming the file."""
+    from .._inputs.jsonio import read_json as _read
 
-    def no_duplicates(pairs):
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                raise error(f"{path}: key {key!r} is given twice in one object")
-            seen[key] = value
-        return seen
-
-    from .._inputs.yamlio import read_text
-
-    text = read_text(path, "JSON file")     # bounded: /dev/zero is refused, not read forever
-    try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as err:
-        raise error(f"{path}: line {err.lineno}: invalid JSON: {err.msg}") from None
-    except RecursionError:
-        raise error(f"{path}: invalid JSON: nested too deeply") from None
+    return _read(path, "JSON file", error)
 
 
 def schedule_from_dict(doc: Mapping, message_size: float | None = None,
                        source: str = "schedule") -> Schedule:
     """Build a schedule from its JSON form; relative files need ``message_size`` (bytes)."""
-    from ..units import MAX_SIZE, parse_size, parse_time
+    from .._inputs.schema import validate as _validate
+    from ..units import MAX_SIZE
+    from .filemodels import OP_MODELS
 
     if not isinstance(doc, Mapping) or "ops" not in doc or "ranks" not in doc:
         raise ScheduleError(f"{source}: expected an object with 'ranks' and 'ops'")
@@ -403,46 +408,45 @@ def schedule_from_dict(doc: Mapping, message_size: float | None = None,
         if not isinstance(kind, str) or kind not in _OP_KEYS:
             raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
         refuse_unknown_keys(op, _OP_KEYS[kind], where, ScheduleError)
+        model = _validate(OP_MODELS[kind], op, source, prefix=f"ops.{n}")
         op_id = op.get("id", n)
         if not _is_id(op_id) or op_id in ids:
             what = "is given to two ops" if _is_id(op_id) else "must be a string or an integer"
             raise ScheduleError(f"{where}.id: {op_id!r} {what}")
-        listed = op.get("deps", [])
-        if not isinstance(listed, list):
-            raise ScheduleError(f"{where}.deps: expected a list of op ids, got {listed!r}")
         deps = []
-        for d in listed:
-            if not _is_id(d) or d not in ids:
+        for d in model.deps:
+            if d not in ids:
                 raise ScheduleError(f"{where}.deps: {d!r} is not the id of an earlier op")
             deps.append(ids[d])
-        if not isinstance(op.get("tag", ""), str):
-            raise ScheduleError(f"{where}.tag: expected a string, got {op['tag']!r}")
         try:
             if kind == "send":
-                if "fraction" in op:
-                    nbytes = float(_field(op, "fraction", where)) * (message_size or 0.0)
+                if model.fraction is not None:
+                    nbytes = model.fraction * (message_size or 0.0)
                     if nbytes > MAX_SIZE:
                         raise ScheduleError(f"{where}.fraction: {op['fraction']!r} of the "
                                             f"message is {nbytes:.3g} bytes, more than the "
                                             f"limit of 1 EiB")
                 else:
-                    nbytes = parse_size(op.get("bytes", 0), f"{where}.bytes")
-                new = builder.send(_field(op, "src", where, (int,)),
-                                   _field(op, "dst", where, (int,)), nbytes, deps,
-                                   tag=op.get("tag"))
+                    nbytes = model.bytes
+                new = builder.send(model.src, model.dst, nbytes, deps, tag=model.tag)
             elif kind == "compute":
-                new = builder.compute(_field(op, "rank", where, (int,)),
-                                      parse_time(op.get("seconds", 0), f"{where}.seconds"),
-                                      deps, tag=op.get("tag"))
-            elif kind == "barrier":
-                new = builder.barrier(deps, tag=op.get("tag"))
+                new = builder.compute(model.rank, model.seconds, deps, tag=model.tag)
             else:
-                raise ScheduleError(f"{where}.op: unknown op {kind!r} (send, compute, barrier)")
+                new = builder.barrier(deps, tag=model.tag)
         except ScheduleError as err:
             msg = str(err).removeprefix(f"op {len(builder)}: ")
             raise ScheduleError(msg if msg.startswith(source) else f"{where}: {msg}") from None
         ids[op_id] = new
-    return builder.build()
+    schedule = builder.build()
+    extra = doc.get("extra_nodes", [])
+    if not isinstance(extra, list) or not all(_is_id(n) and isinstance(n, int) and n >= 0
+                                              for n in extra):
+        raise ScheduleError(f"{source}: extra_nodes: expected a list of node indices, "
+                            f"got {extra!r}")
+    if len(extra) >= schedule.num_ranks:
+        raise ScheduleError(f"{source}: extra_nodes: {len(extra)} extra ranks but only "
+                            f"{schedule.num_ranks} ranks")
+    return replace(schedule, extra_nodes=tuple(extra)) if extra else schedule
 
 
 def load_schedule(path: str | Path, message_size: float | None = None) -> Schedule:

@@ -39,6 +39,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..outputs import to_jsonable, write_atomic
 from ..units import parse_rate, parse_time
+from .._inputs.jsonio import loads_json
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
 
@@ -495,7 +496,7 @@ def from_networkx(graph, name: str | None = None, check: bool = True) -> Topolog
     gattrs = graph.graph
     params = gattrs.get("params", {})
     if isinstance(params, str):
-        params = json.loads(params) if params else {}
+        params = loads_json(params, "graph attribute 'params'") if params else {}
     builder = TopologyBuilder(str(name or gattrs.get("name") or "custom"),
                               family=str(gattrs.get("family") or "custom"), **_tuples(params))
     ranks: dict[int, Any] = {}

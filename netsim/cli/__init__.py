@@ -17,6 +17,7 @@ __all__ = ["main", "cli"]
 
 # Subcommand modules, each defining a click command called `command`.
 SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
+SUBCOMMANDS += ["sweep"]
 
 
 class _Group(click.Group):

@@ -7,7 +7,8 @@
 * :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
-* :mod:`.measured`: measured curves laid next to simulated ones.
+* :mod:`.measured`: measured curves laid next to simulated ones;
+* :mod:`.sweep`: a scenario's ``sweep:`` grid run on any executor, resumably.
 
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
 >>> round(run.time_s * 1e3, 3)      # ring all-reduce: 2 (p-1)/p S / B
@@ -25,6 +26,8 @@ from .placement_search import (ALL_STRATEGIES, SEARCH_BUDGET, SearchResult, anne
                                compare_strategies, search_placement)
 from .scenario import (JobContext, JobResult, Scenario, ScenarioResult, default_scenario_path,
                        load_scenario, register_job, run_scenario)
+from .sweep import (Sweep, SweepResult, load_sweep, rows_to_pandas, rows_to_parquet,
+                    run_sweep_points, sweep_executor, sweep_from_dict)
 
 __all__ = [
     "CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -36,4 +39,6 @@ __all__ = [
     "ChipScore", "evaluate_chip", "compare_chip_placements",
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
+    "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
+    "sweep_executor", "rows_to_pandas", "rows_to_parquet",
 ]

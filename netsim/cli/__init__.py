@@ -17,7 +17,7 @@ __all__ = ["main", "cli"]
 
 # Subcommand modules, each defining a click command called `command`.
 SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
-SUBCOMMANDS += ["sweep"]
+SUBCOMMANDS += ["sweep", "schema"]
 
 
 class _Group(click.Group):

@@ -18,6 +18,7 @@
 from .collective import (CollectiveRun, requirement_text, resolve_algorithms, run_collective,
                          run_sweep, sweep_sizes)
 from .faultspec import FaultSpec, parse_fault_option, resolve_faults
+from .file_schemas import FILE_KINDS, file_schema
 from .flows import simulate_flows
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
@@ -40,5 +41,5 @@ __all__ = [
     "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
     "default_scenario_path", "JobContext", "JobResult",
     "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
-    "sweep_executor", "rows_to_pandas", "rows_to_parquet",
+    "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
 ]

@@ -20,6 +20,7 @@ from .collective import (CollectiveRun, requirement_text, resolve_algorithms, ru
 from .faultspec import FaultSpec, parse_fault_option, resolve_faults
 from .file_schemas import FILE_KINDS, file_schema
 from .flows import simulate_flows
+from .frames import to_pandas
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
@@ -42,4 +43,5 @@ __all__ = [
     "default_scenario_path", "JobContext", "JobResult",
     "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
     "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
+    "to_pandas",
 ]

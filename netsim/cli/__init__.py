@@ -17,7 +17,7 @@ __all__ = ["main", "cli"]
 
 # Subcommand modules, each defining a click command called `command`.
 SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
-SUBCOMMANDS += ["sweep", "schema"]
+SUBCOMMANDS += ["sweep", "schema", "plugins"]
 
 
 class _Group(click.Group):
@@ -58,6 +58,23 @@ def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
     if size is not None and size < 1:
         raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")
     set_max_memory(None if size is None else int(size))   # every invocation sets its own
+    _load_plugins()
+
+
+def _load_plugins() -> None:
+    """Load installed plugins (netsim.run.plugins); a broken one is a one-line warning.
+    Entry points are looked up first so that, with none installed, nothing is imported."""
+    from importlib.metadata import entry_points
+
+    groups = ("netsim.topologies", "netsim.algorithms", "netsim.placements", "netsim.jobs")
+    if not any(entry_points(group=group) for group in groups):
+        return
+    from ..run import load_plugins
+
+    for plugin in load_plugins():
+        if plugin.error is not None:
+            click.echo(f"netsim: warning: plugin {plugin.name!r} ({plugin.group}, from "
+                       f"{plugin.dist or plugin.value}) not loaded: {plugin.error}", err=True)
 
 
 #: A quoted value longer than this is cut in error messages: they quote what was given,

@@ -8,7 +8,9 @@
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
 * :mod:`.measured`: measured curves laid next to simulated ones;
-* :mod:`.sweep`: a scenario's ``sweep:`` grid run on any executor, resumably.
+* :mod:`.sweep`: a scenario's ``sweep:`` grid run on any executor, resumably;
+* :mod:`.plugins`: entry-point plugins (machines, algorithms, placements, job kinds);
+* :mod:`.frames`, :mod:`.file_schemas`: results as DataFrames; JSON Schemas of input files.
 
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
 >>> round(run.time_s * 1e3, 3)      # ring all-reduce: 2 (p-1)/p S / B
@@ -21,6 +23,7 @@ from .faultspec import FaultSpec, parse_fault_option, resolve_faults
 from .file_schemas import FILE_KINDS, file_schema
 from .flows import simulate_flows
 from .frames import to_pandas
+from .plugins import GROUPS as PLUGIN_GROUPS, PluginInfo, load_plugins
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
@@ -43,5 +46,5 @@ __all__ = [
     "default_scenario_path", "JobContext", "JobResult",
     "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
     "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
-    "to_pandas",
+    "to_pandas", "load_plugins", "PluginInfo", "PLUGIN_GROUPS",
 ]

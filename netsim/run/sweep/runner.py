@@ -101,9 +101,11 @@ def run_point(doc: dict[str, Any], path: str) -> dict[str, Any]:
     Runs in a worker (a process, a Dask worker); every failure becomes a one-line error so
     that one bad point never stops the others.
     """
+    from ..plugins import load_plugins
     from ..scenario import run_scenario, scenario_from_dict
 
     start = time.perf_counter()
+    load_plugins()                  # a worker process sees the plugins' job kinds too
     try:
         outcome = run_scenario(scenario_from_dict(doc, Path(path)))
         done = {"records": to_jsonable(outcome.records)}

@@ -168,3 +168,16 @@ def test_the_shipped_sweep_is_valid():
 
     sweep = load_sweep(default_scenario_path().parent / "sweep-allreduce.yaml")
     assert len(sweep.points) == 36
+
+
+def test_verbose_logs_the_sweep_to_stderr(tmp_path, capsys):
+    path = _write(tmp_path)
+    code, out, err = run_main(["-vv", "sweep", str(path), "--out", str(tmp_path / "o"),
+                               "--workers", "1", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert "netsim: INFO: sweep shift-sweep: 6 points, 0 stored" in err
+    assert err.count("netsim: DEBUG: point ") == 6
+    code, out, err = run_main(["-q", "sweep", str(path), "--out", str(tmp_path / "o"),
+                               "--workers", "1", "--format", "csv"], capsys)
+    assert code == 0 and "INFO" not in err and "DEBUG" not in err
+    assert out.count("\n") == 7                        # header + 6 points

@@ -15,6 +15,7 @@ byte for byte, whatever the executor and however often the sweep was resumed.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
@@ -29,6 +30,8 @@ from ..._inputs.extras import require
 from ..._inputs.schema import load_yaml, validate
 from ..._inputs.yamlio import read_text
 from .points import SweepSpec, apply_point, check_paths, expand, point_key, point_seed
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
            "run_point", "SerialExecutor", "sweep_executor"]
@@ -240,9 +243,12 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
     todo = [i for i, o in enumerate(outcomes)
             if o is None or (retry_failed and o.get("error") is not None)]
     reused = total - len(todo)
+    _log.info("sweep %s: %d points, %d stored in %s, %d to compute", sweep.name, total,
+              reused, out, len(todo))
     executor = executor if executor is not None else SerialExecutor()
-    if in_flight is None:
-        in_flight = 4 * max(1, int(getattr(executor, "_max_workers", 64) or 64))
+    if in_flight is None:       # this process: one at a time, so each is stored at once
+        in_flight = 1 if isinstance(executor, SerialExecutor) else \
+            4 * max(1, int(getattr(executor, "_max_workers", 64) or 64))
     done = reused
     failed = sum(1 for o in outcomes if o is not None and o.get("error") is not None
                  and not retry_failed)
@@ -273,6 +279,8 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
                 outcomes[i] = json.loads(text)      # the same form a resumed run reads
                 done += 1
                 failed += outcome.get("error") is not None
+                _log.debug("point %d %s: %s in %.3f s", i, sweep.points[i],
+                           outcome.get("error") or "ok", outcome.get("wall_s", 0.0))
                 if progress:
                     progress(done, failed, total)
             submit_more()

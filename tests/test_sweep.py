@@ -181,3 +181,18 @@ def test_verbose_logs_the_sweep_to_stderr(tmp_path, capsys):
                                "--workers", "1", "--format", "csv"], capsys)
     assert code == 0 and "INFO" not in err and "DEBUG" not in err
     assert out.count("\n") == 7                        # header + 6 points
+
+
+def test_plot_draws_busbw_curves_of_collective_points(tmp_path, capsys):
+    text = ("name: plot\njobs:\n  - {kind: collective, op: allreduce, topology: 'ring:4', "
+            "algorithm: ring, size: 1MB, alpha: 0}\nsweep:\n  grid:\n"
+            "    jobs[0].algorithm: [ring, direct]\n    jobs[0].size: [1MB, 2MB, 4MB]\n")
+    figure = tmp_path / "busbw.svg"
+    code, _, err = run_main(["sweep", str(_write(tmp_path, text)), "--out",
+                             str(tmp_path / "o"), "--workers", "1", "--plot", str(figure)],
+                            capsys)
+    assert code == 0, err
+    assert f"wrote {figure}" in err and figure.read_text().startswith("<?xml")
+    code, _, err = run_main(["sweep", str(_write(tmp_path)), "--out", str(tmp_path / "t"),
+                             "--workers", "1", "--plot", str(tmp_path / "none.png")], capsys)
+    assert code == 2 and "no point has a size and a busbw" in err   # traffic jobs only

@@ -18,6 +18,7 @@ from ..run import load_sweep, rows_to_parquet, run_sweep_points, sweep_executor
 from .options import (check_outputs, emit, format_records, output_option, overwrite_option,
                       render_table, to_jsonable)
 from ..outputs import write_atomic
+from ..report import draw_curves, figure_format
 
 __all__ = ["command"]
 
@@ -42,9 +43,12 @@ _SHOWN = ("job", "time_s", "busbw_GBps", "bound", "efficiency", "max_link_util",
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]),
               default="table", show_default=True,
               help="Output format (parquet needs -o and netsim[parquet]).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Draw busbw against message size (.png/.svg/.pdf), one line per "
+                   "combination of the other swept values (collective jobs).")
 @output_option
 @overwrite_option
-def command(scenario, out, workers, scheduler, retry_failed, fmt, output, overwrite):
+def command(scenario, out, workers, scheduler, retry_failed, fmt, plot, output, overwrite):
     """Run every point of SCENARIO's `sweep:` grid and print one table of their results."""
     if scheduler is not None and workers is not None:
         raise InputError("give --workers or --scheduler, not both")
@@ -53,7 +57,9 @@ def command(scenario, out, workers, scheduler, retry_failed, fmt, output, overwr
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--out {out}: is a file, not a folder")
-    check_outputs([output], overwrite=overwrite)
+    if plot:
+        figure_format(plot)
+    check_outputs([output, plot], overwrite=overwrite)
     sweep = load_sweep(scenario)
     with _progress(len(sweep.points)) as progress, \
             sweep_executor(workers, scheduler) as executor:
@@ -68,6 +74,8 @@ def command(scenario, out, workers, scheduler, retry_failed, fmt, output, overwr
     click.echo(f"{len(sweep.points)} points: {result.computed} computed, {result.reused} "
                f"from {out}, {result.failed} failed; tables in {out}/results.csv and "
                f"results.json", err=True)
+    if plot:
+        _plot(rows, sweep.spec.keys(), plot, overwrite)
     if fmt == "parquet":
         write_atomic(output, rows_to_parquet(rows), overwrite)
         click.echo(f"wrote {output}", err=True)
@@ -78,6 +86,23 @@ def command(scenario, out, workers, scheduler, retry_failed, fmt, output, overwr
     else:
         emit(tables["results.csv"] if fmt == "csv" else tables["results.json"], output,
              overwrite)
+
+
+def _plot(rows, keys, path, overwrite: bool) -> None:
+    """busbw over size, a line per combination of the swept values other than sizes."""
+    series: dict[str, list[dict]] = {}
+    labels = [k for k in keys if not k.rsplit(".", 1)[-1] in ("size", "sizes")]
+    for row in rows:
+        if row.get("error") is None and row.get("busbw_GBps") is not None \
+                and row.get("size_bytes"):
+            label = ", ".join(str(row[k]) for k in labels) or str(row.get("job", "run"))
+            series.setdefault(label, []).append(row)
+    if not series:
+        raise InputError("--plot: no point has a size and a busbw to draw (collective "
+                         "jobs have them)")
+    draw_curves({label: sorted(points, key=lambda r: r["size_bytes"])
+                 for label, points in series.items()}, path, overwrite=overwrite)
+    click.echo(f"wrote {path}", err=True)
 
 
 class _progress:

@@ -196,3 +196,36 @@ def test_plot_draws_busbw_curves_of_collective_points(tmp_path, capsys):
     code, _, err = run_main(["sweep", str(_write(tmp_path)), "--out", str(tmp_path / "t"),
                              "--workers", "1", "--plot", str(tmp_path / "none.png")], capsys)
     assert code == 2 and "no point has a size and a busbw" in err   # traffic jobs only
+
+
+def test_a_killed_sweep_process_resumes(tmp_path, capsys):
+    """SIGKILL a real `netsim sweep` once it has stored a few points; the same command
+    then computes only the rest and gives the table of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sizes = ", ".join(f"{k}MB" for k in range(1, 41))            # 40 points
+    text = SWEEP.split("sweep:\n")[0] + f"sweep:\n  grid:\n    jobs[0].size: [{sizes}]\n"
+    path, out = _write(tmp_path, text), tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    child = subprocess.Popen([sys.executable, "-m", "netsim", "sweep", str(path), "--out",
+                              str(out), "--workers", "1", "--format", "csv"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("points/*.json"))) < 3 and child.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    stored = len(list(out.glob("points/*.json")))
+    assert 3 <= stored < 40, stored
+    code, _, err = run_main(["sweep", str(path), "--out", str(out), "--workers", "1",
+                             "--format", "csv"], capsys)
+    assert code == 0 and f"{40 - stored} computed, {stored} from" in err, err
+    fresh = run_sweep_points(load_sweep(path), tmp_path / "fresh")
+    from netsim.cli.options import records_csv
+
+    assert (out / "results.csv").read_bytes() == records_csv(fresh.rows).encode()

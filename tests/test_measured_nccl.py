@@ -44,3 +44,21 @@ def test_a_ragged_log_row_is_a_one_line_error(tmp_path, capsys):
     log.write_text(HEADER + "     1048576   262144  float  sum  -1  25.0  41.9\n")
     code, _, err = run_main([*ARGS, "--measured", str(log)], capsys)
     assert code == 2 and "bad.log:9" in err and len(err.strip().splitlines()) == 1
+
+
+def test_format_nccl_reads_back_as_a_measured_log(tmp_path, capsys):
+    """--format nccl prints nccl-tests' layout; read back by --measured it gives the
+    simulated sizes, busbw to its 2 printed decimals and times to their printed digits."""
+    log = tmp_path / "sim.log"
+    code, _, err = run_main([*ARGS, "--format", "nccl", "-o", str(log)], capsys)
+    assert code == 0, err
+    text = log.read_text()
+    assert "#       size         count      type   redop    root     time   algbw   busbw" \
+        in text
+    code, out, err = run_main([*ARGS, "--format", "json", "--measured", str(log)], capsys)
+    assert code == 0, err
+    for record in json.loads(out)["records"]:
+        assert abs(record["measured_busbw_GBps"] - record["busbw_GBps"]) <= 0.005 + 1e-9
+        us = record["time_s"] * 1e6
+        step = 1.0 if us >= 10000 else 0.1 if us >= 100 else 0.01
+        assert abs(record["measured_time_s"] * 1e6 - us) <= step / 2 + 1e-9

@@ -20,11 +20,11 @@ import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..errors import InputError, unknown_name
-from ..report import BUSBW_FACTOR, NCCL_COLUMNS
+from ..report import BUSBW_FACTOR, NCCL_COLUMNS, nccl_tests_table
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
-                      chunks_option, emit, fault_options, fault_specs, format_option,
+                      chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -117,7 +117,7 @@ def _title(runs: Sequence[CollectiveRun], alpha: float) -> str:
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
-@format_option
+@nccl_format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, order, root,
@@ -158,6 +158,9 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, chunks, alpha, gamma, 
         columns += hook.apply(value, runs, records, overwrite, topology)
     if algorithm == "auto":
         columns.append(("candidates", "candidates", str))
+    if fmt == "nccl":
+        emit(nccl_tests_table(records, root=root), output, overwrite)
+        return
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s)), output,
          overwrite)
 

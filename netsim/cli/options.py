@@ -15,13 +15,19 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope", "chunks_option"]
+           "deprecated", "envelope", "chunks_option", "nccl_format_option"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
                              default="table", show_default=True,
                              help="Output format (parquet: the records as a Parquet file, "
                                   "with -o or a redirected stdout; needs netsim[parquet]).")
+# `coll` also prints nccl-tests' own table layout.
+nccl_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet", "nccl"]),
+    default="table", show_default=True,
+    help="Output format (nccl: the table layout of nccl-tests; parquet: with -o or a "
+         "redirected stdout, needs netsim[parquet]).")
 output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
                              help="Write the output to this file instead of stdout.")
 overwrite_option = click.option("--overwrite", is_flag=True,

@@ -78,26 +78,36 @@ def read_nccl_tests(path: str | Path, text: str | None = None) -> list[dict[str,
     path = Path(path)
     text = read_text(path, "nccl-tests log") if text is None else text
     header: list[str] | None = None
+    at: dict[str, int] = {}
+    time_key = "time"
     out: list[dict[str, float]] = []
     out_lines: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if _NCCL_HEADER.match(line):
             header = line.lstrip("#").split()
+            time_key = "time" if "time" in header else "cputime"
+            # The first (out-of-place) columns; later nccl-tests add columns at the end
+            # (#iters, timestamps), so positions count from the left.
+            at = {key: header.index(key) for key in ("size", time_key, "busbw")
+                  if key in header}
+            if len(at) != 3:
+                raise InputError(f"{path}:{number}: nccl-tests header without size, time "
+                                 f"and busbw columns")
             continue
         fields = line.split()
         if header is None or not fields or line.lstrip().startswith("#") \
                 or not fields[0].isdigit():
             continue
-        if len(fields) != len(header):
+        if len(fields) <= max(at.values()):
             raise InputError(f"{path}:{number}: expected {len(header)} columns like the "
                              f"header, got {len(fields)}")
-        cells = dict(zip(reversed(header), reversed(fields)))    # first (out-of-place) wins
-        row = {"size_bytes": _number(path, number, "size", cells["size"], True),
-               "time_s": _number(path, number, "time", cells["time"], False) / 1e6,
-               "busbw_GBps": _number(path, number, "busbw", cells["busbw"], False)}
+        size, seconds, busbw = (fields[at[key]] for key in ("size", time_key, "busbw"))
+        row = {"size_bytes": _number(path, number, "size", size, True),
+               "time_s": _number(path, number, "time", seconds, False) / 1e6,
+               "busbw_GBps": _number(path, number, "busbw", busbw, False)}
         earlier = _find(out, row["size_bytes"])
         if earlier is not None:
-            raise InputError(f"{path}:{number}: size {cells['size']!r} is also on line "
+            raise InputError(f"{path}:{number}: size {size!r} is also on line "
                              f"{out_lines[earlier]}: give one run per log")
         out.append(row)
         out_lines.append(number)

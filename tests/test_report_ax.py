@@ -16,3 +16,20 @@ def test_two_drawings_share_one_figure(tmp_path):
     assert len(left.get_lines()) == 1 and len(right.patches) == 2
     assert (tmp_path / "b.png").stat().st_size > 0
     assert list(left.get_lines()[0].get_ydata()) == [10.0, 11.0, 12.0, 13.0]
+
+
+def test_heatmaps_of_two_runs_side_by_side():
+    from netsim.engine import simulate
+    from netsim.report import draw_heatmap
+    from netsim.schedule import make_pattern
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("mesh:2x2,bw=1GB/s")
+    runs = [simulate(topo, make_pattern(p, 4, 1e6)) for p in ("alltoall", "shift")]
+    fig = new_figure(10, 4)
+    axes = fig.subplots(1, 2)
+    for ax, run in zip(axes, runs):
+        assert draw_heatmap(topo, run, ax=ax, title="x") is fig
+    assert [ax.get_title() for ax in axes] == ["x", "x"]
+    assert len(fig.axes) == 4                        # two drawings and their colour bars
+    assert all(len(ax.patches) >= 8 for ax in axes)        # at least the 8 links

@@ -140,8 +140,11 @@ class Result:
             raise ValueError(f"kind must be 'links' or 'ops', got {kind!r}")
         ends = np.asarray(self.link_ends, dtype=object).reshape(-1, 2) if self.link_ends \
             else np.full((len(self.link_names), 2), None, dtype=object)
-        return pd.DataFrame({"id": np.asarray(self.link_names, dtype=object),
-                             "src": ends[:, 0], "dst": ends[:, 1],
+        # object columns as they are: pandas' string dtype would convert every name
+        text = {key: pd.Series(column, dtype=object, copy=False) for key, column in
+                (("id", np.asarray(self.link_names, dtype=object)), ("src", ends[:, 0]),
+                 ("dst", ends[:, 1]))}
+        return pd.DataFrame({**text,
                              "bytes": np.asarray(self.link_bytes, dtype=float),
                              "bandwidth": np.asarray(self.link_bandwidth, dtype=float),
                              "utilization": np.asarray(self.link_utilization, dtype=float),

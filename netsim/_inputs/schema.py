@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from ..errors import InputError, did_you_mean
 from ..units import parse_rate, parse_size, parse_time
 from .yamlio import load_yaml, yaml_line
 
 __all__ = ["Strict", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
-           "yaml_line", "unit_json_schema"]
+           "yaml_line"]
 
 
 class Strict(BaseModel):
@@ -39,31 +39,9 @@ def _unit(parser, minimum: float, strict: bool, unit: str):
     return BeforeValidator(convert)
 
 
-#: A number followed by an optional unit word (``64MiB``, ``25GB/s``, ``711ns``, ``1e9``);
-#: no sign, so negative values are refused by the schema as by the parsers' limits.
-UNIT_PATTERN = r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*[A-Za-z/]*\s*$"
-
-
-def unit_json_schema(unit: str, example: str, *, exclusive: bool = False) -> WithJsonSchema:
-    """The JSON Schema of a unit field: a number in ``unit`` (>= 0, or > 0 when
-    ``exclusive``) or a unit string such as ``example``; what :mod:`netsim.units` parses.
-
-    >>> unit_json_schema("bytes/s", "450GB/s", exclusive=True).json_schema["anyOf"][0]
-    {'type': 'number', 'exclusiveMinimum': 0}
-    """
-    bound = {"exclusiveMinimum": 0} if exclusive else {"minimum": 0}
-    return WithJsonSchema({"anyOf": [{"type": "number", **bound},
-                                     {"type": "string", "pattern": UNIT_PATTERN}],
-                           "description": f"{unit}: a number, or a string with a unit "
-                                          f"such as {example!r}"})
-
-
-Size = Annotated[float, _unit(parse_size, 0, False, "bytes"),     # '64MiB', '1e9', 1048576
-                 unit_json_schema("bytes", "64MiB")]
-Rate = Annotated[float, _unit(parse_rate, 0, True, "bytes/s"),    # '25GB/s', '400Gbps'
-                 unit_json_schema("bytes/s", "25GB/s", exclusive=True)]
-Time = Annotated[float, _unit(parse_time, 0, False, "s"),         # '711ns', '1us'
-                 unit_json_schema("s", "711ns")]
+Size = Annotated[float, _unit(parse_size, 0, False, "bytes")]   # '64MiB', '1e9', 1048576
+Rate = Annotated[float, _unit(parse_rate, 0, True, "bytes/s")]  # '25GB/s', '400Gbps'
+Time = Annotated[float, _unit(parse_time, 0, False, "s")]       # '711ns', '1us'
 
 
 def validation_message(err: ValidationError, source: str, prefix: str = "",
@@ -108,3 +86,33 @@ def _field_hint(model: type[BaseModel], loc: tuple) -> str:
     return did_you_mean(loc[0], fields, otherwise=f" (allowed: {', '.join(fields)})")
 
 
+# -- JSON Schema of the unit types (``netsim schema``) ------------------------------------
+# Kept in one block at the end: the types above are re-annotated, so models importing them
+# get a schema of "a number, or a unit string" instead of "a number".
+
+#: A number followed by an optional unit word (``64MiB``, ``25GB/s``, ``711ns``, ``1e9``);
+#: no sign, so negative values are refused by the schema as by the parsers' limits.
+UNIT_PATTERN = r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*[A-Za-z/]*\s*$"
+
+
+def unit_json_schema(unit: str, example: str, *, exclusive: bool = False):
+    """The JSON Schema of a unit field (a pydantic ``WithJsonSchema``): a number in
+    ``unit`` (>= 0, or > 0 when ``exclusive``) or a unit string such as ``example``;
+    what :mod:`netsim.units` parses.
+
+    >>> unit_json_schema("bytes/s", "450GB/s", exclusive=True).json_schema["anyOf"][0]
+    {'type': 'number', 'exclusiveMinimum': 0}
+    """
+    from pydantic import WithJsonSchema
+
+    bound = {"exclusiveMinimum": 0} if exclusive else {"minimum": 0}
+    return WithJsonSchema({"anyOf": [{"type": "number", **bound},
+                                     {"type": "string", "pattern": UNIT_PATTERN}],
+                           "description": f"{unit}: a number, or a string with a unit "
+                                          f"such as {example!r}"})
+
+
+Size = Annotated[Size, unit_json_schema("bytes", "64MiB")]                 # type: ignore
+Rate = Annotated[Rate, unit_json_schema("bytes/s", "25GB/s", exclusive=True)]  # type: ignore
+Time = Annotated[Time, unit_json_schema("s", "711ns")]                     # type: ignore
+__all__ += ["unit_json_schema", "UNIT_PATTERN"]

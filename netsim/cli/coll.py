@@ -19,8 +19,9 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
+from ..run import nccl_tests_table
 from ..errors import InputError, unknown_name
-from ..report import BUSBW_FACTOR, NCCL_COLUMNS, nccl_tests_table
+from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,

@@ -22,7 +22,3 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "figure_format", "write_scenario_report", "write_result_document",
            "read_result_document", "document_values", "document_topology",
            "document_difference"]
-
-from .nccl_tests import nccl_tests_table  # noqa: E402
-
-__all__ += ["nccl_tests_table"]

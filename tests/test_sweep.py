@@ -229,3 +229,11 @@ def test_a_killed_sweep_process_resumes(tmp_path, capsys):
     from netsim.cli.options import records_csv
 
     assert (out / "results.csv").read_bytes() == records_csv(fresh.rows).encode()
+
+
+def test_a_missing_optional_package_names_its_extra():
+    from netsim._inputs.extras import MissingExtraError, require
+
+    with pytest.raises(MissingExtraError, match=r"pip install 'netsim\[sweep\]'") as err:
+        require("netsim_no_such_package.sub", "sweep", "--scheduler (a Dask cluster)")
+    assert "'netsim_no_such_package'" in str(err.value) and err.value.exit_code == 2

@@ -105,3 +105,33 @@ def _field_hint(model: type[BaseModel], loc: tuple) -> str:
     return did_you_mean(loc[0], fields, otherwise=f" (allowed: {', '.join(fields)})")
 
 
+# -- JSON Schema of the unit types (``netsim schema``) ------------------------------------
+# Kept in one block at the end: the types above are re-annotated, so models importing them
+# get a schema of "a number, or a unit string" instead of "a number".
+
+#: A number followed by an optional unit word (``64MiB``, ``25GB/s``, ``711ns``, ``1e9``);
+#: no sign, so negative values are refused by the schema as by the parsers' limits.
+UNIT_PATTERN = r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*[A-Za-z/]*\s*$"
+
+
+def unit_json_schema(unit: str, example: str, *, exclusive: bool = False):
+    """The JSON Schema of a unit field (a pydantic ``WithJsonSchema``): a number in
+    ``unit`` (>= 0, or > 0 when ``exclusive``) or a unit string such as ``example``;
+    what :mod:`netsim.units` parses.
+
+    >>> unit_json_schema("bytes/s", "450GB/s", exclusive=True).json_schema["anyOf"][0]
+    {'type': 'number', 'exclusiveMinimum': 0}
+    """
+    from pydantic import WithJsonSchema
+
+    bound = {"exclusiveMinimum": 0} if exclusive else {"minimum": 0}
+    return WithJsonSchema({"anyOf": [{"type": "number", **bound},
+                                     {"type": "string", "pattern": UNIT_PATTERN}],
+                           "description": f"{unit}: a number, or a string with a unit "
+                                          f"such as {example!r}"})
+
+
+Size = Annotated[Size, unit_json_schema("bytes", "64MiB")]                 # type: ignore
+Rate = Annotated[Rate, unit_json_schema("bytes/s", "25GB/s", exclusive=True)]  # type: ignore
+Time = Annotated[Time, unit_json_schema("s", "711ns")]                     # type: ignore
+__all__ += ["unit_json_schema", "UNIT_PATTERN"]

@@ -6,6 +6,7 @@ non-zero exit (2 for usage and input errors); ``--debug`` shows the traceback in
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import sys
 
@@ -19,6 +20,7 @@ __all__ = ["main", "cli"]
 SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
 SUBCOMMANDS.append("export")   # netsim/cli/export.py: schedules as MSCCL XML, Chakra ETs
 SUBCOMMANDS += ["synth"]   # netsim/cli/synth.py
+SUBCOMMANDS += ["sweep", "schema", "plugins"]
 
 
 class _Group(click.Group):
@@ -46,9 +48,12 @@ class _Group(click.Group):
 @click.option("--max-memory", metavar="SIZE", default=None,
               help="Memory a run may use (e.g. 16GiB); default: what the machine has "
                    "available. Bigger runs are refused before they start.")
+@click.option("-v", "--verbose", count=True, help="Log more to stderr (-v info, -vv debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Log only errors to stderr.")
 @click.version_option(package_name="netsim")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
+def cli(ctx: click.Context, debug: bool, max_memory: str | None, verbose: int = 0,
+        quiet: bool = False) -> None:
     """netsim: how long does this collective take on this machine, and which links are hot?"""
     from ..budget import set_max_memory
     from ..errors import InputError
@@ -59,6 +64,47 @@ def cli(ctx: click.Context, debug: bool, max_memory: str | None) -> None:
     if size is not None and size < 1:
         raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")
     set_max_memory(None if size is None else int(size))   # every invocation sets its own
+    _logging(verbose, quiet)
+    _load_plugins()
+
+
+class _Stderr(logging.StreamHandler):
+    """A handler writing to whatever sys.stderr is when a record comes (tests swap it)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def _logging(verbose: int, quiet: bool) -> None:
+    """netsim's loggers to stderr: warnings by default, -v info, -vv debug, -q errors."""
+    levels = [logging.WARNING, logging.INFO, logging.DEBUG]
+    logger = logging.getLogger("netsim")
+    logger.setLevel(logging.ERROR if quiet else levels[min(verbose, 2)])
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("netsim: %(levelname)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+def _load_plugins() -> None:
+    """Load installed plugins (netsim.run.plugins); a broken one is a one-line warning.
+    Entry points are looked up first so that, with none installed, nothing is imported."""
+    from importlib.metadata import entry_points
+
+    groups = ("netsim.topologies", "netsim.algorithms", "netsim.placements", "netsim.jobs")
+    if not any(entry_points(group=group) for group in groups):
+        return
+    from ..run import load_plugins
+
+    for plugin in load_plugins():
+        if plugin.error is not None:
+            click.echo(f"netsim: warning: plugin {plugin.name!r} ({plugin.group}, from "
+                       f"{plugin.dist or plugin.value}) not loaded: {plugin.error}", err=True)
 
 
 #: A quoted value longer than this is cut in error messages: they quote what was given,

@@ -20,12 +20,13 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
+from ..run import nccl_tests_table
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
 from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
-                      chunks_option, emit, fault_options, fault_specs, format_option,
+                      chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -137,7 +138,7 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
-@format_option
+@nccl_format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, alpha, gamma,
@@ -189,6 +190,9 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
         from .synth import SYNTH_COLUMNS
 
         columns += SYNTH_COLUMNS
+    if fmt == "nccl":
+        emit(nccl_tests_table(records, root=root), output, overwrite)
+        return
     emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s, axis)),
          output, overwrite)
 

@@ -79,6 +79,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         return
     if fmt == "csv":
         text = result.flows_csv()
+    elif fmt == "parquet":
+        text = format_records(result.flow_records(), fmt)
     else:
         flows = format_records(result.flow_records()[:50], "table",
                                title=f"flows (makespan {format_time(result.makespan)}, "

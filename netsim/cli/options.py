@@ -15,10 +15,19 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope", "chunks_option"]
+           "deprecated", "envelope", "chunks_option", "nccl_format_option"]
 
-format_option = click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
-                             default="table", show_default=True, help="Output format.")
+format_option = click.option("--format", "fmt",
+                             type=click.Choice(["table", "json", "csv", "parquet"]),
+                             default="table", show_default=True,
+                             help="Output format (parquet: the records as a Parquet file, "
+                                  "with -o or a redirected stdout; needs netsim[parquet]).")
+# `coll` also prints nccl-tests' own table layout.
+nccl_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet", "nccl"]),
+    default="table", show_default=True,
+    help="Output format (nccl: the table layout of nccl-tests; parquet: with -o or a "
+         "redirected stdout, needs netsim[parquet]).")
 output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
                              help="Write the output to this file instead of stdout.")
 overwrite_option = click.option("--overwrite", is_flag=True,
@@ -120,8 +129,19 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def emit(text: str, output: str | None, overwrite: bool) -> None:
-    """Print ``text`` or write it atomically to ``output``."""
+def emit(text: str | bytes, output: str | None, overwrite: bool) -> None:
+    """Print ``text`` or write it atomically to ``output`` (bytes, e.g. Parquet, go to a
+    file or a redirected stdout, never to a terminal)."""
+    if isinstance(text, bytes) and output is None:
+        from ..errors import InputError
+
+        if sys.stdout.isatty():
+            raise InputError("--format parquet is binary: give -o FILE.parquet or redirect "
+                             "the output to a file")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text)
+        sys.stdout.buffer.flush()
+        return
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
@@ -151,6 +171,10 @@ def format_records(records: Sequence[dict[str, Any]], fmt: str, document: Any = 
         return json.dumps(to_jsonable(envelope(records, **context)), indent=1) + "\n"
     if fmt == "csv":
         return records_csv(records)
+    if fmt == "parquet":
+        from ..run import rows_to_parquet
+
+        return rows_to_parquet(to_jsonable(list(records)))   # type: ignore[return-value]
     return render_table(records, columns, title)
 
 

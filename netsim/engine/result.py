@@ -110,3 +110,43 @@ class Result:
         writer.writeheader()
         writer.writerows(self.flow_records())
         return out.getvalue()
+
+    def to_pandas(self, kind: str = "links"):
+        """A pandas DataFrame per link (``kind="links"``: the columns of
+        :meth:`link_records`) or per op (``"ops"``: id, release, start, finish, tag), built
+        from the arrays as columns (no Python loop over links). Needs ``netsim[parquet]``.
+
+        >>> from netsim.engine import simulate
+        >>> from netsim.schedule import ScheduleBuilder
+        >>> from netsim.topology import ring
+        >>> b = ScheduleBuilder(2); _ = b.send(0, 1, 1e9)
+        >>> frame = simulate(ring(2, bandwidth=1e9), b.build()).to_pandas()
+        >>> frame[["src", "dst", "bytes", "utilization"]].to_dict("records")[0]
+        {'src': 'n0', 'dst': 'n1', 'bytes': 1000000000.0, 'utilization': 1.0}
+        """
+        from .._inputs.extras import require
+
+        pd = require("pandas", "parquet", "Result.to_pandas()")
+        if kind == "ops":
+            ids = self.op_ids if self.op_ids is not None else np.arange(len(self.op_finish))
+            tags = None
+            if self.op_tags is not None and self.tags:
+                tags = pd.Categorical.from_codes(np.asarray(self.op_tags, dtype=np.int64),
+                                                 categories=list(self.tags))
+            return pd.DataFrame({"id": np.asarray(ids), "release": self.op_release,
+                                 "start": self.op_start, "finish": self.op_finish,
+                                 **({"tag": tags} if tags is not None else {})})
+        if kind != "links":
+            raise ValueError(f"kind must be 'links' or 'ops', got {kind!r}")
+        ends = np.asarray(self.link_ends, dtype=object).reshape(-1, 2) if self.link_ends \
+            else np.full((len(self.link_names), 2), None, dtype=object)
+        # object columns as they are: pandas' string dtype would convert every name
+        text = {key: pd.Series(column, dtype=object, copy=False) for key, column in
+                (("id", np.asarray(self.link_names, dtype=object)), ("src", ends[:, 0]),
+                 ("dst", ends[:, 1]))}
+        return pd.DataFrame({**text,
+                             "bytes": np.asarray(self.link_bytes, dtype=float),
+                             "bandwidth": np.asarray(self.link_bandwidth, dtype=float),
+                             "utilization": np.asarray(self.link_utilization, dtype=float),
+                             "busy_s": np.asarray(self.link_busy, dtype=float),
+                             "peak_flows": np.asarray(self.link_peak_flows, dtype=np.int64)})

@@ -68,13 +68,22 @@ def _from_records(records: Sequence[Mapping], y: str, label: str):
     return np.asarray(sizes), np.asarray(values)
 
 
-def draw_curves(series: Mapping[str, Any], path, y: str = "busbw_GBps",
+def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
                 measured: Mapping[str, Any] | None = None, *, title: str | None = None,
-                overwrite: bool = True) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                overwrite: bool = True, ax=None):
     """One line per label of ``series`` (``y`` against message size, log2 x axis with
     binary size labels), ``measured`` points as open markers in the same colour; ``y`` is
     one of :data:`Y_AXES` (``time_s`` gets a log y axis in s/ms/us). Saves to ``path``
-    (.png/.svg/.pdf) and returns the points drawn per label (sizes, values in SI units)."""
+    (.png/.svg/.pdf) and returns the points drawn per label (sizes, values in SI units).
+
+    In a notebook: with ``ax=`` (matplotlib axes) it draws there, or with neither ``ax``
+    nor ``path`` on a new figure, and returns the matplotlib Figure (saved too if ``path``).
+
+    >>> fig = draw_curves({"ring": [{"size_bytes": 1024, "busbw_GBps": 1.0},
+    ...                             {"size_bytes": 2048, "busbw_GBps": 2.0}]})
+    >>> type(fig).__name__, fig.axes[0].get_xlabel()
+    ('Figure', 'message size')
+    """
     if y not in Y_AXES:
         from ..errors import unknown_name
 
@@ -89,8 +98,7 @@ def draw_curves(series: Mapping[str, Any], path, y: str = "busbw_GBps",
     legend_w = 0.7 + 0.056 * max(len(label) + (11 if label in (measured or {}) else 0)
                                  for label in labels)                     # inches
     fig_w = 5.5 + legend_w
-    fig = new_figure(fig_w, 4.6)
-    ax = fig.add_axes((0.85 / fig_w, 0.13, 4.5 / fig_w, 0.77))
+    fig, ax, notebook = _axes(ax, path, (fig_w, 4.6), (0.85 / fig_w, 0.13, 4.5 / fig_w, 0.77))
     colors = _colors(labels)
     for label, (sizes, values) in drawn.items():
         ax.plot(sizes, values / factor, marker="o", markersize=3, linewidth=1.6,
@@ -113,8 +121,19 @@ def draw_curves(series: Mapping[str, Any], path, y: str = "busbw_GBps",
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     default = f"{text.split(' (')[0]} against message size"
     ax.set_title(_wrapped(title or default), fontsize=10)
-    save_figure(fig, path, overwrite)
-    return {**drawn, **shown}
+    if path is not None:
+        save_figure(fig, path, overwrite)
+    return fig if notebook else {**drawn, **shown}
+
+
+def _axes(ax, path, size: tuple[float, float], rect: tuple[float, float, float, float]):
+    """(figure, axes, notebook?): the caller's ``ax`` and its figure, or a new figure of
+    ``size`` inches with axes at ``rect``; notebook when ``ax`` is given or no ``path``
+    (the function then returns the Figure)."""
+    if ax is not None:
+        return ax.figure, ax, True
+    fig = new_figure(*size)
+    return fig, fig.add_axes(rect), path is None
 
 
 def _wrapped(title: str, width: int = 75) -> str:
@@ -159,10 +178,11 @@ def _size_axis(ax, sizes: np.ndarray) -> None:
     ax.set_xlim(2.0 ** lo / 1.2, 2.0 ** hi * 1.2)
 
 
-def draw_bars(values: Mapping[str, float | None], path, y: str = "busbw_GBps", *,
-              title: str | None = None, overwrite: bool = True) -> dict[str, float]:
+def draw_bars(values: Mapping[str, float | None], path=None, y: str = "busbw_GBps", *,
+              title: str | None = None, overwrite: bool = True, ax=None):
     """Horizontal bars, one per label (a comparison at a single message size); None or NaN
-    values are left out and listed as 'n/a'. Returns the values drawn."""
+    values are left out and listed as 'n/a'. Returns the values drawn, or the matplotlib
+    Figure with ``ax=`` or without ``path`` (as :func:`draw_curves`)."""
     if y not in Y_AXES:
         from ..errors import unknown_name
 
@@ -173,8 +193,8 @@ def draw_bars(values: Mapping[str, float | None], path, y: str = "busbw_GBps", *
     factor, unit = _y_unit(y, [np.asarray(list(drawn.values()))])
     labels = list(values)
     height = 1.2 + 0.35 * len(labels)
-    fig = new_figure(7.5, height)
-    ax = fig.add_axes((0.36, 0.55 / height, 0.58, 1 - 1.0 / height))
+    fig, ax, notebook = _axes(ax, path, (7.5, height), (0.36, 0.55 / height, 0.58,
+                                                       1 - 1.0 / height))
     colors = _colors(labels)
     for row, label in enumerate(labels):
         if label in drawn:
@@ -190,5 +210,6 @@ def draw_bars(values: Mapping[str, float | None], path, y: str = "busbw_GBps", *
     ax.set_xlim(0, max(drawn.values()) / factor * 1.18)
     ax.grid(axis="x", color="#e3e3e3", linewidth=0.6)
     ax.set_title(_wrapped(title or text.split(" (")[0]), fontsize=10)
-    save_figure(fig, path, overwrite)
-    return drawn
+    if path is not None:
+        save_figure(fig, path, overwrite)
+    return fig if notebook else drawn

@@ -17,7 +17,7 @@ from ..errors import InputError
 from .layout import Layout, LinkGeometry
 
 __all__ = ["Canvas", "new_figure", "save_figure", "figure_bytes", "figure_format",
-           "figure_for", "draw_nodes", "FORMATS"]
+           "figure_for", "canvas_on", "draw_nodes", "FORMATS"]
 
 #: File extension -> matplotlib format.
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -117,6 +117,21 @@ def figure_for(lay: Layout, caption: Sequence[str] = (), right: float = 1.5,
     side = ((left + ax_w + 0.2) / fig_w, (bottom + (ax_h - bar_h) / 2) / fig_h,
             0.16 / fig_w, bar_h / fig_h)
     return Canvas(fig, ax, scale, side)
+
+
+def canvas_on(ax, lay: Layout, geometry: LinkGeometry | None = None) -> Canvas:
+    """A :class:`Canvas` on the caller's matplotlib axes (a notebook's subplot): the
+    layout's extent and aspect, inches per layout unit from the axes' size, and no side
+    rectangle (a colour bar then takes room from ``ax``)."""
+    x0, x1, y0, y1 = _extent(_layout_points(lay, geometry), 0.6)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    box = ax.get_position()
+    width, height = ax.figure.get_size_inches()
+    scale = min(box.width * width / max(x1 - x0, 1e-9), box.height * height / max(y1 - y0, 1e-9))
+    return Canvas(ax.figure, ax, float(scale), None)    # type: ignore[arg-type]
 
 
 def _layout_points(lay: Layout, geometry: LinkGeometry | None) -> np.ndarray:

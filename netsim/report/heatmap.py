@@ -137,9 +137,9 @@ def display_unit(quantity: str, values: np.ndarray) -> tuple[str, float]:
 
 
 # -- the heatmap --------------------------------------------------------------------------
-def draw_heatmap(topology, values, *, quantity: str = "utilization", path,
+def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
                  title: str | None = None, diverging: bool = False, label_top: int = 3,
-                 caption: str | None = None, overwrite: bool = True) -> HeatmapDrawing:
+                 caption: str | None = None, overwrite: bool = True, ax=None):
     """Draw ``topology`` with each directed link coloured by its value; save to ``path``.
 
     ``values``: a Result, a mapping link name -> value or ``num_links`` numbers in SI units
@@ -147,7 +147,13 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path,
     (coolwarm, symmetric about 0). The ``label_top`` links with the largest values (largest
     magnitude when diverging) get their value written beside them. ``path``: .png, .svg or
     .pdf (or a binary file object with a ``name``). Returns a :class:`HeatmapDrawing`.
+
+    In a notebook: with ``ax=`` (matplotlib axes) it draws there (the colour bar takes
+    room from ``ax``), or with neither ``ax`` nor ``path`` on a new figure, and returns the
+    matplotlib Figure (saved too if ``path`` is given).
     """
+    from .figure import canvas_on
+
     quantity = canonical_quantity(quantity)
     vals = link_values(topology, values, quantity)
     unit, factor = display_unit(quantity, vals)
@@ -158,14 +164,17 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path,
     hottest = _hottest(shown, label_top, diverging)
     notes = _caption_lines(topology, lay, hottest, shown, unit, quantity, caption, diverging)
     geometry = link_geometry(topology, lay)
-    canvas = figure_for(lay, notes, geometry=geometry)
+    canvas = figure_for(lay, notes, geometry=geometry) if ax is None \
+        else canvas_on(ax, lay, geometry)
     paths = geometry.paths
     _draw_links(canvas, paths, colors, shown, topology)
     draw_nodes(canvas.ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
     _label_links(canvas.ax, paths, hottest, shown, unit, quantity, diverging)
     _colorbar(canvas, norm, cmap_name, quantity, unit, diverging)
     canvas.ax.set_title(title or _default_title(topology, quantity, diverging), fontsize=11)
-    saved = save_figure(canvas.fig, path, overwrite)
+    saved = save_figure(canvas.fig, path, overwrite) if path is not None else None
+    if ax is not None or path is None:
+        return canvas.fig
     names = topology.link_names
     return HeatmapDrawing(colors={names[i]: tuple(float(c) for c in colors[i])
                                   for i in range(len(names))},
@@ -293,9 +302,12 @@ def _colorbar(canvas: Canvas, norm, cmap_name: str, quantity: str, unit: str,
         label += " (fraction of the run)"
     elif unit:
         label += f" ({unit})"
+    mappable = ScalarMappable(norm=norm, cmap=colormaps[cmap_name])
+    if canvas.side is None:                  # the caller's axes: the bar takes room from it
+        canvas.fig.colorbar(mappable, ax=canvas.ax, label=label, shrink=0.8)
+        return
     cax = canvas.fig.add_axes(canvas.side)
-    canvas.fig.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap_name]), cax=cax,
-                        label=label)
+    canvas.fig.colorbar(mappable, cax=cax, label=label)
 
 
 def _default_title(topology, quantity: str, diverging: bool) -> str:

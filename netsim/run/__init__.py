@@ -55,3 +55,22 @@ __all__ = [
 ]
 __all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
             "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
+
+
+# Sweeps, file schemas, DataFrames and plugins (issue 14):
+# * .sweep: a scenario's ``sweep:`` grid run on any executor, resumably;
+# * .file_schemas: JSON Schemas of the files users write; .frames: results as DataFrames;
+# * .nccl_tests: collective records in nccl-tests' table layout (read by .measured);
+# * .plugins: entry-point plugins (machines, algorithms, placements, job kinds).
+from .file_schemas import FILE_KINDS, file_schema  # noqa: E402
+from .frames import to_pandas  # noqa: E402
+from .nccl_tests import nccl_tests_table  # noqa: E402
+from .plugins import GROUPS as PLUGIN_GROUPS, PluginInfo, load_plugins  # noqa: E402
+from .sweep import (Sweep, SweepResult, load_sweep, rows_to_pandas,  # noqa: E402
+                    rows_to_parquet, run_sweep_points, sweep_executor, sweep_from_dict)
+
+__all__ += [
+    "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
+    "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
+    "to_pandas", "load_plugins", "PluginInfo", "PLUGIN_GROUPS", "nccl_tests_table",
+]

@@ -1,4 +1,9 @@
-"""Measured curves (CSV) beside simulated ones: ``netsim coll ... --measured FILE.csv``.
+"""Measured curves (CSV, or nccl-tests output) beside simulated ones:
+``netsim coll ... --measured FILE``.
+
+An nccl-tests log (the output of ``all_reduce_perf`` and friends, recognised by its
+``#  size  count  type ...`` header) is read as it is: the out-of-place ``time`` (us) and
+``busbw`` (GB/s) of each size row; other lines (devices, averages) are skipped.
 
 A measured file is CSV with a header row and one row per message size: ``size_bytes``
 (bytes, nccl-tests' size: all-reduce buffer, all-gather output ...) and ``busbw_GBps``
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,7 +30,7 @@ from .._inputs.yamlio import read_text
 from ..errors import InputError, NetsimError
 from ..units import parse_size
 
-__all__ = ["read_measured", "compare_measured", "MEASURED_COLUMNS"]
+__all__ = ["read_measured", "read_nccl_tests", "compare_measured", "MEASURED_COLUMNS"]
 
 _VALUES = ("busbw_GBps", "time_s")
 #: Table columns added by :func:`compare_measured`: (record key, header, formatter).
@@ -52,10 +58,73 @@ def _number(path: Path, line: int, column: str, text: str, size: bool) -> float:
     return value
 
 
+_NCCL_HEADER = re.compile(r"^#\s+size\s+count\s+type\b")
+
+
+def read_nccl_tests(path: str | Path, text: str | None = None) -> list[dict[str, float]]:
+    """The size rows of an nccl-tests log as ``{'size_bytes', 'time_s', 'busbw_GBps'}``
+    (out-of-place columns; time converted from us to s).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "ar.log"
+    >>> _ = p.write_text("# nThread 1 nGpus 8\\n"
+    ...   "#       size    count   type  redop  root   time  algbw  busbw #wrong   time  algbw  busbw #wrong\\n"
+    ...   "#        (B) (elements)                     (us) (GB/s) (GB/s)          (us) (GB/s) (GB/s)\\n"
+    ...   "     1048576   262144  float    sum    -1  25.00  41.94  73.40      0  24.00  43.69  76.46      0\\n"
+    ...   "# Avg bus bandwidth    : 74.93\\n")
+    >>> read_nccl_tests(p)
+    [{'size_bytes': 1048576.0, 'time_s': 2.5e-05, 'busbw_GBps': 73.4}]
+    """
+    path = Path(path)
+    text = read_text(path, "nccl-tests log") if text is None else text
+    header: list[str] | None = None
+    at: dict[str, int] = {}
+    time_key = "time"
+    out: list[dict[str, float]] = []
+    out_lines: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _NCCL_HEADER.match(line):
+            header = line.lstrip("#").split()
+            time_key = "time" if "time" in header else "cputime"
+            # The first (out-of-place) columns; later nccl-tests add columns at the end
+            # (#iters, timestamps), so positions count from the left.
+            at = {key: header.index(key) for key in ("size", time_key, "busbw")
+                  if key in header}
+            if len(at) != 3:
+                raise InputError(f"{path}:{number}: nccl-tests header without size, time "
+                                 f"and busbw columns")
+            continue
+        fields = line.split()
+        if header is None or not fields or line.lstrip().startswith("#") \
+                or not fields[0].isdigit():
+            continue
+        if len(fields) <= max(at.values()):
+            raise InputError(f"{path}:{number}: expected {len(header)} columns like the "
+                             f"header, got {len(fields)}")
+        size, seconds, busbw = (fields[at[key]] for key in ("size", time_key, "busbw"))
+        row = {"size_bytes": _number(path, number, "size", size, True),
+               "time_s": _number(path, number, "time", seconds, False) / 1e6,
+               "busbw_GBps": _number(path, number, "busbw", busbw, False)}
+        earlier = _find(out, row["size_bytes"])
+        if earlier is not None:
+            raise InputError(f"{path}:{number}: size {size!r} is also on line "
+                             f"{out_lines[earlier]}: give one run per log")
+        out.append(row)
+        out_lines.append(number)
+    if header is None or not out:
+        raise InputError(f"{path}: no nccl-tests size rows (expected a '#  size  count  "
+                         f"type ...' header followed by rows)")
+    return out
+
+
 def read_measured(path: str | Path) -> list[dict[str, float]]:
     """Rows of ``path`` as ``{'size_bytes': .., 'busbw_GBps': .., 'time_s': ..}`` (the
-    value columns present); one-line InputError naming file, line and column."""
+    value columns present); one-line InputError naming file, line and column. An
+    nccl-tests log is read with :func:`read_nccl_tests`."""
     path = Path(path)
+    text = read_text(path, "measured CSV")
+    if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
+        return read_nccl_tests(path, text)
     lines = _lines(path)
     if not lines:
         raise InputError(f"{path}:1: empty measured CSV (need a header row and data rows)")

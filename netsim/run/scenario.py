@@ -40,6 +40,8 @@ class _ScenarioModel(Strict):
     seed: int = Field(default=0, ge=0)
     faults: Any = None          # validated by .faults.fault_specs
     jobs: list[Any]
+    version: int | None = None  # the file format's version (see check_version)
+    sweep: Any = None           # a grid of variants: netsim.run.sweep (``netsim sweep``)
 
 
 @dataclass
@@ -96,6 +98,10 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
         raise InputError(f"{path}: expected a mapping with 'name' and 'jobs', got a "
                          f"{type(doc).__name__}{line()}")
     header = validate(_ScenarioModel, doc, path, root=root)
+    check_version(header.version, path, "scenario", line("version"))
+    if header.sweep is not None:
+        raise InputError(f"{path}: the scenario declares a 'sweep:' grid: run it with "
+                         f"'netsim sweep {path} --out DIR'{line('sweep')}")
     faults = fault_specs(header.faults, str(path), "faults", root) \
         if header.faults is not None else ()
     if not header.jobs:
@@ -122,6 +128,20 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
              for n in range(len(jobs))]
     return Scenario(header.name, header.description, header.topology, header.seed, jobs,
                     path, dict(doc), faults, job_faults, lines)
+
+
+#: The version of the scenario file format this netsim writes and reads; files without a
+#: ``version:`` key are read as this one.
+SCENARIO_VERSION = 1
+
+
+def check_version(version: int | None, path, what: str, where: str = "") -> None:
+    """Refuse a file written for a newer format than this netsim reads (one line)."""
+    if version is not None and version > SCENARIO_VERSION:
+        raise InputError(f"{path}: version: {what} file format {version} is newer than this "
+                         f"netsim reads (up to {SCENARIO_VERSION}): upgrade netsim{where}")
+    if version is not None and version < 1:
+        raise InputError(f"{path}: version: must be >= 1, got {version}{where}")
 
 
 def load_scenario(path: str | Path) -> Scenario:

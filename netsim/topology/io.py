@@ -40,6 +40,7 @@ from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..outputs import to_jsonable, write_atomic
 from ..units import parse_rate, parse_time
 from .._inputs.jsonio import loads_json
+from .._inputs.schema import unit_json_schema
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .model import Topology, TopologyBuilder
 
@@ -82,8 +83,9 @@ def _name(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-Rate = Annotated[float, BeforeValidator(_positive_rate)]
-Time = Annotated[float, BeforeValidator(_latency)]
+Rate = Annotated[float, BeforeValidator(_positive_rate),
+                 unit_json_schema("bytes/s", "450GB/s", exclusive=True)]
+Time = Annotated[float, BeforeValidator(_latency), unit_json_schema("s", "711ns")]
 NodeName = Annotated[str, BeforeValidator(_name)]
 
 
@@ -133,6 +135,11 @@ class TopologyFile(_Strict):
     links: list[LinkSpec] = Field(default_factory=list)
     endpoints: list[NodeName] | None = None
     calibration: dict[str, Any] = Field(default_factory=dict)   # see netsim/calibration.py
+    version: int | None = Field(default=None, ge=1)   # file format (TOPOLOGY_VERSION)
+
+
+#: The topology file format this netsim reads; files without ``version:`` are read as it.
+TOPOLOGY_VERSION = 1
 
 
 def topology_file_schema() -> dict[str, Any]:
@@ -219,6 +226,10 @@ def topology_from_dict(data: Any, source: str = "<topology>",
     except ValidationError as err:
         loc, message = _pydantic_message(err)
         raise fail(loc, message, InputError) from None
+    if spec.version is not None and spec.version > TOPOLOGY_VERSION:
+        raise fail(("version",), f"topology file format {spec.version} is newer than this "
+                                 f"netsim reads (up to {TOPOLOGY_VERSION}): upgrade netsim",
+                   InputError)
     from .calibration import apply_calibration, split_calibration
 
     calibration, overrides = split_calibration(

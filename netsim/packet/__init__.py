@@ -61,8 +61,8 @@ def check_packet_scale(topology, schedule: Schedule, placement: np.ndarray,
                             f"{MAX_ENDPOINTS}: use the fluid model (--model fluid) for this case")
     packets = estimate_packets(topology, schedule, options, parts)
     if packets > MAX_PACKETS:
-        raise ResourceError(f"packet model: about {packets:.3g} packets, above its limit of "
-                            f"{MAX_PACKETS:.0e}: use a smaller size, a larger packet payload "
+        raise ResourceError(f"packet model: about {packets:,} packets, above its limit of "
+                            f"{MAX_PACKETS:,}: use a smaller size, a larger packet payload "
                             f"or the fluid model (--model fluid)")
     return packets
 

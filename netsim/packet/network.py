@@ -305,17 +305,16 @@ class _PacketRun:
         makespan = float(finish.max()) if finish.size else 0.0
         for link in range(topo.num_links):                  # close the occupancy integrals
             self.occ_area[link] += self.occ[link] * (makespan - self.occ_since[link])
+        # Plain lists, so that Result.to_json works on a packet result too.
         meta = {"model": "packet", "packets": int(sum(self.npk)), "packet_hops": self.hops,
                 "payload": self.payload, "header": self.header,
-                "switching": self.opts.switching, "buffer": self.depth,
-                "queue_peak": np.asarray(self.occ_peak, dtype=np.int64),
-                "queue_mean": (np.asarray(self.occ_area) / makespan if makespan > 0
-                               else np.zeros(topo.num_links))}
+                "switching": self.opts.switching, "buffer": self.depth.tolist(),
+                "queue_peak": list(self.occ_peak),
+                "queue_mean": [a / makespan if makespan > 0 else 0.0 for a in self.occ_area]}
         if self.series is not None:
-            meta["queue_series"] = [(np.asarray(t), np.asarray(v, dtype=np.int64))
-                                    for t, v in self.series]
+            meta["queue_series"] = [[t, v] for t, v in self.series]
         if self.deliveries is not None:
-            meta["deliveries"] = [np.asarray(d) for d in self.deliveries]
+            meta["deliveries"] = self.deliveries
         return Result(
             topology=topo.name, makespan=makespan,
             op_release=np.asarray(self.op_release, dtype=np.float64),

@@ -16,10 +16,15 @@ The inputs are the fluid engine's (topology, schedule, routes in send-op order, 
   credit flow control: a link starts a packet only holding a credit for that buffer; the
   credit comes back one link latency after the packet has left the buffer (its tail sent
   on, or delivered at its destination, which takes packets at once).
+* Rings and tori get two virtual channels per link (a buffer each, same depth), the
+  dateline scheme: a packet travels on channel 0 and moves to channel 1 when it crosses a
+  wrap-around link, back to 0 when it turns into another dimension. Routes that wrap
+  then cannot wait on each other in a cycle (dimension-order routes on meshes, up/down
+  routes on trees never do). Other cyclic routes can deadlock; that is reported.
 * An input buffer is a FIFO read one packet at a time (head-of-line blocking included).
-  Each output port (link) serves its requesters round-robin: input ports whose head
-  packet goes there, and the sub-flows injecting there (each sub-flow is one requester,
-  as a NIC serves its queue pairs in turn); a served requester goes to the back.
+  Each output port (link) serves its requesters round-robin: input buffers whose head
+  packet goes there, and the node's injection port, which itself serves the sub-flows
+  starting on that link in turn; a served requester goes to the back.
 
 Events run on a SimPy environment as callbacks (end of a transmission, arrival of a packet,
 return of a credit): no process per packet, and a packet is a small list.
@@ -40,8 +45,10 @@ from .options import PacketOptions
 
 __all__ = ["execute_packets"]
 
-# A packet: [sub-flow, hop, payload bytes, wire bytes, index in its sub-flow, tail time]
-_F, _HOP, _PAY, _WIRE, _IDX, _TAIL = range(6)
+# A packet: [sub-flow, hop, payload bytes, wire bytes, index in its sub-flow, tail time,
+# virtual channel]. Buffer b = 2 link + channel is the input buffer of that channel at the
+# far end of the link.
+_F, _HOP, _PAY, _WIRE, _IDX, _TAIL, _VC = range(7)
 
 
 class _PacketRun:
@@ -61,10 +68,14 @@ class _PacketRun:
         self.rate, self.lat = rate.tolist(), latency.tolist()
         self.depth = options.depths(rate, latency)
         n_links = topology.num_links
-        self.credits = self.depth.tolist()
+        self.credits = np.repeat(self.depth, 2).tolist()  # per buffer (link, channel)
         self.busy = [False] * n_links
         self.requests = [deque() for _ in range(n_links)]
-        self.inbuf = [deque() for _ in range(n_links)]   # input buffer at dst of each link
+        self.inbuf = [deque() for _ in range(2 * n_links)]
+        self.inject = [deque() for _ in range(n_links)]   # sub-flows waiting per first link
+        self.injecting = [False] * n_links     # the injection port requests or sends there
+        self.wrap = np.asarray(topology.wrap, dtype=bool).tolist()
+        self.dim = np.asarray(topology.dim, dtype=np.int64).tolist()
 
         # Sub-flows (routes are in the order of the schedule's send ops).
         send_ops = np.flatnonzero(schedule.kind == SEND)
@@ -172,7 +183,10 @@ class _PacketRun:
             elif self.npk[s] == 0:          # no bytes: done after the path latency, as fluid
                 self._at(self.sub_latency[s], self._on_sub_done, s)
             else:
-                self._request(path[0], -1 - s)
+                self.inject[path[0]].append(s)
+                if not self.injecting[path[0]]:
+                    self.injecting[path[0]] = True
+                    self._request(path[0], -1)
 
     def _on_sub_done(self, event) -> None:
         self._sub_done(event._value)
@@ -185,26 +199,47 @@ class _PacketRun:
 
     # -- ports ----------------------------------------------------------------------------
     def _request(self, link: int, who: int) -> None:
-        """``who`` (an input link >= 0, or -1 - sub-flow) wants to send on ``link``."""
+        """``who`` (an input buffer >= 0, or -1: the injection port) wants ``link``."""
         self.requests[link].append(who)
         if not self.busy[link]:
             self._try_start(link)
 
+    def _channel(self, link: int, who: int) -> int:
+        """Virtual channel a packet of requester ``who`` takes on ``link`` (dateline)."""
+        if self.wrap[link]:
+            return 1
+        if who < 0:
+            return 0
+        prev = who >> 1
+        if self.dim[link] >= 0 and self.dim[link] == self.dim[prev]:
+            return self.inbuf[who][0][_VC]
+        return 0
+
     def _try_start(self, link: int) -> None:
-        if self.busy[link] or self.credits[link] == 0 or not self.requests[link]:
+        """Start the next packet on ``link``: the first requester (round-robin order) whose
+        packet has a credit for its buffer at the far end."""
+        if self.busy[link]:
             return
-        who = self.requests[link].popleft()
+        queue = self.requests[link]
+        for i, who in enumerate(queue):
+            vc = self._channel(link, who)
+            if self.credits[2 * link + vc] > 0:
+                break
+        else:
+            return
+        del queue[i]
         now = self.env.now
         if who >= 0:
             pkt = self.inbuf[who][0]
             pkt[_HOP] += 1
         else:
-            s = -1 - who
+            s = self.inject[link].popleft()
             k = self.sent[s]
             self.sent[s] = k + 1
             pay = min(self.payload, self.sub_bytes[s] - k * self.payload)
-            pkt = [s, 0, pay, pay + self.header, k, now]
-        self.credits[link] -= 1
+            pkt = [s, 0, pay, pay + self.header, k, now, 0]
+        pkt[_VC] = vc
+        self.credits[2 * link + vc] -= 1
         self.busy[link] = True
         s, hop, wire = pkt[_F], pkt[_HOP], pkt[_WIRE]
         end = now + wire / self.rate[link]
@@ -236,29 +271,35 @@ class _PacketRun:
         if who >= 0:
             buf = self.inbuf[who]
             buf.popleft()
-            self._occupancy(who, -1)
-            self._at(self.lat[who], self._on_credit, who)
+            self._occupancy(who >> 1, -1)
+            self._at(self.lat[who >> 1], self._on_credit, who)
             if buf:
                 head = buf[0]
                 self._request(self.path[head[_F]][head[_HOP] + 1], who)
         else:
-            s = -1 - who
+            s = pkt[_F]
+            queue = self.inject[link]
             if self.sent[s] < self.npk[s]:
-                self.requests[link].append(who)
+                queue.append(s)
+            if queue:
+                self.requests[link].append(-1)
+            else:
+                self.injecting[link] = False
         self._try_start(link)
 
     def _on_arrival(self, event) -> None:
         """A packet reached the input buffer at the far end of ``link``."""
         link, pkt = event._value
-        buf = self.inbuf[link]
+        b = 2 * link + pkt[_VC]
+        buf = self.inbuf[b]
         buf.append(pkt)
         self._occupancy(link, +1)
         if len(buf) == 1:
-            self._request(self.path[pkt[_F]][pkt[_HOP] + 1], link)
+            self._request(self.path[pkt[_F]][pkt[_HOP] + 1], b)
 
     def _on_delivered(self, event) -> None:
         link, pkt = event._value
-        self._at(self.lat[link], self._on_credit, link)
+        self._at(self.lat[link], self._on_credit, 2 * link + pkt[_VC])
         s = pkt[_F]
         self.arrived[s] += 1
         if self.deliveries is not None:
@@ -267,8 +308,8 @@ class _PacketRun:
             self._sub_done(s)
 
     def _on_credit(self, event) -> None:
-        link = event._value
-        self.credits[link] += 1
+        link = event._value >> 1
+        self.credits[event._value] += 1
         if not self.busy[link]:
             self._try_start(link)
 

@@ -27,7 +27,7 @@ from ..engine import Result, simulate
 from ..errors import InputError, unknown_name
 
 __all__ = ["MODELS", "check_model", "simulate_model", "op_errors", "model_error",
-           "model_fields"]
+           "model_fields", "flow_records_with_model"]
 
 MODELS = ("fluid", "packet", "both")
 
@@ -93,3 +93,24 @@ def model_fields(result: Result) -> dict[str, Any]:
     if result.meta.get("model") == "packet":
         return {"model": "packet"}
     return {}
+
+
+def flow_records_with_model(result: Result) -> list[dict[str, Any]]:
+    """``result.flow_records()``; after ``model='both'`` each also has the packet model's
+    ``packet_finish`` (s) and the fluid finish time's ``error`` against it."""
+    records = result.flow_records()
+    packet = result.meta.get("packet")
+    if packet is None:
+        return records
+    finish = np.asarray(packet["op_finish"])
+    errors = op_errors(result, _Finish(finish))
+    for row, f, e in zip(records, finish.tolist(), errors.tolist()):
+        row.update(packet_finish=f, error=e)
+    return records
+
+
+class _Finish:
+    """Just the op finish times of a result, for :func:`op_errors`."""
+
+    def __init__(self, op_finish: np.ndarray) -> None:
+        self.op_finish = op_finish

@@ -160,7 +160,8 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=(), used: dict | None = None,
-              model: str = "fluid") -> Result:
+              model: str = "fluid",
+              packet=None) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     schedule = algo.build(nodes.size, size, options)
@@ -174,7 +175,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
     result = simulate_model(machine, schedule, placement, router=router,
                             overhead=schedule.meta.get("overhead", alpha), progress=progress,
-                            faults=faults, model=model)
+                            faults=faults, model=model, packet=packet)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
 
@@ -242,7 +243,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    alpha: float | None = None, router=None, progress=None,
                    faults: Sequence = (), axis: int | None = None,
                    nodes: Sequence[int | str] | str | None = None,
-                   model: str = "fluid") -> CollectiveRun:
+                   model: str = "fluid", packet=None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -257,7 +258,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     resolved on this topology); the record then shows them and the number of re-routed
     flows. The lower bound stays the healthy machine's. ``model`` is ``'fluid'``,
     ``'packet'`` or ``'both'`` (:mod:`netsim.run.models`; auto then picks by fluid time and
-    the record adds the packet time and the fluid model's error).
+    the record adds the packet time and the fluid model's error); ``packet`` the packet
+    model's :class:`~netsim.packet.PacketOptions`.
 
     Part of a machine: ``nodes`` (names or indices, ``'A,B,C'`` or ``'@FILE'``) runs it on
     those endpoints in that order (the placement); ``axis`` runs it on every line of the
@@ -307,7 +309,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
     def run(algo) -> Result:
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
-                         used, model)
+                         used, model, packet)
 
     outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
                 for algo in candidates]

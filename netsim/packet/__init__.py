@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import ResourceError, SimulationError
+from ..errors import ResourceError, ScheduleError, SimulationError
 from ..schedule import SEND, Schedule
 from .network import execute_packets
 from .options import DEFAULT_PAYLOAD, SWITCHING, PacketOptions
@@ -82,6 +82,10 @@ def simulate_packets(topology, schedule: Schedule, placement: Sequence[int] | No
         raise SimulationError("the packet model does not model faults: use --model fluid")
     placement = (default_placement(topology, schedule.num_ranks) if placement is None
                  else np.asarray(placement, dtype=np.int64))
+    if placement.shape != (schedule.num_ranks,) or placement.size and (
+            placement.min() < 0 or placement.max() >= topology.num_nodes):
+        raise ScheduleError(f"placement {placement.tolist()[:8]} does not map the schedule's "
+                            f"{schedule.num_ranks} ranks to nodes of {topology.name!r}")
     check_packet_scale(topology, schedule, placement, options)       # before routing
     routes = route_schedule(topology, schedule, placement, router)
     check_packet_scale(topology, schedule, placement, options, np.diff(routes.sub_ptr))

@@ -64,3 +64,13 @@ def test_packet_model_refuses_faults_and_large_runs_in_one_line(tmp_path, capsys
                              "--algo", "direct", "--model", "packet"], capsys)
     assert code != 0 and "packets, above its limit" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_scenario_model_is_refused_for_fluid_only_job_kinds(tmp_path, capsys):
+    from pathlib import Path
+
+    source = Path(__file__).parent.parent / "scenarios" / "placement-training-t3000.yaml"
+    path = tmp_path / "p.yaml"
+    path.write_text("model: packet\n" + source.read_text())
+    code, _, err = run_main(["run", str(path)], capsys)
+    assert code != 0 and "runs on the fluid model only" in err and "Traceback" not in err

@@ -32,6 +32,10 @@ def test_flows_both_reports_the_packet_time_and_the_error(tmp_path, capsys):
     (row,) = doc["records"]
     assert row["packet_finish"] == pytest.approx(packet, rel=1e-12)
     assert row["error"] == pytest.approx((fluid - packet) / packet)
+    # the middle node buffers each packet for one packet time out of the packet makespan
+    middle = [link for link in doc["links"] if link["id"] == "0_0->0_1"][0]
+    assert middle["queue_peak"] in (1, 2)   # 2: a tail arrives as the one before leaves
+    assert middle["queue_mean"] == pytest.approx(8 * 4096 / 1e9 / packet, rel=1e-9)
 
 
 def test_coll_and_compare_take_the_model(capsys):

@@ -15,7 +15,7 @@ from ..errors import InputError, NetsimError
 from ..outputs import write_atomic
 from ..report import flow_records_fast, json_bytes, write_flow_result
 from ..schedule import load_flow_file, require_pyarrow
-from ..run import flow_records_with_model, simulate_flows
+from ..run import flow_records_with_model, link_records_with_queues, simulate_flows
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
@@ -85,7 +85,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     if fmt == "json":
         text = format_records(flow_rows, "json", document={
             "makespan": result.makespan, "events": result.events,
-            "links": result.link_records(), **({"faults": faults} if faults else {}),
+            "links": link_records_with_queues(result), **({"faults": faults} if faults else {}),
             **({"model": model} if model != "fluid" else {}),
             **({"model_error": error} if error else {})})
     elif fmt == "csv":
@@ -99,7 +99,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         flows = format_records(flow_rows[:50], "table",
                                title=f"flows ({_LABEL[model]}"
                                      f"makespan {format_time(result.makespan)}, {made})")
-        links = sorted(result.link_records(only_used=True), key=lambda r: -r["utilization"])
+        links = sorted(link_records_with_queues(result, only_used=True),
+                       key=lambda r: -r["utilization"])
         text = flows + format_records(links[:20], "table", title="busiest links")
         if faults:
             text += format_records(faults, "table", title="faults")

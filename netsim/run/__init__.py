@@ -24,7 +24,8 @@ from .collective import (CollectiveRun, requirement_text, resolve_algorithms, ru
 from .collective_groups import axis_groups, parse_nodes, run_groups
 from .faultspec import FaultSpec, parse_fault_option, resolve_faults
 from .flows import simulate_flows
-from .models import MODELS, flow_records_with_model, model_fields, simulate_model
+from .models import (MODELS, flow_records_with_model, link_records_with_queues, model_fields,
+                     simulate_model)
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
@@ -54,6 +55,7 @@ __all__ = [
     "axis_groups", "parse_nodes", "run_groups",
     "WorkloadRun", "run_workload", "collective_schedule", "workload_scenario",
     "MODELS", "simulate_model", "model_fields", "flow_records_with_model",
+    "link_records_with_queues",
 ]
 __all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
             "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]

@@ -3,8 +3,8 @@
 ``fluid`` is :func:`netsim.engine.simulate` (max-min fair continuous bytes), ``packet``
 :func:`netsim.packet.simulate_packets` (packets, buffers, credits, round-robin ports) on
 the same inputs. ``both`` runs the two and returns the fluid result with the packet one's times in
-``meta['packet']`` (``makespan``, ``op_start``, ``op_finish``, ``packets``; plain lists, so
-the result still writes as JSON) and the fluid model's error against it in ``meta['model_error']``:
+``meta['packet']`` (``makespan``, ``op_start``, ``op_finish``, ``packets``, ``queue_peak``,
+``queue_mean``; plain lists, so the result still writes as JSON) and the fluid model's error against it in ``meta['model_error']``:
 ``packet_time_s``, ``makespan_error`` = (fluid - packet) / packet makespan, and the same
 relative error of every op's finish time summarised as ``op_error_max`` (largest in size,
 signed) and ``op_error_mean`` (mean of absolute values). Positive: the fluid model is slower.
@@ -27,7 +27,7 @@ from ..engine import Result, simulate
 from ..errors import InputError, unknown_name
 
 __all__ = ["MODELS", "check_model", "simulate_model", "op_errors", "model_error",
-           "model_fields", "flow_records_with_model"]
+           "model_fields", "flow_records_with_model", "link_records_with_queues"]
 
 MODELS = ("fluid", "packet", "both")
 
@@ -61,7 +61,9 @@ def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", 
         return packets
     fluid.meta["packet"] = {"makespan": packets.makespan, "op_start": packets.op_start.tolist(),
                             "op_finish": packets.op_finish.tolist(),
-                            "packets": packets.meta["packets"]}
+                            "packets": packets.meta["packets"],
+                            "queue_peak": packets.meta["queue_peak"],
+                            "queue_mean": packets.meta["queue_mean"]}
     fluid.meta["model_error"] = model_error(fluid, packets)
     return fluid
 
@@ -114,3 +116,17 @@ class _Finish:
 
     def __init__(self, op_finish: np.ndarray) -> None:
         self.op_finish = op_finish
+
+
+def link_records_with_queues(result: Result, only_used: bool = False) -> list[dict[str, Any]]:
+    """``result.link_records()``; after the packet model (or both) each also has the peak
+    and the time-average number of packets in the input buffer at the link's far end
+    (``queue_peak``, ``queue_mean``)."""
+    source = result.meta if "queue_peak" in result.meta else result.meta.get("packet") or {}
+    rows = result.link_records()
+    if "queue_peak" in source:
+        for row, peak, mean in zip(rows, source["queue_peak"], source["queue_mean"]):
+            row.update(queue_peak=int(peak), queue_mean=float(mean))
+    if only_used:
+        rows = [row for row, nbytes in zip(rows, result.link_bytes) if nbytes]
+    return rows

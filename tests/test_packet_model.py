@@ -193,3 +193,29 @@ def test_too_many_packets_is_refused_before_running():
     sched = _sends(2, [(0, 1, (MAX_PACKETS + 1) * P)])
     with pytest.raises(ResourceError, match="about 1,000,001 packets"):
         simulate_packets(_chain(1), sched, options=PacketOptions(payload=P))
+
+
+def _one_way_ring(dateline: bool):
+    """3 nodes, links i -> i+1 only; with ``dateline`` they are dimension 0 and the link
+    back to n0 is a wrap-around link (as a torus generator marks it)."""
+    b = TopologyBuilder("one-way ring")
+    for i in range(3):
+        b.add_node(f"n{i}")
+    for i in range(3):
+        grid = {"dim": 0, "wrap": i == 2} if dateline else {}
+        b.add_link(f"n{i}", f"n{(i + 1) % 3}", C, 0.0, **grid)
+    return b.build()
+
+
+def test_cyclic_routes_deadlock_without_a_dateline_and_not_with_one():
+    # Every node sends two hops on: without virtual channels each one-packet buffer ends
+    # up holding a packet that waits for the next buffer, round the cycle. With the
+    # dateline, packets that crossed the wrap link use the second channel's buffers.
+    from netsim.errors import SimulationError
+
+    sched = _sends(3, [(i, (i + 2) % 3, 10 * P) for i in range(3)])
+    options = PacketOptions(payload=P, buffer=1)
+    with pytest.raises(SimulationError, match="deadlock"):
+        simulate_packets(_one_way_ring(False), sched, options=options)
+    r = simulate_packets(_one_way_ring(True), sched, options=options)
+    assert np.isfinite(r.makespan)

@@ -70,7 +70,8 @@ def check_packet_scale(topology, schedule: Schedule, placement: np.ndarray,
 def simulate_packets(topology, schedule: Schedule, placement: Sequence[int] | None = None, *,
                      router=None, overhead: float = 0.0, not_before: np.ndarray | None = None,
                      options: PacketOptions | None = None, faults=(),
-                     record_queues: bool = False, record_deliveries: bool = False):
+                     record_queues: bool = False, record_deliveries: bool = False,
+                     progress=None):
     """:func:`netsim.engine.simulate`'s inputs run by the packet model (module docstring).
 
     ``options`` (:class:`PacketOptions`) sets payload, header, buffer depth and switching;
@@ -91,6 +92,7 @@ def simulate_packets(topology, schedule: Schedule, placement: Sequence[int] | No
     check_packet_scale(topology, schedule, placement, options, np.diff(routes.sub_ptr))
     result = execute_packets(topology, schedule, routes, overhead=overhead,
                              not_before=not_before, options=options,
-                             record_queues=record_queues, record_deliveries=record_deliveries)
+                             record_queues=record_queues, record_deliveries=record_deliveries,
+                             progress=progress)
     result.placement = placement
     return result

@@ -57,7 +57,7 @@ _F, _HOP, _PAY, _WIRE, _IDX, _TAIL, _VC = range(7)
 class _PacketRun:
     def __init__(self, topology, schedule: Schedule, routes, *, overhead: float,
                  not_before, options: PacketOptions, record_queues: bool,
-                 record_deliveries: bool) -> None:
+                 record_deliveries: bool, progress=None) -> None:
         self.topo, self.schedule = topology, schedule
         self.opts = options = options.resolved(topology)
         self.payload, self.header = float(options.payload), float(options.header)
@@ -126,6 +126,7 @@ class _PacketRun:
         self.series = [([0.0], [0]) for _ in range(n_links)] if record_queues else None
         self.hops = 0
         self.env = simpy.Environment()
+        self.progress = progress
         self.now = 0.0
         self.heap: list = []
         self.seq = itertools.count()
@@ -138,11 +139,15 @@ class _PacketRun:
         """The SimPy process that keeps the clock: it runs every event due now, then
         sleeps until the next one (one SimPy timeout per distinct event time)."""
         heap, pop = self.heap, heapq.heappop
+        steps = 0
         while heap:
             t = heap[0][0]
             if t > self.now:
                 yield env.timeout(t - self.now)
                 self.now = t
+                steps += 1
+                if self.progress is not None and steps % 4096 == 0:
+                    self.progress(self.hops, t)
             _, _, callback, value = pop(heap)
             callback(value)
 
@@ -390,14 +395,16 @@ class _PacketRun:
 
 def execute_packets(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
                     not_before: np.ndarray | None = None, options: PacketOptions | None = None,
-                    record_queues: bool = False, record_deliveries: bool = False) -> Result:
+                    record_queues: bool = False, record_deliveries: bool = False,
+                    progress=None) -> Result:
     """Simulate ``schedule`` packet by packet; its sends are routed (``routes``, in send-op
     order). Returns a :class:`~netsim.engine.result.Result` whose ``events`` counts packet
     hops and whose ``meta`` holds ``packets``, ``queue_peak`` and ``queue_mean`` (packets in
     the input buffer at the far end of each link), with ``record_queues`` ``queue_series``
     (per link: times in s, occupancy after each change) and with ``record_deliveries`` the
-    arrival time of every packet of every sub-flow (``deliveries``).
+    arrival time of every packet of every sub-flow (``deliveries``). ``progress(hops, t)``
+    is called now and then, as the fluid engine's.
     """
     return _PacketRun(topology, schedule, routes, overhead=overhead, not_before=not_before,
                       options=options or PacketOptions(), record_queues=record_queues,
-                      record_deliveries=record_deliveries).run()
+                      record_deliveries=record_deliveries, progress=progress).run()

@@ -56,7 +56,7 @@ def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", 
     if faults:
         raise InputError("the packet model does not model faults: use model fluid")
     packets = simulate_packets(topology, schedule, placement, router=router, overhead=overhead,
-                               not_before=not_before, options=packet)
+                               not_before=not_before, options=packet, progress=progress)
     if model == "packet":
         return packets
     fluid.meta["packet"] = {"makespan": packets.makespan, "op_start": packets.op_start.tolist(),

@@ -54,8 +54,8 @@ __all__ = [
     "PlacementStudy", "PlacementOutcome", "run_placement_study", "strategy_names",
     "axis_groups", "parse_nodes", "run_groups",
     "WorkloadRun", "run_workload", "collective_schedule", "workload_scenario",
-    "MODELS", "simulate_model", "model_fields", "flow_records_with_model",
-    "link_records_with_queues",
 ]
 __all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
             "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
+__all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model",
+            "link_records_with_queues"]

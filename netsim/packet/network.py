@@ -78,6 +78,7 @@ class _PacketRun:
         self.inject = [deque() for _ in range(n_links)]   # sub-flows waiting per first link
         self.injecting = [False] * n_links     # the injection port requests or sends there
         self.wrap = np.asarray(topology.wrap, dtype=bool).tolist()
+        self.dateline = any(self.wrap)          # else every packet stays on channel 0
         self.dim = np.asarray(topology.dim, dtype=np.int64).tolist()
 
         # Sub-flows (routes are in the order of the schedule's send ops).
@@ -132,8 +133,8 @@ class _PacketRun:
         self.seq = itertools.count()
 
     # -- clock ----------------------------------------------------------------------------
-    def _at(self, delay: float, callback, value) -> None:
-        heapq.heappush(self.heap, (self.now + delay, next(self.seq), callback, value))
+    def _at(self, delay: float, callback, value, _push=heapq.heappush) -> None:
+        _push(self.heap, (self.now + delay, next(self.seq), callback, value))
 
     def _clock(self, env: simpy.Environment):
         """The SimPy process that keeps the clock: it runs every event due now, then
@@ -244,13 +245,18 @@ class _PacketRun:
         if self.busy[link]:
             return
         queue = self.requests[link]
-        for i, who in enumerate(queue):
-            vc = self._channel(link, who)
-            if self.credits[2 * link + vc] > 0:
-                break
+        if not self.dateline:                   # one channel: the first requester or none
+            if not queue or self.credits[2 * link] == 0:
+                return
+            who, vc = queue.popleft(), 0
         else:
-            return
-        del queue[i]
+            for i, who in enumerate(queue):
+                vc = self._channel(link, who)
+                if self.credits[2 * link + vc] > 0:
+                    break
+            else:
+                return
+            del queue[i]
         now = self.now
         if who >= 0:
             pkt = self.inbuf[who][0]

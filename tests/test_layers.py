@@ -18,7 +18,7 @@ LAYERS = {
     "errors": 0, "units": 0, "outputs": 0, "budget": 0, "_inputs": 0,
     "topology": 1,
     "routing": 2, "schedule": 2,
-    "engine": 3,
+    "engine": 3, "packet": 3,
     "algorithms": 4, "placement": 4, "report": 4, "interop": 4,
     "run": 5,
     "cli": 6,
@@ -31,6 +31,7 @@ SIDEWAYS = {
     ("_inputs", "units"), ("_inputs", "errors"), ("units", "errors"), ("outputs", "errors"),
     ("_inputs", "budget"), ("budget", "errors"), ("budget", "units"),
     ("schedule", "routing"),       # none today; harmless, both sit on the topology
+    ("packet", "engine"),          # the packet model returns the engine's Result, same routes
 }
 
 

@@ -22,7 +22,8 @@ from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import normalize_injection, parse_topology
 from ..units import format_rate, format_size
 from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_option,
-                      format_records, output_option, overwrite_option, progress_reporter)
+                      format_records, model_columns, model_option, output_option,
+                      overwrite_option, progress_reporter)
 
 __all__ = ["command"]
 
@@ -54,7 +55,8 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
     try:
         run = run_collective(options["op"], topo, requested, size, ranks=ranks,
                              alpha=options["alpha"], progress=options["progress"],
-                             axis=options["axis"], nodes=options["nodes"])
+                             axis=options["axis"], nodes=options["nodes"],
+                             model=options["model"])
     except InputError as err:
         return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
                 "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
@@ -62,7 +64,7 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
     record = run.record()
     keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
             "efficiency", "max_link_util", "groups", "slowest_group", "group_times")
-    return {**base, **{k: record[k] for k in keep if k in record}}
+    return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {})}
 
 
 @click.command("compare")
@@ -89,10 +91,12 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
                    "the first's.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
+@model_option
 @format_option
 @output_option
 @overwrite_option
-def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, normalize, plot, fmt,
+def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, normalize, plot,
+            model, fmt,
             output, overwrite):
     """Run collective OP on every --topo machine and compare time, busbw and efficiency."""
     if op not in BUSBW_FACTOR:
@@ -114,7 +118,8 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
     if normalize == "injection":
         topologies, factors, target = normalize_injection(topologies)
     options = {"op": op, "alpha": alpha_seconds(alpha),
-               "progress": progress_reporter(op), "axis": axis, "nodes": nodes}
+               "progress": progress_reporter(op), "axis": axis, "nodes": nodes,
+               "model": model}
     records = []
     for spec, topo, factor in zip(specs, topologies, factors):
         for algo in algorithms:
@@ -127,7 +132,7 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
         raise InputError(records[0]["note"])
     title = _title(op, specs, target)
     columns = list(_COLUMNS) + ([("bw_scale", "bw scale", lambda v: f"{v:.3g}")]
-                                if normalize else [])
+                                if normalize else []) + model_columns(records)
     if any(r.get("groups") for r in records):
         columns += [("groups", "lines", _maybe(str)), ("slowest_group", "slowest", _maybe(str)),
                     ("group_times", "time per line", _maybe(str))]

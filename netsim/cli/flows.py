@@ -15,10 +15,11 @@ from ..errors import InputError, NetsimError
 from ..outputs import write_atomic
 from ..report import flow_records_fast, json_bytes, write_flow_result
 from ..schedule import load_flow_file, require_pyarrow
-from ..run import simulate_flows
+from ..run import flow_records_with_model, link_records_with_queues, simulate_flows
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
+                      model_option,
                       output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command"]
@@ -33,7 +34,9 @@ __all__ = ["command"]
 @click.option("--overhead", default=None, hidden=True,
               help="Old spelling of --alpha (deprecated).")
 @fault_options
-def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links):
+@model_option
+def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
+            model):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     from ..run import resolve_faults
     from ..topology import calibrated_alpha
@@ -58,7 +61,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         overhead_s = calibrated_alpha(flowset.topology)
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
-                                faults=resolve_faults(specs, flowset.topology))
+                                faults=resolve_faults(specs, flowset.topology), model=model)
     except NetsimError as err:
         if str(err).startswith(("--", str(flow_file))):
             raise
@@ -68,7 +71,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         write_flow_result(result, output, overwrite=overwrite)
         click.echo(f"wrote {output}", err=True)
         return
-    if fmt == "json":           # orjson: 65,280 flow records in a fraction of json's time
+    error = result.meta.get("model_error")
+    if fmt == "json" and model == "fluid":   # orjson: 65,280 flow records, fast
         data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
                                    events=result.events, links=result.link_records(),
                                    **({"faults": faults} if faults else {})))
@@ -77,19 +81,35 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         else:
             _emit_bytes(data, output, overwrite)
         return
-    if fmt == "csv":
-        text = result.flows_csv()
+    flow_rows = [] if fmt == "csv" and not error else flow_records_with_model(result)
+    if fmt == "json":
+        text = format_records(flow_rows, "json", document={
+            "makespan": result.makespan, "events": result.events,
+            "links": link_records_with_queues(result), **({"faults": faults} if faults else {}),
+            **({"model": model} if model != "fluid" else {}),
+            **({"model_error": error} if error else {})})
+    elif fmt == "csv":
+        text = result.flows_csv() if not error else format_records(flow_rows, "csv")
     elif fmt == "parquet":
-        text = format_records(result.flow_records(), fmt)
+        text = format_records(flow_rows, fmt)
     else:
-        flows = format_records(result.flow_records()[:50], "table",
-                               title=f"flows (makespan {format_time(result.makespan)}, "
-                                     f"{result.events} events)")
-        links = sorted(result.link_records(only_used=True), key=lambda r: -r["utilization"])
+        made = (f"{result.events} packet hops" if model == "packet"
+                else f"{result.events} events")
+        if error:
+            made += (f"; packet model {format_time(error['packet_time_s'])}, fluid error "
+                     f"{100 * error['makespan_error']:+.2f}%")
+        flows = format_records(flow_rows[:50], "table",
+                               title=f"flows ({_LABEL[model]}"
+                                     f"makespan {format_time(result.makespan)}, {made})")
+        links = sorted(link_records_with_queues(result, only_used=True),
+                       key=lambda r: -r["utilization"])
         text = flows + format_records(links[:20], "table", title="busiest links")
         if faults:
             text += format_records(faults, "table", title="faults")
     emit(text, output, overwrite)
+
+
+_LABEL = {"fluid": "", "packet": "packet model, ", "both": "fluid "}
 
 
 def _fault_records(specs, result) -> list[dict]:

@@ -15,7 +15,8 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope", "chunks_option", "nccl_format_option"]
+           "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
+           "model_columns"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -191,3 +192,27 @@ def progress_reporter(label: str = "simulating"):
 
         console.print(f"{label}: {events} events, t = {format_time(sim_time)}", end="\r")
     return report
+
+
+# One meaning everywhere (flows, coll, compare): which network model runs the schedule.
+model_option = click.option(
+    "--model", type=click.Choice(["fluid", "packet", "both"]), default="fluid",
+    show_default=True,
+    help="Network model: fluid (max-min fair flows), packet (packets, buffers, credits, "
+         "round-robin ports; small cases) or both (adds the fluid model's error).")
+
+
+def model_columns(records: Sequence[dict[str, Any]]) -> list:
+    """Table columns for what ``--model packet|both`` adds to records (none for fluid)."""
+    from ..report import format_us
+
+    def percent(value: Any) -> str:
+        return "-" if value is None else f"{100 * value:+.2f}%"
+
+    if any("makespan_error" in r for r in records):
+        return [("packet_time_s", "packet (us)", format_us),
+                ("makespan_error", "fluid err", percent),
+                ("op_error_max", "worst op err", percent)]
+    if any(r.get("model") == "packet" for r in records):
+        return [("model", "model", str)]
+    return []

@@ -24,6 +24,8 @@ from .collective import (CollectiveRun, requirement_text, resolve_algorithms, ru
 from .collective_groups import axis_groups, parse_nodes, run_groups
 from .faultspec import FaultSpec, parse_fault_option, resolve_faults
 from .flows import simulate_flows
+from .models import (MODELS, flow_records_with_model, link_records_with_queues, model_fields,
+                     simulate_model)
 from .measured import compare_measured, read_measured
 from .noc_eval import ChipScore, compare_chip_placements, evaluate_chip
 from .placement_eval import LinkLoads, StepModel, StepScore, link_bytes_by_tag
@@ -74,3 +76,6 @@ __all__ += [
     "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
     "to_pandas", "load_plugins", "PluginInfo", "PLUGIN_GROUPS", "nccl_tests_table",
 ]
+
+__all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model",
+            "link_records_with_queues"]

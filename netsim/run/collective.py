@@ -25,10 +25,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..algorithms.bounds import Bound, lower_bound
-from ..engine import Result, simulate
+from ..engine import Result
 from ..errors import InputError, unknown_name
 from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
+from .models import check_model, model_fields, simulate_model
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
 from ..schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
 from ..units import format_time, parse_size
@@ -66,6 +67,7 @@ class CollectiveRun:
     groups: list[str] | None = None        # --axis: every group's label ('0_1..7_1')
     group_times: list[float] | None = None  # ... and its time (s); time_s is the slowest
     machine: Any = field(default=None, repr=False)   # the topology run on (its fabric)
+    model: dict | None = None        # packet or both: run.models.model_fields of the result
 
     def candidates_text(self) -> str | None:
         """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
@@ -90,6 +92,8 @@ class CollectiveRun:
             row["rerouted"] = self.rerouted
         if self.groups:
             row.update(group_records(self.groups, self.group_times))
+        if self.model:
+            row.update(self.model)
         return row
 
 
@@ -155,7 +159,9 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 
 
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
-              progress, faults=(), used: dict | None = None) -> Result:
+              progress, faults=(), used: dict | None = None,
+              model: str = "fluid",
+              packet=None) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     schedule = algo.build(nodes.size, size, options)
@@ -167,9 +173,9 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
     # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
     schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
-    result = simulate(machine, schedule, placement, router=router,
-                      overhead=schedule.meta.get("overhead", alpha), progress=progress,
-                      faults=faults)
+    result = simulate_model(machine, schedule, placement, router=router,
+                            overhead=schedule.meta.get("overhead", alpha), progress=progress,
+                            faults=faults, model=model, packet=packet)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
 
@@ -236,7 +242,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    placement: Sequence[int | str] | None = None, options=None,
                    alpha: float | None = None, router=None, progress=None,
                    faults: Sequence = (), axis: int | None = None,
-                   nodes: Sequence[int | str] | str | None = None) -> CollectiveRun:
+                   nodes: Sequence[int | str] | str | None = None,
+                   model: str = "fluid", packet=None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -249,7 +256,10 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     ``faults`` are links that fail or degrade during the run (engine
     :class:`~netsim.engine.faults.Fault` objects, or :class:`~netsim.run.faultspec.FaultSpec`
     resolved on this topology); the record then shows them and the number of re-routed
-    flows. The lower bound stays the healthy machine's.
+    flows. The lower bound stays the healthy machine's. ``model`` is ``'fluid'``,
+    ``'packet'`` or ``'both'`` (:mod:`netsim.run.models`; auto then picks by fluid time and
+    the record adds the packet time and the fluid model's error); ``packet`` the packet
+    model's :class:`~netsim.packet.PacketOptions`.
 
     Part of a machine: ``nodes`` (names or indices, ``'A,B,C'`` or ``'@FILE'``) runs it on
     those endpoints in that order (the placement); ``axis`` runs it on every line of the
@@ -266,6 +276,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         return run_synth(op, topology, size, ranks=ranks, placement=placement,
                          options=options, alpha=alpha, router=router, progress=progress,
                          faults=faults)
+    check_model(model)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     if axis is not None or nodes is not None:
         from .collective_groups import axis_groups, parse_nodes, run_groups
@@ -298,7 +309,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
     def run(algo) -> Result:
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
-                         used)
+                         used, model, packet)
 
     outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
                 for algo in candidates]
@@ -317,6 +328,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     made.machine = used.get(best.name, topo)
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
+    made.model = model_fields(result) or None
     return made
 
 

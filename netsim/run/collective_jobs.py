@@ -92,7 +92,8 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     runs = run_sweep(job.op, topology, job.algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
                      options=options, alpha=job.alpha, progress=ctx.progress,
-                     faults=ctx.resolve_faults(topology), axis=job.axis, nodes=job.nodes)
+                     faults=ctx.resolve_faults(topology), axis=job.axis, nodes=job.nodes,
+                     model=ctx.model)
     name = job.name or f"{job.op}-{job.algorithm}"
     records = [{"job": name, **run.record()} for run in runs]
     keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import Field, model_validator
 
-from ..engine import Result, simulate
+from ..engine import Result
 from ..errors import InputError
 from ..schedule import MAX_SENDS
 from ..topology import parse_topology
@@ -39,6 +39,7 @@ class JobContext:
     base_dir: Path
     progress: Callable[[int, float], None] | None = None
     faults: tuple = ()
+    model: str = "fluid"        # 'fluid', 'packet' or 'both' (netsim.run.models)
 
     def resolve_faults(self, topology) -> list:
         """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
@@ -119,9 +120,12 @@ class TrafficJob(Strict):
 
 def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float,
                     faults=()) -> dict:
+    from .models import model_fields
+
     record = {"job": name, "topology": result.topology, "ranks": ranks,
               "flows": result.num_flows, "bytes": total_bytes, "time_s": result.makespan,
-              "max_link_util": result.max_link_utilization, "events": result.events}
+              "max_link_util": result.max_link_utilization, "events": result.events,
+              **model_fields(result)}
     if faults:
         from .faultspec import fault_summary, rerouted_flows
 
@@ -141,7 +145,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         flowset = load_flow_file(ctx.base_dir / job.flows)
         faults = ctx.resolve_faults(flowset.topology)
         result = simulate_flows(flowset, overhead=job.overhead, progress=ctx.progress,
-                                faults=faults)
+                                faults=faults, model=ctx.model)
         name = job.name or Path(job.flows).stem
         record = _traffic_record(name, result, flowset.topology.num_endpoints,
                                  flowset.schedule.total_bytes, faults)
@@ -170,8 +174,10 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
             options = {"seed": ctx.seed_for(job.seed)}
         schedule = make_pattern(job.pattern, ranks, job.size, **options)
         name = job.name or f"{job.pattern}"
-    result = simulate(topology, schedule, overhead=job.overhead, progress=ctx.progress,
-                      faults=faults)
+    from .models import simulate_model
+
+    result = simulate_model(topology, schedule, overhead=job.overhead, progress=ctx.progress,
+                            faults=faults, model=ctx.model)
     return JobResult(name, "traffic", [_traffic_record(name, result, ranks,
                                                        schedule.total_bytes, faults)],
                      {name: result}, {name: topology})

@@ -6,6 +6,7 @@
     topology: mesh:4x4,bw=50GB/s,lat=711ns
     seed: 0
     faults: [{link: "1_1<->1_2", at: 20us}]     # optional: every job (see .faults)
+    model: fluid            # or packet, or both (traffic and collective jobs; run.models)
     jobs:
       - kind: traffic
         pattern: alltoall
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -39,6 +40,7 @@ class _ScenarioModel(Strict):
     topology: str | None = None
     seed: int = Field(default=0, ge=0)
     faults: Any = None          # validated by .faults.fault_specs
+    model: Literal["fluid", "packet", "both"] = "fluid"   # network model (run.models)
     jobs: list[Any]
     version: int | None = None  # the file format's version (see check_version)
     sweep: Any = None           # a grid of variants: netsim.run.sweep (``netsim sweep``)
@@ -58,6 +60,7 @@ class Scenario:
     faults: tuple = ()                 # FaultSpecs of the header (every job)
     job_faults: list[tuple] = field(default_factory=list)   # FaultSpecs of each job
     job_lines: list[int | None] = field(default_factory=list)   # line of each job, for errors
+    model: str = "fluid"               # network model of traffic and collective jobs
 
 
 @dataclass
@@ -81,6 +84,10 @@ def _import_job_kinds() -> None:
         except ModuleNotFoundError as err:
             if err.name is None or not module.startswith(err.name):
                 raise
+
+
+#: Job kinds that run on the model the scenario's ``model:`` names (the others are fluid).
+_MODEL_KINDS = ("traffic", "collective")
 
 
 def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
@@ -126,8 +133,12 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
                              f"{line('jobs', n)}")
     lines = [yaml_line(root, ("jobs", n)) if root is not None else None
              for n in range(len(jobs))]
+    for n, job in enumerate(jobs):
+        if header.model != "fluid" and job.kind not in _MODEL_KINDS:
+            raise InputError(f"{path}: jobs[{n}]: job kind {job.kind!r} runs on the fluid "
+                             f"model only, not model {header.model!r}{line('jobs', n)}")
     return Scenario(header.name, header.description, header.topology, header.seed, jobs,
-                    path, dict(doc), faults, job_faults, lines)
+                    path, dict(doc), faults, job_faults, lines, model=header.model)
 
 
 #: The version of the scenario file format this netsim writes and reads; files without a
@@ -161,7 +172,8 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
         if (faults or own) and job.kind not in FAULT_RUNNERS:
             raise InputError(f"{scenario.path}: jobs[{n}]: job kind {job.kind!r} does not "
                              f"support faults")
-    ctx = JobContext(scenario.topology, scenario.seed, scenario.path.parent, progress)
+    ctx = JobContext(scenario.topology, scenario.seed, scenario.path.parent, progress,
+                     model=scenario.model)
     results = []
     for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
         _, runner = JOB_KINDS[job.kind]

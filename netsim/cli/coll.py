@@ -28,6 +28,7 @@ from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
+                      tolerance_option,
                       overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -140,12 +141,13 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
 @model_option
+@tolerance_option
 @nccl_format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, alpha, gamma,
-            order, root, list_algorithms, fail_links, degrade_links, model, fmt, output, overwrite,
-            **extras):
+            order, root, list_algorithms, fail_links, degrade_links, model, tolerance, fmt,
+            output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
@@ -176,7 +178,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
     runs = run_sweep(op, topology, algorithm, message_sizes,
                      ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
                      progress=progress_reporter(f"{op}"), faults=faults, axis=axis,
-                     nodes=nodes, model=model)
+                     nodes=nodes, model=model, tolerance=tolerance)
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:

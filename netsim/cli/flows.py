@@ -19,7 +19,7 @@ from ..run import flow_records_with_model, link_records_with_queues, simulate_fl
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
-                      model_option,
+                      model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
 
 __all__ = ["command"]
@@ -35,8 +35,9 @@ __all__ = ["command"]
               help="Old spelling of --alpha (deprecated).")
 @fault_options
 @model_option
+@tolerance_option
 def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
-            model):
+            model, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     from ..run import resolve_faults
     from ..topology import calibrated_alpha
@@ -61,7 +62,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         overhead_s = calibrated_alpha(flowset.topology)
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
-                                faults=resolve_faults(specs, flowset.topology), model=model)
+                                faults=resolve_faults(specs, flowset.topology), model=model,
+                                tolerance=tolerance)
     except NetsimError as err:
         if str(err).startswith(("--", str(flow_file))):
             raise
@@ -75,7 +77,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     if fmt == "json" and model == "fluid":   # orjson: 65,280 flow records, fast
         data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
                                    events=result.events, links=result.link_records(),
-                                   **({"faults": faults} if faults else {})))
+                                   **({"faults": faults} if faults else {}),
+                                   **({"tolerance": tolerance} if tolerance else {})))
         if output is None:
             click.echo(data, nl=False)
         else:

@@ -16,7 +16,7 @@ __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
            "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
-           "model_columns"]
+           "model_columns", "tolerance_option"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -200,6 +200,14 @@ model_option = click.option(
     show_default=True,
     help="Network model: fluid (max-min fair flows), packet (packets, buffers, credits, "
          "round-robin ports; small cases) or both (adds the fluid model's error).")
+
+
+# The fluid engine's approximate mode (netsim.engine.simulate's tolerance).
+tolerance_option = click.option(
+    "--tolerance", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0,
+    show_default=True, metavar="REL",
+    help="Approximate mode: a flow due within REL x t of an event at time t completes at "
+         "it (fewer events when many flows end close together). 0: exact.")
 
 
 def model_columns(records: Sequence[dict[str, Any]]) -> list:

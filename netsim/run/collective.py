@@ -161,7 +161,7 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=(), used: dict | None = None,
               model: str = "fluid",
-              packet=None) -> Result:
+              packet=None, tolerance: float = 0.0) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     schedule = algo.build(nodes.size, size, options)
@@ -175,7 +175,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
     result = simulate_model(machine, schedule, placement, router=router,
                             overhead=schedule.meta.get("overhead", alpha), progress=progress,
-                            faults=faults, model=model, packet=packet)
+                            faults=faults, model=model, packet=packet, tolerance=tolerance)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
 
@@ -243,7 +243,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    alpha: float | None = None, router=None, progress=None,
                    faults: Sequence = (), axis: int | None = None,
                    nodes: Sequence[int | str] | str | None = None,
-                   model: str = "fluid", packet=None) -> CollectiveRun:
+                   model: str = "fluid", packet=None,
+                   tolerance: float = 0.0) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -259,7 +260,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     flows. The lower bound stays the healthy machine's. ``model`` is ``'fluid'``,
     ``'packet'`` or ``'both'`` (:mod:`netsim.run.models`; auto then picks by fluid time and
     the record adds the packet time and the fluid model's error); ``packet`` the packet
-    model's :class:`~netsim.packet.PacketOptions`.
+    model's :class:`~netsim.packet.PacketOptions`; ``tolerance`` the fluid engine's
+    approximate mode (relative window, default 0: exact; :func:`netsim.engine.simulate`).
 
     Part of a machine: ``nodes`` (names or indices, ``'A,B,C'`` or ``'@FILE'``) runs it on
     those endpoints in that order (the placement); ``axis`` runs it on every line of the
@@ -287,7 +289,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         if axis is not None:
             return run_groups(op, topo, algorithm, size, axis_groups(topo, axis),
                               options=options, alpha=alpha, router=router,
-                              progress=progress, faults=faults)
+                              progress=progress, faults=faults, tolerance=tolerance)
         placement = parse_nodes(topo, nodes).tolist()
     size = parse_size(size, "collective size")
     if size < 0:
@@ -309,7 +311,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
     def run(algo) -> Result:
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
-                         used, model, packet)
+                         used, model, packet, tolerance)
 
     outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
                 for algo in candidates]
@@ -329,6 +331,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
     made.model = model_fields(result) or None
+    if tolerance:                   # an approximate time says so in its record
+        made.model = {**(made.model or {}), "tolerance": float(tolerance)}
     return made
 
 

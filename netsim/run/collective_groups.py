@@ -112,7 +112,7 @@ def group_records(labels: Sequence[str], times: Sequence[float]) -> dict[str, An
 
 def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int]], *,
                options=None, alpha: float | None = None, router=None, progress=None,
-               faults: Sequence = ()):
+               faults: Sequence = (), tolerance: float = 0.0):
     """Run collective ``op`` on every group of ``groups`` (node indices, in rank order) at
     the same time, with one algorithm (``'auto'``: the one whose slowest group is fastest).
 
@@ -169,6 +169,7 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         machine = fabric_topology(topo, parts[0])
         placement = np.concatenate([everyone, np.asarray(extra_nodes, dtype=np.int64)])
         result = simulate(machine, schedule, placement, router=router, overhead=alpha,
+                          tolerance=tolerance,
                           progress=progress, faults=faults)
         # concurrent() stacks the parts' ops in order: group g owns one contiguous range
         ends = np.cumsum([p.num_ops for p in parts])

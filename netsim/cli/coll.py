@@ -28,7 +28,7 @@ from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
-                      tolerance_option,
+                      tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -122,13 +122,8 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint).")
-@click.option("--axis", type=click.IntRange(min=0), default=None,
-              help="Run on every line along grid axis N at once (tt-metal cluster_axis); "
-                   "shows each line's time and the slowest.")
-@click.option("--nodes", default=None, metavar="A,B,...|@FILE",
-              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
-                   "rings follow --order (auto keeps this order when it is already a "
-                   "ring of neighbours).")
+@axis_option
+@nodes_option
 @chunks_option
 @alpha_option
 @click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")

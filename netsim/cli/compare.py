@@ -23,7 +23,7 @@ from ..topology import normalize_injection, parse_topology
 from ..units import format_rate, format_size
 from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_option,
                       format_records, model_columns, model_option, output_option,
-                      tolerance_option,
+                      tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
 
 __all__ = ["command"]
@@ -79,13 +79,8 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
               help="Algorithm name or auto (repeat for several).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint of each machine).")
-@click.option("--axis", type=click.IntRange(min=0), default=None,
-              help="Run on every line along grid axis N of each machine at once; the time "
-                   "is the slowest line's.")
-@click.option("--nodes", default=None, metavar="A,B,...|@FILE",
-              help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); "
-                   "rings follow --order (auto keeps this order when it is already a "
-                   "ring of neighbours).")
+@axis_option
+@nodes_option
 @alpha_option
 @click.option("--normalize", type=click.Choice(["injection"]), default=None,
               help="Scale link bandwidths so every machine's endpoints inject as much as "

@@ -16,7 +16,7 @@ __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
            "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
-           "model_columns", "tolerance_option"]
+           "model_columns", "tolerance_option", "axis_option", "nodes_option"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -201,6 +201,16 @@ model_option = click.option(
     help="Network model: fluid (max-min fair flows), packet (packets, buffers, credits, "
          "round-robin ports; small cases) or both (adds the fluid model's error).")
 
+
+# Collectives on part of a machine (netsim.run.collective_groups), in coll and compare.
+axis_option = click.option(
+    "--axis", type=click.IntRange(min=0), default=None,
+    help="Run on every line along grid axis N at once (tt-metal cluster_axis); shows each "
+         "line's time, and the time is the slowest line's.")
+nodes_option = click.option(
+    "--nodes", default=None, metavar="A,B,...|@FILE",
+    help="Run on these endpoints: rank i on the i-th (names, or @FILE of names); rings "
+         "follow --order (auto keeps this order when it is already a ring of neighbours).")
 
 # The fluid engine's approximate mode (netsim.engine.simulate's tolerance).
 tolerance_option = click.option(

@@ -238,6 +238,20 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
         return None
 
 
+def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Result],
+             what: str, where: str):
+    """Run every candidate that applies (all must when one was named: ``not pick``);
+    return (fastest, its result, every (algorithm, result)). min() keeps the first of equal
+    times: registry order breaks ties deterministically."""
+    outcomes = [(algo, _attempt(algo, n, options, run, strict=not pick)) for algo in candidates]
+    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
+    if not outcomes:
+        tried = ", ".join(a.name for a in candidates) or "none registered"
+        raise InputError(f"no {what} applies to {where} (tried {tried})")
+    best, result = min(outcomes, key=lambda pair: pair[1].makespan)
+    return best, result, outcomes
+
+
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
                    placement: Sequence[int | str] | None = None, options=None,
                    alpha: float | None = None, router=None, progress=None,
@@ -313,15 +327,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
                          used, model, packet, tolerance)
 
-    outcomes = [(algo, _attempt(algo, nodes.size, options, run, strict=not pick))
-                for algo in candidates]
-    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
-    if not outcomes:
-        tried = ", ".join(a.name for a in candidates) or "none registered"
-        raise InputError(f"no {op} algorithm applies to {nodes.size} ranks on {topo.name!r} "
-                         f"(tried {tried})")
-    # min() keeps the first of equal times: registry order breaks ties deterministically.
-    best, result = min(outcomes, key=lambda pair: pair[1].makespan)
+    best, result, outcomes = _fastest(candidates, pick, nodes.size, options, run,
+                                      f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}")
     bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
                         alpha=float(alpha),
                         gamma=options.gamma, root=options.root)

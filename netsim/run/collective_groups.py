@@ -123,7 +123,7 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     """
     from ..topology import parse_topology
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
-    from .collective import (_attempt, _check_alpha, _check_op, _check_order, _check_scale,
+    from .collective import (_fastest, _check_alpha, _check_op, _check_order, _check_scale,
                              _default_options, _make_run, fabric_topology,
                              resolve_algorithms)
     from .faultspec import fault_summary, rerouted_flows, resolve_faults
@@ -178,14 +178,9 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         runs[algo.name] = (result, times, machine)
         return result
 
-    outcomes = [(algo, _attempt(algo, n, per_group[0], run, strict=not pick))
-                for algo in candidates]
-    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
-    if not outcomes:
-        tried = ", ".join(a.name for a in candidates) or "none registered"
-        raise InputError(f"no {op} algorithm applies to {len(groups)} groups of {n} ranks on "
-                         f"{topo.name!r} (tried {tried})")
-    best, result = min(outcomes, key=lambda pair: pair[1].makespan)
+    best, result, outcomes = _fastest(candidates, pick, n, per_group[0], run,
+                                      f"{op} algorithm",
+                                      f"{len(groups)} groups of {n} ranks on {topo.name!r}")
     _, times, machine = runs[best.name]
     bounds = [lower_bound(op, machine, size, n, g, alpha=float(alpha), gamma=options.gamma,
                           root=options.root) for g in groups]

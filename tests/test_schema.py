@@ -16,8 +16,10 @@ jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).parent / "corpus"
-# TODO: "collectives" (schedule files) once `netsim schema schedule` exists.
-SHIPPED = {"scenario": "scenarios", "topology": "topologies"}
+# Kind -> the folder of files shipped with netsim (and their pattern).
+SHIPPED = {"scenario": ("scenarios", "*.yaml"), "topology": ("topologies", "*.yaml"),
+           "schedule": ("collectives", "*.json")}
+KINDS = ["scenario", "topology", "schedule", "flows"]
 # Corpus cases whose rule is structural (a type, a bound, an unknown or missing key, a unit
 # string's shape), so the schema alone must refuse them. The others need netsim itself
 # (an unknown preset, a disconnected machine, a size above the sanity limit ...).
@@ -28,6 +30,11 @@ REFUSED = {
                  "size-negative", "unknown-header-key", "unknown-job-key"],
     "topology": ["bandwidth-word", "count-zero", "negative-latency", "unknown-field",
                  "zero-bandwidth"],
+    "flows": ["bytes-word", "deps-not-list", "empty-flows", "missing-flows", "negative-bytes",
+              "not-an-object", "start-negative", "unknown-flow-key", "unknown-link-key",
+              "negative-latency"],
+    "schedule": ["deps-not-list", "missing-ops", "negative-bytes", "ranks-zero", "src-float",
+                 "unknown-op-key"],
 }
 
 
@@ -38,7 +45,7 @@ def validators():
     from netsim.cli import cli
 
     found = {}
-    for kind in SHIPPED:
+    for kind in KINDS:
         out = CliRunner().invoke(cli, ["schema", kind])
         assert out.exit_code == 0, out.output
         schema = json.loads(out.output)
@@ -48,12 +55,15 @@ def validators():
 
 
 def _doc(path: Path):
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
     return load_yaml(path.read_text(), str(path))[0]
 
 
 @pytest.mark.parametrize("kind", sorted(SHIPPED))
 def test_every_shipped_file_validates(validators, kind):
-    files = sorted((ROOT / SHIPPED[kind]).glob("*.yaml"))
+    folder, pattern = SHIPPED[kind]
+    files = sorted((ROOT / folder).glob(pattern))
     assert files
     for path in files:
         errors = [e.message for e in validators[kind].iter_errors(_doc(path))]
@@ -62,7 +72,12 @@ def test_every_shipped_file_validates(validators, kind):
 
 @pytest.mark.parametrize("kind, case", [(k, c) for k, cases in REFUSED.items() for c in cases])
 def test_the_schema_refuses_bad_inputs_it_can_express(validators, kind, case):
-    assert not validators[kind].is_valid(_doc(CORPUS / kind / f"{case}.yaml"))
+    suffix = ".json" if kind in ("flows", "schedule") else ".yaml"
+    assert not validators[kind].is_valid(_doc(CORPUS / kind / f"{case}{suffix}"))
+
+
+def test_the_corpus_files_netsim_accepts_validate(validators):
+    assert validators["flows"].is_valid(_doc(CORPUS / "flows" / "minimal-ok.json"))
 
 
 def test_unit_strings_and_numbers_are_both_accepted(validators):

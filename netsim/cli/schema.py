@@ -1,4 +1,4 @@
-"""``netsim schema [KIND]``: print the JSON Schema of scenario or topology files."""
+"""``netsim schema [KIND]``: print the JSON Schema of scenario, topology, flow or schedule files."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ then (plugins included): ``jobs`` is a list whose items match one job kind's mod
 >>> schema["title"], "jobs" in schema["required"]
 ('netsim scenario file', True)
 >>> sorted(FILE_KINDS)
-['scenario', 'topology']
+['flows', 'scenario', 'schedule', 'topology']
 """
 
 from __future__ import annotations
@@ -63,11 +63,24 @@ def scenario_schema() -> dict[str, Any]:
     return model.model_json_schema()
 
 
-#: Schema of each file kind; one entry per kind. TODO: "flows" and "schedule" from
-#: netsim.schedule.FlowFileModel / ScheduleFileModel when those models exist.
+def _flows_schema() -> dict[str, Any]:
+    from ..schedule import FlowFileModel
+
+    return FlowFileModel.model_json_schema()
+
+
+def _schedule_schema() -> dict[str, Any]:
+    from ..schedule import ScheduleFileModel
+
+    return ScheduleFileModel.model_json_schema()
+
+
+#: Schema of each file kind; one entry per kind.
 FILE_KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "scenario": scenario_schema,
     "topology": topology_file_schema,
+    "flows": _flows_schema,
+    "schedule": _schedule_schema,
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from .._inputs import schema as _units
 from .._inputs.schema import Strict
@@ -43,18 +43,9 @@ def _integer(value: Any) -> Any:
     return value
 
 
-def _quantity(kind, example: str, exclusive: bool = False):
-    """A unit type whose JSON Schema also accepts the strings users write (an editor
-    would otherwise flag ``"1MiB"``)."""
-    bound = {"exclusiveMinimum": 0} if exclusive else {"minimum": 0}
-    return Annotated[kind, WithJsonSchema({"anyOf": [
-        {"type": "number", **bound},
-        {"type": "string", "description": f"a number with a unit, e.g. {example!r}"}]})]
-
-
-Size = _quantity(_units.Size, "1MiB")
-Rate = _quantity(_units.Rate, "50GB/s", exclusive=True)
-Time = _quantity(_units.Time, "1us")
+# The unit types of every input file: numbers in SI units or unit strings; their JSON
+# Schema takes both (netsim._inputs.schema.unit_json_schema).
+Size, Rate, Time = _units.Size, _units.Rate, _units.Time
 
 #: A node, link, flow or op id: a string or an integer (``1`` and ``"1"`` name the same
 #: node or link; two flows whose ids differ only so are refused as ambiguous).
@@ -136,7 +127,7 @@ class ScheduleFileModel(Strict):
 
     format: Optional[Literal["netsim-schedule"]] = None
     version: Optional[Literal[1]] = None
-    ranks: Integer = Field(description="Ranks, the extra (switch) ranks included")
+    ranks: Integer = Field(ge=1, description="Ranks, the extra (switch) ranks included")
     relative: StrictBool = Field(False, description="Sizes are fractions of the message")
     ops: list[Annotated[Union[SendOpModel, ComputeOpModel, BarrierOpModel],
                         Field(union_mode="left_to_right")]]

@@ -13,7 +13,8 @@ from netsim._inputs.jsonio import loads_json
 from netsim.errors import InputError
 from netsim.schedule import (FlowFileModel, ScheduleFileModel, flows_from_dict, flows_to_table,
                              load_flow_file, write_flow_table)
-from netsim.schedule.flowfile import _flows_by_record, _header
+from netsim.schedule.flowfile import _flows_by_record
+from netsim.schedule.flownetwork import network_of
 from netsim.topology import mesh
 
 from cli_helpers import run_main
@@ -72,7 +73,7 @@ def _by_id(flowset) -> dict:
 def test_columns_and_records_build_the_same_flows(seed):
     doc = _random_doc(seed)
     fast = flows_from_dict(doc, "doc")
-    topology, flows = _header(doc, "doc")
+    topology, flows = network_of(doc, "doc")
     slow = _flows_by_record(topology, flows, "doc")
     assert _by_id(fast) == _by_id(slow)
     assert sorted(map(str, fast.flow_ids)) == sorted(str(f["id"]) for f in doc["flows"])

@@ -25,10 +25,22 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..units import MAX_SIZE, parse_size, parse_time
+from ..topology.model import Topology
 from .ir import Schedule
 
-__all__ = ["FlowColumns", "Refused", "columns_from_records", "flowset_from_columns",
+__all__ = ["FlowSet", "FlowColumns", "Refused", "columns_from_records", "flowset_from_columns",
            "topological_levels"]
+
+
+@dataclass(frozen=True)
+class FlowSet:
+    """A topology, a schedule of its flows (ranks = node indices) and per-op metadata."""
+
+    topology: Topology
+    schedule: Schedule
+    flow_ids: tuple            # the file's id of each schedule op
+    not_before: np.ndarray     # earliest release per op, s
+
 
 FLOW_KEYS = ("id", "src", "dst", "bytes", "start", "path", "deps")
 
@@ -269,7 +281,6 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
 
 def flowset_from_columns(topology, cols: FlowColumns):
     """Check ``cols`` on ``topology`` column-wise and build its :class:`FlowSet`."""
-    from .flowfile import FlowSet
 
     n = cols.num_flows
     position = _check_ids(cols.ids)

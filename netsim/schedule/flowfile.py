@@ -18,76 +18,25 @@ models run to word the error (file, ``flows[3].bytes``, value).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._inputs.jsonio import gc_paused, read_json
-from ..errors import InputError, NetsimError, did_you_mean, refuse_unknown_keys
-from .flowcolumns import Refused, columns_from_records, flowset_from_columns
-from .ir import Schedule, ScheduleBuilder
-from ..topology.model import Topology, TopologyBuilder
+from ..errors import InputError, did_you_mean, refuse_unknown_keys
+from .flowcolumns import FLOW_KEYS, FlowSet, Refused, columns_from_records, flowset_from_columns
+from .flownetwork import network_of
+from .ir import ScheduleBuilder
+from ..topology.model import Topology
 
 __all__ = ["FlowSet", "load_flow_file", "flows_from_dict"]
-
-
-@dataclass(frozen=True)
-class FlowSet:
-    """A topology, a schedule of its flows (ranks = node indices) and per-op metadata."""
-
-    topology: Topology
-    schedule: Schedule
-    flow_ids: tuple            # the file's id of each schedule op
-    not_before: np.ndarray     # earliest release per op, s
-
-
-_TOP_KEYS = ("links", "topology", "flows", "description")
-_LINK_KEYS = ("id", "src", "dst", "bandwidth", "latency")
-_FLOW_KEYS = ("id", "src", "dst", "bytes", "start", "path", "deps")
-
-
-def _require(obj: Mapping, key: str, where: str):
-    if key not in obj:
-        raise InputError(f"{where}: missing field {key!r}")
-    return obj[key]
 
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
-
-
-def _links_topology(links: Any, source: str) -> Topology:
-    from .._inputs.schema import validate          # pydantic: loaded when a file is read
-    from .filemodels import LinkModel
-
-    if not isinstance(links, list) or not links:
-        raise InputError(f"{source}: 'links' must be a non-empty list")
-    builder = TopologyBuilder(Path(source).stem or "flows", family="custom")
-    for n, link in enumerate(links):
-        where = f"{source}: links[{n}]"
-        if not isinstance(link, Mapping):
-            raise InputError(f"{where}: expected an object, got {link!r}")
-        refuse_unknown_keys(link, _LINK_KEYS, where)
-        model = validate(LinkModel, link, source, prefix=f"links.{n}")
-        for end in ("src", "dst"):
-            if str(getattr(model, end)) not in builder._index:
-                builder.add_node(str(getattr(model, end)))
-        bandwidth, latency = model.bandwidth, model.latency
-        if str(link["src"]) == str(link["dst"]):
-            raise InputError(f"{where}: self-loop on node {link['src']!r}")
-        try:
-            builder.add_link(str(link["src"]), str(link["dst"]), bandwidth, latency,
-                             name=str(link["id"] if model.id is not None else f"l{n}"))
-        except NetsimError as err:
-            raise InputError(f"{where}: {err}") from None
-    try:
-        return builder.build()
-    except NetsimError as err:
-        raise InputError(f"{source}: links: {err}") from None
 
 
 def _topological_order(flows: list, ids: list, source: str) -> list[int]:
@@ -135,7 +84,7 @@ def _topological_order(flows: list, ids: list, source: str) -> list[int]:
 def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
     """Validate a flow document and build its :class:`FlowSet`."""
     with gc_paused():                 # 10^5 records hold no cycles: nothing to collect
-        topology, flows = _header(doc, source)
+        topology, flows = network_of(doc, source)
         try:
             return flowset_from_columns(topology, columns_from_records(flows))
         except Refused as refused:
@@ -147,44 +96,13 @@ def flows_from_dict(doc: Any, source: str = "flows") -> FlowSet:
             raise InputError(f"{source}: {refused}") from None
 
 
-def _header(doc: Any, source: str) -> tuple[Topology, list]:
-    """The network of a flow document and its list of flows (not yet checked)."""
-    from ..topology import parse_topology
-
-    if not isinstance(doc, Mapping):
-        raise InputError(f"{source}: expected a JSON object with 'flows', got a "
-                         f"{type(doc).__name__}")
-    refuse_unknown_keys(doc, _TOP_KEYS, source)
-    if "topology" in doc and "links" in doc:
-        raise InputError(f"{source}: give either 'links' or 'topology', not both")
-    if not isinstance(doc.get("description", ""), str):
-        raise InputError(f"{source}: description: expected a string, got "
-                         f"{doc['description']!r}")
-    if "topology" in doc:
-        if not isinstance(doc["topology"], str):
-            raise InputError(f"{source}: topology: expected a spec string such as "
-                             f"'mesh:4x4', got {doc['topology']!r}")
-        try:
-            topology = parse_topology(doc["topology"])
-        except NetsimError as err:
-            raise type(err)(f"{source}: topology: {err}") from None
-    else:
-        topology = _links_topology(_require(doc, "links", source), source)
-    flows = _require(doc, "flows", source)
-    if not isinstance(flows, list):
-        raise InputError(f"{source}: 'flows' must be a list")
-    if not flows:
-        raise InputError(f"{source}: 'flows' is empty: nothing to simulate")
-    return topology, flows
-
-
 def _flows_by_record(topology: Topology, flows: list, source: str) -> FlowSet:
     """The flows checked one record at a time with :class:`FlowModel`: slow, but its
     errors name the flow, the field and the value in the words of the models."""
     for n, flow in enumerate(flows):
         if not isinstance(flow, Mapping):
             raise InputError(f"{source}: flows[{n}]: expected an object, got {flow!r}")
-        refuse_unknown_keys(flow, _FLOW_KEYS, f"{source}: flows[{n}]")
+        refuse_unknown_keys(flow, FLOW_KEYS, f"{source}: flows[{n}]")
         if "deps" in flow and not isinstance(flow["deps"], list):
             raise InputError(f"{source}: flows[{n}].deps: expected a list, got "
                              f"{flow['deps']!r}")
@@ -210,7 +128,7 @@ def _flow_record(topology: Topology, record: Any, n: int, source: str):
     where = f"{source}: flows[{n}]"
     if not isinstance(record, Mapping):
         raise InputError(f"{where}: expected an object, got {record!r}")
-    refuse_unknown_keys(record, _FLOW_KEYS, where)
+    refuse_unknown_keys(record, FLOW_KEYS, where)
     if "deps" in record and not isinstance(record["deps"], list):
         raise InputError(f"{where}.deps: expected a list, got {record['deps']!r}")
     flow = validate(FlowModel, record, source, prefix=f"flows.{n}")

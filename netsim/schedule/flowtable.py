@@ -57,10 +57,10 @@ def require_pyarrow(path: str | Path, doing: str = "read"):
 
 def _network(header: dict, source: str):
     """The topology a table names (spec) or lists (links), via the flow-file checks."""
-    from .flowfile import _header
+    from .flownetwork import network_of
 
     doc = {k: v for k, v in header.items() if k in ("topology", "links", "description")}
-    topology, _ = _header({**doc, "flows": [None]}, source)
+    topology, _ = network_of({**doc, "flows": [None]}, source)
     return topology
 
 

@@ -20,6 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = ["AlgoOptions"]
 
 
+#: Rank orders by name (built by :func:`netsim.algorithms.orders.rank_order`); ``auto``
+#: embeds ring-like algorithms on a physical ring, lines on lines, trees on short paths.
+ORDERS = ("auto", "natural", "row", "snake", "hilbert")
+
 @dataclass(frozen=True)
 class AlgoOptions:
     """Knobs of a collective algorithm.
@@ -69,8 +73,6 @@ class AlgoOptions:
         if self.gamma is not None and not (isinstance(self.gamma, (int, float))
                                            and math.isfinite(self.gamma) and self.gamma > 0):
             raise InputError(f"gamma must be a positive number of bytes/s, got {self.gamma!r}")
-        from .orders import ORDERS
-
         if self.order not in ORDERS:
             raise unknown_name("rank order", self.order, ORDERS)
         root = self.root

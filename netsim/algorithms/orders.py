@@ -36,11 +36,10 @@ import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..topology.walks import hilbert_path, snake_cycle, snake_path
-from .options import AlgoOptions
+from .options import ORDERS, AlgoOptions
 
 __all__ = ["ORDERS", "SHAPES", "rank_order", "grid_coords", "auto_order"]
 
-ORDERS = ("auto", "natural", "row", "snake", "hilbert")
 #: What an algorithm lays over its ranks: a ring (closed), a line (open) or a tree.
 SHAPES = ("ring", "line", "tree")
 

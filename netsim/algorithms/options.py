@@ -17,12 +17,13 @@ from ..errors import InputError, unknown_name
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..topology import Topology
 
-__all__ = ["AlgoOptions"]
+__all__ = ["AlgoOptions", "ORDERS"]
 
 
 #: Rank orders by name (built by :func:`netsim.algorithms.orders.rank_order`); ``auto``
 #: embeds ring-like algorithms on a physical ring, lines on lines, trees on short paths.
 ORDERS = ("auto", "natural", "row", "snake", "hilbert")
+
 
 @dataclass(frozen=True)
 class AlgoOptions:

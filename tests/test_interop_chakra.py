@@ -219,3 +219,21 @@ def test_without_the_package_one_line_says_what_to_install(tmp_path, capsys, mon
                                RING], capsys)
     assert code == 2 and "pip install 'netsim[chakra]'" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_workload_gives_the_collective_runs_number_on_a_fabric_auto_preset(gen):
+    # t3000 runs tt_ring on its ring fabric (calibration fabric: auto); a workload of one
+    # all-reduce must give what `netsim coll` gives, on the same fabric.
+    gen.one_comm_coll_node_allreduce(8, 8_000_000)
+    for algorithm in ("tt_ring", "ring"):
+        run = run_workload("ALL_REDUCE.%d.et", "t3000,links=1", algorithm=algorithm)
+        native = run_collective("allreduce", "t3000,links=1", algorithm, 8e6)
+        assert run.time_s == pytest.approx(native.time_s, rel=1e-12)
+
+
+def test_nccl_in_a_workload_is_refused_in_one_line(gen):
+    from netsim.errors import InputError
+
+    gen.one_comm_coll_node_allreduce(8, 8_000_000)
+    with pytest.raises(InputError, match="whole-collective runs"):
+        run_workload("ALL_REDUCE.%d.et", "dgx-h100", algorithm="nccl")

@@ -129,6 +129,7 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     cache: dict = {}
     used: dict[str, str] = {}
     per_op = per_op_algorithms(algorithm)
+    fabrics: set = set()            # the fabric each collective runs on (fabric: auto presets)
 
     def collective(op: str, members, size: float, name: str):
         where = nodes[np.asarray(members)]
@@ -139,7 +140,16 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
             raise InputError(f"{pattern}: collective {name or op}: {op} algorithm "
                              f"{algo.name!r} does not apply to {len(members)} ranks")
         used[f"{op} {size:g}B on {len(members)} ranks"] = algo.name
-        return algo.build(len(members), size, opts)
+        built = algo.build(len(members), size, opts)
+        if "overhead" in built.meta or "wire_factor" in built.meta:
+            # nccl sets its own per-message cost and wire bytes for a whole-collective run;
+            # one simulation of many collectives has one alpha, so its numbers would differ.
+            raise InputError(f"{pattern}: collective {name or op}: algorithm {algo.name!r} "
+                             f"models another library's per-message costs, which apply to "
+                             f"whole-collective runs (coll, compare); use a netsim algorithm "
+                             f"in a workload")
+        fabrics.add(built.meta.get("fabric"))
+        return built
 
     names = [pattern.replace("%d", str(r)) for r in range(n)]
     if comm_groups is not None and not isinstance(comm_groups, dict):
@@ -149,7 +159,8 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     schedule = workload_schedule(traces, collective, names=names, comm_groups=comm_groups)
     extra = schedule.meta.get("extra_placement") or []
     placed = np.concatenate([nodes, np.asarray(extra, np.int64)]) if extra else nodes
-    result = simulate(topo, schedule, placed, router=router, overhead=alpha,
+    machine = _one_fabric(topo, fabrics, pattern)
+    result = simulate(machine, schedule, placed, router=router, overhead=alpha,
                       progress=progress, faults=resolve_faults(faults, topo))
     rows = []
     for r in range(n):
@@ -161,6 +172,20 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     return WorkloadRun(workload=pattern, topology=topo.name, ranks=n,
                        time_s=float(result.makespan), collectives=schedule.meta["collectives"],
                        algorithms=used, rows=rows, result=result)
+
+
+def _one_fabric(topo, fabrics: set, pattern: str):
+    """The machine every collective of the workload runs on: the fabric they ask for (a
+    preset with ``fabric: auto`` runs tt_ring on its ring fabric), refused when they differ:
+    one simulation has one set of link rates."""
+    from ..topology.calibration import on_fabric
+
+    asked = {f for f in fabrics if f is not None}
+    if len(asked) > 1:
+        raise InputError(f"{pattern}: the collectives ask for different fabrics "
+                         f"({', '.join(sorted(asked))}) of {topo.name!r}; one workload runs "
+                         f"on one: give one algorithm family, or fabric=... in the spec")
+    return on_fabric(topo, asked.pop()) if asked else topo
 
 
 def _busy(result: Result, ops: Sequence[int]) -> float:

@@ -200,3 +200,32 @@ def test_tolerance_zero_is_the_exact_engine_and_bad_values_are_refused():
                                   simulate(topo, schedule).op_finish)
     with pytest.raises(SimulationError, match="tolerance"):
         simulate(topo, schedule, tolerance=1.5)
+
+
+# -- per-op overhead -------------------------------------------------------------------
+
+def test_a_per_op_overhead_delays_each_send_by_its_own_cost():
+    # Two lone sends on separate links: each finishes at its own overhead + B / bw.
+    topo, schedule = _two_lone_flows(1e9)
+    result = simulate(topo, schedule, overhead=np.array([1e-3, 5e-3]))
+    np.testing.assert_allclose(result.op_finish, [1.001, 1.005], rtol=1e-12)
+    np.testing.assert_allclose(result.op_start, [1e-3, 5e-3], rtol=1e-12)
+    from netsim.errors import SimulationError
+    with pytest.raises(SimulationError, match="one per op"):
+        simulate(topo, schedule, overhead=np.array([1e-3]))
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(st.integers(0, 2**32 - 1))
+def test_per_op_overheads_split_classes_and_match_the_reference(seed):
+    # A ring of neighbour sends, half of them with a larger overhead: the classes must
+    # follow the overheads (same result as the reference, member by member).
+    rng = np.random.default_rng(seed)
+    topo = ring(8, bandwidth=1e9, latency=1e-7)
+    schedule = sends_from_arrays(8, np.arange(8), (np.arange(8) + 1) % 8, 1e6)
+    overhead = rng.choice([0.0, 2e-4], size=8)
+    fast = simulate(topo, schedule, overhead=overhead)
+    with reference_engine():
+        ref = simulate(topo, schedule, overhead=overhead)
+    np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
+    np.testing.assert_allclose(fast.op_finish, overhead + 1e-7 + 1e-3, rtol=1e-12)

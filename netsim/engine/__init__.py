@@ -59,13 +59,14 @@ def route_schedule(topology, schedule: Schedule, placement: np.ndarray, router=N
 
 
 def simulate(topology, schedule: Schedule, placement: Sequence[int] | None = None, *,
-             router=None, overhead: float = 0.0, not_before: np.ndarray | None = None,
+             router=None, overhead=0.0, not_before: np.ndarray | None = None,
              progress: ProgressCallback | None = None, record_timeline: bool = False,
              faults=(), tolerance: float = 0.0) -> Result:
     """Run ``schedule`` on ``topology`` with rank r on node ``placement[r]``.
 
-    ``overhead`` is a per-message cost at the sender (s); ``not_before`` an optional
-    earliest release time per op (s); ``faults`` links that fail or degrade (see
+    ``overhead`` is a per-message cost at the sender (s; one value, or one per op);
+    ``not_before`` an optional earliest release time per op (s); ``faults`` links that fail
+    or degrade (see
     :mod:`netsim.engine.faults`); ``tolerance`` the approximate mode's relative window
     (default 0: exact; see :func:`~netsim.engine.executor.execute`). Returns a
     :class:`Result`.

@@ -25,7 +25,7 @@ from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import max_min_rates_csr, max_min_rates_warm
 from .result import Result
-from .symmetry import find_classes, quotient
+from .symmetry import Classes, find_classes, quotient
 
 __all__ = ["execute", "ProgressCallback"]
 
@@ -41,6 +41,17 @@ ProgressCallback = Callable[[int, float], None]
 
 _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
+
+
+def _per_op(overhead, n_ops: int) -> np.ndarray:
+    """The per-message overhead of every op (s): one value for all, or one per op."""
+    values = np.asarray(overhead, dtype=np.float64)
+    if values.ndim == 0:
+        return np.full(n_ops, float(values))
+    if values.shape != (n_ops,):
+        raise SimulationError(f"overhead: one value or one per op ({n_ops}), got "
+                              f"{values.size}")
+    return values.copy()
 
 
 def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +80,7 @@ def _gather_spans(starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> n
 class _Execution:
     """One run. Build it, then call :meth:`run`."""
 
-    def __init__(self, topology, schedule: Schedule, routes, *, overhead: float,
+    def __init__(self, topology, schedule: Schedule, routes, *, overhead,
                  not_before: np.ndarray | None, progress: ProgressCallback | None,
                  record_timeline: bool, faults=(), progress_every: int = 64,
                  capacity: np.ndarray | None = None,
@@ -83,7 +94,7 @@ class _Execution:
         self.n_links = n_links = len(self.capacity)
         self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
         self.active_weight = np.zeros(0)
-        self.overhead = float(overhead)
+        self.overhead = _per_op(overhead, n_ops)      # s per message, by op
         # Approximate mode: a draining flow due within tolerance x (event time) of an event
         # completes at it. 0 (exact): only the engine's own 1e-9 merge window.
         self.tolerance = float(tolerance)
@@ -179,9 +190,10 @@ class _Execution:
         computes = ops[kind == COMPUTE]
         self.op_start[ops[kind != SEND]] = t
         if sends.size:
-            self.op_start[sends] = t + self.overhead
+            self.op_start[sends] = t + self.overhead[sends]
             subs = _gather_ranges(self.op_subs_ptr, self.op_subs_idx, sends)
-            self._push(t + self.overhead + self.sub_latency[subs], _ACTIVATE, subs)
+            self._push(t + self.overhead[self.sub_op[subs]] + self.sub_latency[subs],
+                       _ACTIVATE, subs)
         seconds = self.schedule.seconds[computes]
         timed = seconds > 0
         self._push(t + seconds[timed], _COMPLETE, computes[timed])
@@ -496,13 +508,15 @@ def _expanded(topology, schedule: Schedule, routes, classes, run: "_Execution") 
                                               "links": int(run.n_links)}})
 
 
-def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
+def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
             not_before: np.ndarray | None = None, progress: ProgressCallback | None = None,
             record_timeline: bool = False, faults=(), tolerance: float = 0.0) -> Result:
     """Simulate ``schedule`` whose sends are already routed (``routes``, in send-op order).
 
     ``faults`` is a sequence of :class:`~netsim.engine.faults.Fault`: links that fail or
     degrade at a given time; flows are moved off failed links from that moment.
+    ``overhead`` (s) is one per-message cost for every send, or an array with one per op
+    (a workload whose collectives model different libraries).
 
     Without faults, flows that cannot be told apart are simulated once per class
     (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
@@ -511,6 +525,7 @@ def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
     ``tolerance`` x t of an event at time t completes at t, so near-simultaneous
     completions become one event. Each such flow finishes early by at most that much.
     """
+    overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else float(overhead)
     tolerance = float(tolerance)
     if not (0.0 <= tolerance < 1.0):
         raise SimulationError(f"tolerance must be in [0, 1), got {tolerance!r}")
@@ -518,12 +533,16 @@ def execute(topology, schedule: Schedule, routes, *, overhead: float = 0.0,
                    tolerance=tolerance)
     classes = None
     if SYMMETRY and not REFERENCE and not faults:
-        classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before)
+        classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before,
+                               overhead=overhead)
     if classes is None:
         return _Execution(topology, schedule, routes, not_before=not_before, faults=faults,
                           **options).run()._result()
     q_schedule, q_routes, q_capacity, q_not_before = quotient(
         schedule, routes, topology.bandwidth, classes, not_before)
+    if np.ndim(overhead):                       # one per op: the representatives' own
+        options["overhead"] = np.asarray(overhead, dtype=np.float64)[
+            Classes.representatives(classes.op)]
     run = _Execution(topology, q_schedule, q_routes, not_before=q_not_before,
                      capacity=q_capacity, weight=q_routes.path_weight, **options).run()
     return _expanded(topology, schedule, routes, classes, run)

@@ -4,7 +4,8 @@ Collectives on symmetric machines are full of sends with the same size, the same
 the same dependency shape and paths that map onto each other under the machine's symmetry.
 If ops, sub-flows and links are partitioned into classes such that
 
-* every op of a class has the same kind, bytes, compute time and release floor, the same
+* every op of a class has the same kind, bytes, compute time, per-message overhead and
+  release floor, the same
   number of dependencies, successors and sub-flows in each class;
 * every sub-flow of a class has the same bytes and path latency, an op of the same class,
   and the same number of links of each link class on its path;
@@ -176,7 +177,7 @@ def _equitable(x_cls: np.ndarray, ptr: np.ndarray, nb: np.ndarray, y_cls: np.nda
 
 
 def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
-                 not_before: np.ndarray | None = None,
+                 not_before: np.ndarray | None = None, overhead=0.0,
                  min_subflows: int | None = None) -> Classes | None:
     """An equitable partition of ops, sub-flows and links, or None if it would not pay.
 
@@ -210,7 +211,8 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     one_ptr = np.arange(n_sub + 1, dtype=np.int64)
 
     floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
-    op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes),
+    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
+    op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes), _codes(cost),
                 _codes(schedule.seconds), _codes(floor), _depths(dep_ptr, dep_idx, n_ops),
                 _depths(succ_ptr, succ_idx, n_ops))
     link = _codes(np.asarray(capacity, dtype=float))

@@ -247,6 +247,9 @@ class _Ops:
         self.tags: dict[str, int] = {}
         self.paths: dict[int, tuple] = {}
         self.num_ranks = 0
+        # Ops whose collective sets its own per-message cost (meta['overhead'], e.g. nccl's
+        # protocol step latency): op -> s. The others take the run's alpha.
+        self.overhead: dict[int, float] = {}
 
     def add(self, kind, src, dst, nbytes, seconds, deps, tag=None) -> int:
         self.kind.append(kind)
@@ -421,6 +424,8 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
             "extra_placement": extra, "collectives": collectives, "format": "chakra"}
     if not extra:
         meta.pop("extra_placement")
+    if ops.overhead:
+        meta["op_overhead"] = ops.overhead
     return ops.build(meta)
 
 
@@ -457,6 +462,9 @@ def _add_collective(ops: _Ops, collective: CollectiveBuilder, members: list[int]
                     sub.nbytes[i], sub.seconds[i], deps, tag)
         for i, path in sub.paths.items():
             ops.paths[int(i) + offset] = path
+        if "overhead" in sub.meta:
+            ops.overhead.update(dict.fromkeys(range(offset, offset + sub.num_ops),
+                                              float(sub.meta["overhead"])))
         has_user = np.zeros(sub.num_ops, dtype=bool)
         has_user[sub.dep_idx] = True
         end = ops.barrier((np.flatnonzero(~has_user) + offset).tolist(), tag)

@@ -141,15 +141,10 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
                              f"{algo.name!r} does not apply to {len(members)} ranks")
         used[f"{op} {size:g}B on {len(members)} ranks"] = algo.name
         built = algo.build(len(members), size, opts)
-        if "overhead" in built.meta or "wire_factor" in built.meta:
-            # nccl sets its own per-message cost and wire bytes for a whole-collective run;
-            # one simulation of many collectives has one alpha, so its numbers would differ.
-            raise InputError(f"{pattern}: collective {name or op}: algorithm {algo.name!r} "
-                             f"models another library's per-message costs, which apply to "
-                             f"whole-collective runs (coll, compare); use a netsim algorithm "
-                             f"in a workload")
         fabrics.add(built.meta.get("fabric"))
-        return built
+        # As run_collective: an algorithm may put more bytes on the wire per payload byte
+        # (nccl: its protocol's lines) and set its own per-message cost (kept per op below).
+        return built.scaled(built.meta.get("wire_factor", 1.0))
 
     names = [pattern.replace("%d", str(r)) for r in range(n)]
     if comm_groups is not None and not isinstance(comm_groups, dict):
@@ -160,7 +155,12 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     extra = schedule.meta.get("extra_placement") or []
     placed = np.concatenate([nodes, np.asarray(extra, np.int64)]) if extra else nodes
     machine = _one_fabric(topo, fabrics, pattern)
-    result = simulate(machine, schedule, placed, router=router, overhead=alpha,
+    overhead = alpha
+    if "op_overhead" in schedule.meta:          # per op: those collectives' own costs
+        overhead = np.full(schedule.num_ops, float(alpha))
+        own = schedule.meta["op_overhead"]
+        overhead[np.fromiter(own.keys(), np.int64)] = np.fromiter(own.values(), float)
+    result = simulate(machine, schedule, placed, router=router, overhead=overhead,
                       progress=progress, faults=resolve_faults(faults, topo))
     rows = []
     for r in range(n):

@@ -30,6 +30,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
+from .options import ProgressBar
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -170,10 +171,12 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
     alpha_s = alpha_seconds(alpha)
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
-    runs = run_sweep(op, topology, algorithm, message_sizes,
-                     ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
-                     progress=progress_reporter(f"{op}"), faults=faults, axis=axis,
-                     nodes=nodes, model=model, tolerance=tolerance)
+    with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
+        runs = [run for one in bar.each(message_sizes) for run in run_sweep(
+            op, topology, algorithm, [one],
+            ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
+            progress=bar.reporter(), faults=faults, axis=axis,
+            nodes=nodes, model=model, tolerance=tolerance)]
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:

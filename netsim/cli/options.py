@@ -234,3 +234,68 @@ def model_columns(records: Sequence[dict[str, Any]]) -> list:
     if any(r.get("model") == "packet" for r in records):
         return [("model", "model", str)]
     return []
+
+
+class ProgressBar:
+    """Counts ``total`` steps (``done``) and draws them as a rich bar on stderr, only when
+    stderr is a terminal and there is more than one step (or on ``console``, for tests).
+    Use it as a context manager; :meth:`each` ticks once per item, after the caller's
+    work on it.
+
+    >>> bar = ProgressBar(3, "sizes")            # no terminal here: counts, draws nothing
+    >>> with bar:
+    ...     seen = [item for item in bar.each("abc")]
+    >>> bar.done, bar.drawn
+    (3, False)
+    """
+
+    def __init__(self, total: int, label: str, *, console: Any = None) -> None:
+        self.total, self.label, self.done = int(total), label, 0
+        self.drawn = self.total > 1 and (console is not None or sys.stderr.isatty())
+        self._console, self._bar, self._task = console, None, None
+
+    def __enter__(self) -> "ProgressBar":
+        if self.drawn:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), TextColumn("{task.fields[status]}"),
+                                 console=self._console or Console(stderr=True),
+                                 transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=self.total, status="")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def advance(self, steps: int = 1) -> None:
+        self.done += steps
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)
+
+    def each(self, items):
+        """The items of ``items``, one tick as the next is asked for (after the work)."""
+        for item in items:
+            yield item
+            self.advance()
+
+    def reporter(self):
+        """The engine's ``progress(events, sim_time)`` callback: the bar's status text
+        while a bar is drawn (one line on screen), else :func:`progress_reporter`'s."""
+        if not self.drawn:
+            return progress_reporter(self.label)
+        from ..units import format_time
+
+        def report(events: int, sim_time: float) -> None:
+            if self._bar is not None:
+                self._bar.update(self._task, status=f"{events} events, "
+                                                    f"t = {format_time(sim_time)}")
+        return report
+
+
+__all__ += ["ProgressBar"]

@@ -30,7 +30,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
-from .options import ProgressBar
+from .options import ProgressBar, complete_algo, complete_op, complete_topo
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -113,10 +113,11 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 
 
 @click.command("coll")
-@click.argument("op", required=False)
-@click.option("--topo", "topo_spec", metavar="SPEC",
+@click.argument("op", required=False, shell_complete=complete_op)
+@click.option("--topo", "topo_spec", metavar="SPEC", shell_complete=complete_topo,
               help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
 @click.option("--algo", "algorithm", default="auto", show_default=True,
+              shell_complete=complete_algo,
               help="Algorithm name, or auto for the fastest that applies.")
 @click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
 @click.option("--sizes", default=None, metavar="START:STOP",

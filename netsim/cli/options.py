@@ -299,3 +299,53 @@ class ProgressBar:
 
 
 __all__ += ["ProgressBar"]
+
+
+# -- shell completion (click's shell_complete= callbacks) -------------------------------------
+def complete_op(ctx, param, incomplete: str) -> list:
+    """Collective op names starting with ``incomplete`` (``netsim coll all<TAB>``).
+
+    >>> [item.value for item in complete_op(None, None, "all")]
+    ['allreduce', 'allgather', 'alltoall']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..algorithms import OPS
+
+    return [CompletionItem(op) for op in OPS if op.startswith(incomplete)]
+
+
+def complete_topo(ctx, param, incomplete: str) -> list:
+    """Preset names starting with ``incomplete``, then file names (a YAML machine).
+
+    >>> [item.value for item in complete_topo(None, None, "dgx-h")]
+    ['dgx-h100', 'dgx-h100-cluster', 'dgx-h']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..topology import preset_names
+
+    return ([CompletionItem(name) for name in preset_names() if name.startswith(incomplete)]
+            + [CompletionItem(incomplete, type="file")])
+
+
+def complete_algo(ctx, param, incomplete: str) -> list:
+    """``auto`` and the algorithm names of the command's OP (every op's when the command
+    line has none yet, or no OP: ``place``) starting with ``incomplete``.
+
+    >>> [item.value for item in complete_algo(None, None, "auto")]
+    ['auto']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..algorithms import OPS, algorithms_for
+
+    # While completing, click leaves the positional OP unparsed, in ctx.args.
+    given = [] if ctx is None else [ctx.params.get("op"), *ctx.args]
+    op = next((word for word in given if word in OPS), None)
+    ops = [op] if op in OPS else list(OPS)
+    names = dict.fromkeys(["auto", *(a.name for o in ops for a in algorithms_for(o))])
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+__all__ += ["complete_op", "complete_topo", "complete_algo"]

@@ -30,7 +30,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
-from .options import ProgressBar, complete_algo, complete_op, complete_topo
+from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -229,7 +229,7 @@ def _heatmap(path, runs, records, overwrite, topology):
         draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
                            f"{run.topology}: link utilisation")
-        click.echo(f"wrote {target}", err=True)
+        wrote(target)
     return []
 
 
@@ -253,7 +253,7 @@ def _save_result(path, runs, records, overwrite, topology):
     largest = max(runs, key=lambda run: run.size_bytes)
     write_result_document(path, largest.result, topology, spec=None,
                           overwrite=overwrite)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)
     return []
 
 
@@ -267,7 +267,7 @@ def _plot(path, runs, records, overwrite, topology):
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None
     draw_curves({label: records}, path, y="busbw_GBps", measured=points, overwrite=overwrite,
                 title=f"{runs[0].op} busbw over message size" if runs else None)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)
     return []
 
 

@@ -25,7 +25,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
-from .options import complete_algo, complete_op, complete_topo
+from .options import complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command"]
 
@@ -166,4 +166,4 @@ def _plot(records: list[dict], path: str, sweep: bool, title: str, overwrite: bo
     else:
         draw_bars({f"{r['topology']} {r['algorithm']}": r["busbw_GBps"] for r in records},
                   path, title=title, overwrite=overwrite)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)

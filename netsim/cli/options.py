@@ -147,7 +147,7 @@ def emit(text: str | bytes, output: str | None, overwrite: bool) -> None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
         write_atomic(output, text, overwrite)
-        click.echo(f"wrote {output}", err=True)
+        wrote(output)
 
 
 def envelope(records: Sequence[dict[str, Any]], **context: Any) -> dict[str, Any]:
@@ -349,3 +349,14 @@ def complete_algo(ctx, param, incomplete: str) -> list:
 
 
 __all__ += ["complete_op", "complete_topo", "complete_algo"]
+
+
+def wrote(what: Any) -> None:
+    """``wrote WHAT`` on stderr after writing a file, unless ``netsim -q`` (errors only)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    if not (isinstance(root, dict) and root.get("quiet")):
+        click.echo(f"wrote {what}", err=True)
+
+
+__all__ += ["wrote"]

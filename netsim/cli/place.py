@@ -33,7 +33,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, deprecated,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
-from .options import complete_algo, complete_topo
+from .options import complete_algo, complete_topo, wrote
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -220,7 +220,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
     skipped = outcome.skipped
     if heatmap:
         for path in _draw(heatmap, model, scores, overwrite):
-            click.echo(f"wrote {path}", err=True)
+            wrote(path)
     if skipped:
         click.echo(f"skipped (cannot place this layout here): {', '.join(skipped)}", err=True)
     document = {

@@ -60,6 +60,7 @@ def cli(ctx: click.Context, debug: bool, max_memory: str | None, verbose: int = 
     from ..units import parse_size
 
     ctx.ensure_object(dict)["debug"] = debug
+    ctx.obj["quiet"] = quiet              # -q also drops the "wrote FILE" lines
     size = None if max_memory is None else parse_size(max_memory, "--max-memory")
     if size is not None and size < 1:
         raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")

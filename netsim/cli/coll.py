@@ -30,6 +30,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
+from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -112,10 +113,11 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 
 
 @click.command("coll")
-@click.argument("op", required=False)
-@click.option("--topo", "topo_spec", metavar="SPEC",
+@click.argument("op", required=False, shell_complete=complete_op)
+@click.option("--topo", "topo_spec", metavar="SPEC", shell_complete=complete_topo,
               help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
 @click.option("--algo", "algorithm", default="auto", show_default=True,
+              shell_complete=complete_algo,
               help="Algorithm name, or auto for the fastest that applies.")
 @click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
 @click.option("--sizes", default=None, metavar="START:STOP",
@@ -170,10 +172,12 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
     alpha_s = alpha_seconds(alpha)
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
-    runs = run_sweep(op, topology, algorithm, message_sizes,
-                     ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
-                     progress=progress_reporter(f"{op}"), faults=faults, axis=axis,
-                     nodes=nodes, model=model, tolerance=tolerance)
+    with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
+        runs = [run for one in bar.each(message_sizes) for run in run_sweep(
+            op, topology, algorithm, [one],
+            ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
+            progress=bar.reporter(), faults=faults, axis=axis,
+            nodes=nodes, model=model, tolerance=tolerance)]
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:
@@ -225,7 +229,7 @@ def _heatmap(path, runs, records, overwrite, topology):
         draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
                            f"{run.topology}: link utilisation")
-        click.echo(f"wrote {target}", err=True)
+        wrote(target)
     return []
 
 
@@ -249,7 +253,7 @@ def _save_result(path, runs, records, overwrite, topology):
     largest = max(runs, key=lambda run: run.size_bytes)
     write_result_document(path, largest.result, topology, spec=None,
                           overwrite=overwrite)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)
     return []
 
 
@@ -263,7 +267,7 @@ def _plot(path, runs, records, overwrite, topology):
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None
     draw_curves({label: records}, path, y="busbw_GBps", measured=points, overwrite=overwrite,
                 title=f"{runs[0].op} busbw over message size" if runs else None)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)
     return []
 
 

@@ -25,6 +25,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
+from .options import complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command"]
 
@@ -69,13 +70,14 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 
 
 @click.command("compare")
-@click.argument("op")
-@click.option("--topo", "specs", multiple=True, metavar="SPEC",
+@click.argument("op", shell_complete=complete_op)
+@click.option("--topo", "specs", multiple=True, metavar="SPEC", shell_complete=complete_topo,
               help="A machine to compare (repeat: --topo A --topo B ...).")
 @click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
 @click.option("--sizes", default=None, metavar="START:STOP",
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:1GiB).")
 @click.option("--algo", "algorithms", multiple=True, default=("auto",), show_default=True,
+              shell_complete=complete_algo,
               help="Algorithm name or auto (repeat for several).")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint of each machine).")
@@ -164,4 +166,4 @@ def _plot(records: list[dict], path: str, sweep: bool, title: str, overwrite: bo
     else:
         draw_bars({f"{r['topology']} {r['algorithm']}": r["busbw_GBps"] for r in records},
                   path, title=title, overwrite=overwrite)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)

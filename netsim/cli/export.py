@@ -16,6 +16,7 @@ import click
 from ..errors import InputError, unknown_name
 from ..run import collective_schedule
 from .options import check_outputs, chunks_option, emit, overwrite_option
+from .options import wrote
 
 __all__ = ["command"]
 
@@ -64,4 +65,4 @@ def command(fmt, op, topo_spec, algorithm, size, ranks, chunks, output, overwrit
         from ..interop import write_workload
 
         paths = write_workload(schedule, output, overwrite=overwrite)
-        click.echo(f"wrote {len(paths)} traces: {paths[0]} .. {paths[-1]}", err=True)
+        wrote(f"{len(paths)} traces: {paths[0]} .. {paths[-1]}")

@@ -21,6 +21,7 @@ from .options import (alpha_option, alpha_seconds, check_writable, deprecated, e
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
+from .options import wrote
 
 __all__ = ["command"]
 
@@ -71,7 +72,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     faults = _fault_records(specs, result)
     if suffix in (".npz", ".parquet"):
         write_flow_result(result, output, overwrite=overwrite)
-        click.echo(f"wrote {output}", err=True)
+        wrote(output)
         return
     error = result.meta.get("model_error")
     if fmt == "json" and model == "fluid":   # orjson: 65,280 flow records, fast
@@ -127,4 +128,4 @@ def _fault_records(specs, result) -> list[dict]:
 def _emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
     """Write ``data`` atomically to ``output`` (as :func:`emit` does text)."""
     write_atomic(output, data, overwrite)
-    click.echo(f"wrote {output}", err=True)
+    wrote(output)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .options import check_writable, emit, format_option, format_records, overwrite_option
+from .options import wrote
 
 __all__ = ["command"]
 
@@ -53,7 +54,7 @@ def command(result_file, output, quantity, minus, spec, title, label_top, fmt, o
     drawn = draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
                          diverging=minus is not None, label_top=label_top, caption=caption,
                          overwrite=overwrite)
-    click.echo(f"wrote {output}", err=True)
+    wrote(output)
     record = {"topology": topology.name, **drawn.record()}
     emit(format_records([record], fmt, title=f"{result_file} on {topology.name}"),
          None, overwrite)

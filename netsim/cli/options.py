@@ -147,7 +147,7 @@ def emit(text: str | bytes, output: str | None, overwrite: bool) -> None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
         write_atomic(output, text, overwrite)
-        click.echo(f"wrote {output}", err=True)
+        wrote(output)
 
 
 def envelope(records: Sequence[dict[str, Any]], **context: Any) -> dict[str, Any]:
@@ -234,3 +234,129 @@ def model_columns(records: Sequence[dict[str, Any]]) -> list:
     if any(r.get("model") == "packet" for r in records):
         return [("model", "model", str)]
     return []
+
+
+class ProgressBar:
+    """Counts ``total`` steps (``done``) and draws them as a rich bar on stderr, only when
+    stderr is a terminal and there is more than one step (or on ``console``, for tests).
+    Use it as a context manager; :meth:`each` ticks once per item, after the caller's
+    work on it.
+
+    >>> bar = ProgressBar(3, "sizes")            # no terminal here: counts, draws nothing
+    >>> with bar:
+    ...     seen = [item for item in bar.each("abc")]
+    >>> bar.done, bar.drawn
+    (3, False)
+    """
+
+    def __init__(self, total: int, label: str, *, console: Any = None) -> None:
+        self.total, self.label, self.done = int(total), label, 0
+        self.drawn = self.total > 1 and (console is not None or sys.stderr.isatty())
+        self._console, self._bar, self._task = console, None, None
+
+    def __enter__(self) -> "ProgressBar":
+        if self.drawn:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), TextColumn("{task.fields[status]}"),
+                                 console=self._console or Console(stderr=True),
+                                 transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=self.total, status="")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def advance(self, steps: int = 1) -> None:
+        self.done += steps
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)
+
+    def each(self, items):
+        """The items of ``items``, one tick as the next is asked for (after the work)."""
+        for item in items:
+            yield item
+            self.advance()
+
+    def reporter(self):
+        """The engine's ``progress(events, sim_time)`` callback: the bar's status text
+        while a bar is drawn (one line on screen), else :func:`progress_reporter`'s."""
+        if not self.drawn:
+            return progress_reporter(self.label)
+        from ..units import format_time
+
+        def report(events: int, sim_time: float) -> None:
+            if self._bar is not None:
+                self._bar.update(self._task, status=f"{events} events, "
+                                                    f"t = {format_time(sim_time)}")
+        return report
+
+
+__all__ += ["ProgressBar"]
+
+
+# -- shell completion (click's shell_complete= callbacks) -------------------------------------
+def complete_op(ctx, param, incomplete: str) -> list:
+    """Collective op names starting with ``incomplete`` (``netsim coll all<TAB>``).
+
+    >>> [item.value for item in complete_op(None, None, "all")]
+    ['allreduce', 'allgather', 'alltoall']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..algorithms import OPS
+
+    return [CompletionItem(op) for op in OPS if op.startswith(incomplete)]
+
+
+def complete_topo(ctx, param, incomplete: str) -> list:
+    """Preset names starting with ``incomplete``, then file names (a YAML machine).
+
+    >>> [item.value for item in complete_topo(None, None, "dgx-h")]
+    ['dgx-h100', 'dgx-h100-cluster', 'dgx-h']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..topology import preset_names
+
+    return ([CompletionItem(name) for name in preset_names() if name.startswith(incomplete)]
+            + [CompletionItem(incomplete, type="file")])
+
+
+def complete_algo(ctx, param, incomplete: str) -> list:
+    """``auto`` and the algorithm names of the command's OP (every op's when the command
+    line has none yet, or no OP: ``place``) starting with ``incomplete``.
+
+    >>> [item.value for item in complete_algo(None, None, "auto")]
+    ['auto']
+    """
+    from click.shell_completion import CompletionItem
+
+    from ..algorithms import OPS, algorithms_for
+
+    # While completing, click leaves the positional OP unparsed, in ctx.args.
+    given = [] if ctx is None else [ctx.params.get("op"), *ctx.args]
+    op = next((word for word in given if word in OPS), None)
+    ops = [op] if op in OPS else list(OPS)
+    names = dict.fromkeys(["auto", *(a.name for o in ops for a in algorithms_for(o))])
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+__all__ += ["complete_op", "complete_topo", "complete_algo"]
+
+
+def wrote(what: Any) -> None:
+    """``wrote WHAT`` on stderr after writing a file, unless ``netsim -q`` (errors only)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    if not (isinstance(root, dict) and root.get("quiet")):
+        click.echo(f"wrote {what}", err=True)
+
+
+__all__ += ["wrote"]

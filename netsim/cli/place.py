@@ -33,6 +33,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, deprecated,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
+from .options import complete_algo, complete_topo, wrote
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -120,7 +121,7 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 
 
 @click.command("place")
-@click.option("--topo", "topo_spec", required=True, metavar="SPEC",
+@click.option("--topo", "topo_spec", required=True, metavar="SPEC", shell_complete=complete_topo,
               help="Machine: a spec (mesh:8x4,bw=12.5GB/s,links=4), a preset or a YAML file.")
 @click.option("--tp", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tensor-parallel degree.")
@@ -146,6 +147,7 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @click.option("--strategies", default="all", show_default=True,
               help="Comma list of strategies, or all: " + ", ".join(ALL_STRATEGIES) + ".")
 @click.option("--algo", "algorithm", default="ring", show_default=True,
+              shell_complete=complete_algo,
               help="Collective algorithm of every phase, or auto (fastest per strategy).")
 @chunks_option
 @click.option("--overlap", is_flag=True, help="Run all phases at the same time.")
@@ -218,7 +220,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
     skipped = outcome.skipped
     if heatmap:
         for path in _draw(heatmap, model, scores, overwrite):
-            click.echo(f"wrote {path}", err=True)
+            wrote(path)
     if skipped:
         click.echo(f"skipped (cannot place this layout here): {', '.join(skipped)}", err=True)
     document = {

@@ -10,6 +10,7 @@ from .options import (check_outputs, check_writable, emit,
                       fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
                       to_jsonable)
+from .options import wrote
 
 __all__ = ["command"]
 
@@ -118,7 +119,7 @@ def _write_figures(outcome, report, heatmap, overwrite: bool) -> None:
 
     if heatmap:
         for target in draw_scenario_heatmaps(outcome, heatmap, overwrite=overwrite):
-            click.echo(f"wrote {target}", err=True)
+            wrote(target)
     if report:
         write_scenario_report(report, outcome, overwrite=overwrite)
-        click.echo(f"wrote {report}", err=True)
+        wrote(report)

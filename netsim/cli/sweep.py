@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..run import load_sweep, rows_to_parquet, run_sweep_points, sweep_executor
 from .options import (check_outputs, emit, format_records, output_option, overwrite_option,
                       render_table, to_jsonable)
+from .options import wrote
 from ..outputs import write_atomic
 from ..report import draw_curves, figure_format
 
@@ -78,7 +79,7 @@ def command(scenario, out, workers, scheduler, retry_failed, fmt, plot, output, 
         _plot(rows, sweep.spec.keys(), plot, overwrite)
     if fmt == "parquet":
         write_atomic(output, rows_to_parquet(rows), overwrite)
-        click.echo(f"wrote {output}", err=True)
+        wrote(output)
     elif fmt == "table":
         keep = {"point", *sweep.spec.keys(), "error", *_SHOWN}
         shown = [{k: v for k, v in row.items() if k in keep} for row in rows]
@@ -102,7 +103,7 @@ def _plot(rows, keys, path, overwrite: bool) -> None:
                          "jobs have them)")
     draw_curves({label: sorted(points, key=lambda r: r["size_bytes"])
                  for label, points in series.items()}, path, overwrite=overwrite)
-    click.echo(f"wrote {path}", err=True)
+    wrote(path)
 
 
 class _progress:

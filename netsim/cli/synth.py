@@ -24,6 +24,7 @@ from ..topology import parse_topology
 from ..units import format_time, parse_rate, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, chunks_option, emit,
                       format_option, format_records, overwrite_option, progress_reporter)
+from .options import wrote
 
 __all__ = ["command", "SYNTH_COLUMNS"]
 
@@ -99,7 +100,7 @@ def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, sch
         from ..outputs import write_atomic
 
         write_atomic(output, json.dumps(schedule_document(schedule), indent=1), overwrite)
-        click.echo(f"wrote {output} ({schedule.num_sends} sends)", err=True)
+        wrote(f"{output} ({schedule.num_sends} sends)")
     note = (f"; fallback: {run.best_fixed} is faster" if run.fallback else "")
     emit(format_records([record], fmt, columns=NCCL_COLUMNS + SYNTH_COLUMNS,
                         title=f"{op} synthesised for {run.topology}: {run.ranks} ranks, "

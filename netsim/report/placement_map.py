@@ -59,14 +59,26 @@ def _nodes(topology, placement: Sequence) -> list[int]:
     return nodes
 
 
-def draw_placement_map(topology, placement: Sequence, groups: Any, path, *,
-                       title: str | None = None, overwrite: bool = True
-                       ) -> dict[str, tuple[Any, tuple[float, ...]]]:
+def draw_placement_map(topology, placement: Sequence, groups: Any, path=None, *,
+                       title: str | None = None, overwrite: bool = True, ax=None):
     """Draw ``topology`` with each placed chip filled with its group's colour and labelled
     with the group id (and the rank when it fits); unplaced endpoints are white, links
     light grey. ``placement[r]`` is the node (index or name) of rank r; ``groups`` see
-    :func:`rank_groups`. Returns node name -> (group id, RGBA colour) for placed ranks."""
+    :func:`rank_groups`. Saves to ``path`` and returns node name -> (group id, RGBA
+    colour) for placed ranks.
+
+    In a notebook: with ``ax=`` (matplotlib axes) it draws there (the legend goes inside
+    ``ax``), or with neither ``ax`` nor ``path`` on a new figure, and returns the matplotlib
+    Figure (saved too if ``path`` is given).
+
+    >>> from netsim.topology import mesh
+    >>> fig = draw_placement_map(mesh((2, 2)), [0, 1, 2, 3], [0, 0, 1, 1])
+    >>> type(fig).__name__, fig.axes[0].get_title()
+    ('Figure', 'mesh-2x2: placement of 4 ranks by group')
+    """
     from matplotlib.colors import to_rgba
+
+    from .figure import canvas_on
 
     nodes = _nodes(topology, placement)
     gids = rank_groups(groups, len(nodes))
@@ -76,7 +88,8 @@ def draw_placement_map(topology, placement: Sequence, groups: Any, path, *,
     lay = layout(topology)
     geometry = link_geometry(topology, lay)
     canvas = figure_for(lay, [f"{len(nodes)} ranks in {len(colors)} groups; chip text: "
-                              f"group id, then rank"], right=1.6, geometry=geometry)
+                              f"group id, then rank"], right=1.6, geometry=geometry) \
+        if ax is None else canvas_on(ax, lay, geometry)
     roomy = 2 * lay.node_radius * canvas.scale * 72 >= 22
     for rank, (node, gid) in enumerate(zip(nodes, gids)):
         faces[node] = colors.get(gid, _UNPLACED)
@@ -87,7 +100,10 @@ def draw_placement_map(topology, placement: Sequence, groups: Any, path, *,
     _legend(canvas, colors)
     canvas.ax.set_title(title or f"{topology.name}: placement of {len(nodes)} ranks by group",
                         fontsize=11)
-    save_figure(canvas.fig, path, overwrite)
+    if path is not None:
+        save_figure(canvas.fig, path, overwrite)
+    if ax is not None or path is None:
+        return canvas.fig
     return {topology.node_names[n]: (g, to_rgba(faces[n])) for n, g in zip(nodes, gids)}
 
 
@@ -114,6 +130,10 @@ def _legend(canvas, colors: dict[Any, tuple[float, ...]]) -> None:
         return
     handles = [Patch(facecolor=c, edgecolor="#333333", label=f"group {g}")
                for g, c in colors.items()]
+    if canvas.side is None:                  # the caller's axes: the legend goes inside them
+        canvas.ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                         fontsize=8, frameon=False)
+        return
     x, y, _, h = canvas.side
     canvas.fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(x - 0.01, y + h),
                       fontsize=8, frameon=False)

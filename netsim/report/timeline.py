@@ -78,35 +78,71 @@ def _hottest_links(result, top: int) -> list[int]:
     return [int(i) for i in order if util[i] > 0]
 
 
-def draw_link_timeline(result, topology, path, top: int = 8, *, title: str | None = None,
-                       overwrite: bool = True) -> LinkTimeline:
+def draw_link_timeline(result, topology, path=None, top: int = 8, *,
+                       title: str | None = None, overwrite: bool = True, ax=None):
     """One strip per link for the ``top`` most utilised links: their utilisation (0..1 of
     the link's bandwidth) over the run as a filled step plot. Needs a result simulated with
-    ``record_timeline=True``. Returns the :class:`LinkTimeline` drawn."""
+    ``record_timeline=True``. Saves to ``path`` and returns the :class:`LinkTimeline` drawn.
+
+    In a notebook: with ``ax=`` (matplotlib axes) the strips are stacked bands of that one
+    axes (busiest on top, each band's height 0..1), or with neither ``ax`` nor ``path`` on a
+    new figure; either way it returns the matplotlib Figure (saved too if ``path``).
+
+    >>> from netsim.topology import ring
+    >>> from netsim.engine import simulate
+    >>> from netsim.schedule.traffic import shift
+    >>> run = simulate(ring(4), shift(4, 1e6), record_timeline=True)
+    >>> fig = draw_link_timeline(run, ring(4), top=2)
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 2)
+    """
     links = _hottest_links(result, top)
     data = link_timeline(result, links)
     if not links:
         raise InputError("no link carried any bytes: nothing to draw")
     unit, factor = time_unit(float(data.edges[-1]))
-    fig = new_figure(8.0, 0.9 + 0.55 * len(links))
-    axes = fig.subplots(len(links), 1, sharex=True, squeeze=False)[:, 0]
-    fig.subplots_adjust(left=0.3, right=0.97, top=1 - 0.45 / (0.9 + 0.55 * len(links)),
-                        bottom=0.5 / (0.9 + 0.55 * len(links)), hspace=0.15)
     names = topology.link_names if topology is not None else result.link_names
-    for ax, lid, row in zip(axes, links, data.values):
-        ax.stairs(row, data.edges / factor, fill=True, color="#3b528b", alpha=0.85)
-        ax.set_ylim(0, 1.05)
-        ax.set_yticks([0, 1])
-        ax.tick_params(labelsize=7)
-        ax.set_ylabel(f"{names[lid]}\nmean {result.link_utilization[lid]:.2f}", rotation=0,
-                      ha="right", va="center", fontsize=8)
-        ax.grid(axis="x", color="#dddddd", linewidth=0.5)
-    axes[-1].set_xlabel(f"time ({unit})")
-    axes[-1].set_xlim(0, data.edges[-1] / factor)
-    fig.suptitle(title or f"{result.topology}: utilisation of the {len(links)} busiest links "
-                 f"(1 = the link's full bandwidth)", fontsize=10)
-    save_figure(fig, path, overwrite)
-    return data
+    default = (f"{result.topology}: utilisation of the {len(links)} busiest links "
+               f"(1 = the link's full bandwidth)")
+    if ax is not None:
+        _link_bands(ax, data, [names[lid] for lid in links], factor, unit)
+        ax.set_title(title or default, fontsize=10)
+        fig = ax.figure
+    else:
+        fig = new_figure(8.0, 0.9 + 0.55 * len(links))
+        axes = fig.subplots(len(links), 1, sharex=True, squeeze=False)[:, 0]
+        fig.subplots_adjust(left=0.3, right=0.97, top=1 - 0.45 / (0.9 + 0.55 * len(links)),
+                            bottom=0.5 / (0.9 + 0.55 * len(links)), hspace=0.15)
+        for strip, lid, row in zip(axes, links, data.values):
+            strip.stairs(row, data.edges / factor, fill=True, color="#3b528b", alpha=0.85)
+            strip.set_ylim(0, 1.05)
+            strip.set_yticks([0, 1])
+            strip.tick_params(labelsize=7)
+            strip.set_ylabel(f"{names[lid]}\nmean {result.link_utilization[lid]:.2f}",
+                             rotation=0, ha="right", va="center", fontsize=8)
+            strip.grid(axis="x", color="#dddddd", linewidth=0.5)
+        axes[-1].set_xlabel(f"time ({unit})")
+        axes[-1].set_xlim(0, data.edges[-1] / factor)
+        fig.suptitle(title or default, fontsize=10)
+    if path is not None:
+        save_figure(fig, path, overwrite)
+    return fig if ax is not None or path is None else data
+
+
+def _link_bands(ax, data: LinkTimeline, names: Sequence[str], factor: float,
+                unit: str) -> None:
+    """The strips of :func:`draw_link_timeline` as bands of one axes: link k's band spans
+    y in [k, k + 1) (axis inverted, busiest on top), utilisation u drawn 0.9 u high."""
+    for k, row in enumerate(data.values):
+        base = k + 0.95
+        ax.stairs(base - 0.9 * row, data.edges / factor, baseline=base, fill=True,
+                  color="#3b528b", alpha=0.85)
+        ax.axhline(base, color="#cccccc", linewidth=0.5)
+    ax.set_ylim(len(names), 0)
+    ax.set_yticks([k + 0.5 for k in range(len(names))], list(names), fontsize=7)
+    ax.set_xlim(0, data.edges[-1] / factor)
+    ax.set_xlabel(f"time ({unit})")
+    ax.grid(axis="x", color="#dddddd", linewidth=0.5)
 
 
 # -- Gantt chart ------------------------------------------------------------------------------
@@ -165,22 +201,37 @@ def _rank_labels(schedule, placement, topology) -> list[str]:
     return labels
 
 
-def draw_gantt(result, schedule, placement, path, *, topology=None,
-               title: str | None = None, overwrite: bool = True) -> list[GanttBar]:
+def draw_gantt(result, schedule, placement, path=None, *, topology=None,
+               title: str | None = None, overwrite: bool = True, ax=None):
     """A row per rank, its sends (coloured by tag, '->d' written on wide bars) and computes
     (hatched) as bars over time, saved to ``path``; a thin line from release to start
     shows the wait for latency and overheads. ``placement`` (node index or name per rank;
     None: the result's) and ``topology`` name the rows. Small runs only (:data:`GANTT_MAX_RANKS`,
-    :data:`GANTT_MAX_OPS`). Returns the bars drawn."""
+    :data:`GANTT_MAX_OPS`). Returns the bars drawn.
+
+    In a notebook: with ``ax=`` (matplotlib axes) it draws there, or with neither ``ax``
+    nor ``path`` on a new figure, and returns the matplotlib Figure (saved too if ``path``).
+
+    >>> from netsim.topology import ring
+    >>> from netsim.engine import simulate
+    >>> from netsim.schedule.traffic import shift
+    >>> sends = shift(4, 1e6)
+    >>> fig = draw_gantt(simulate(ring(4), sends), sends, None)
+    >>> type(fig).__name__, len(fig.axes[0].get_yticks())
+    ('Figure', 4)
+    """
     _check_small(schedule)
     placement = result.placement if placement is None else placement
     bars = gantt_bars(result, schedule)
     lanes = {r: 1 + max((b.lane for b in bars if b.rank == r), default=0)
              for r in range(schedule.num_ranks)}
     unit, factor = time_unit(max(float(result.makespan), 1e-12))
-    height = 1.2 + 0.28 * sum(lanes.values())
-    fig = new_figure(9.0, height)
-    ax = fig.add_axes((0.16, 0.6 / height, 0.66, 1 - 1.0 / height))
+    notebook = ax is not None or path is None
+    if ax is None:
+        height = 1.2 + 0.28 * sum(lanes.values())
+        fig = new_figure(9.0, height)
+        ax = fig.add_axes((0.16, 0.6 / height, 0.66, 1 - 1.0 / height))
+    fig = ax.figure
     tops = _row_tops(lanes)
     colors = _tag_colors(bars)
     for bar in bars:
@@ -196,8 +247,9 @@ def draw_gantt(result, schedule, placement, path, *, topology=None,
     _gantt_legend(ax, colors, any(b.kind == "compute" for b in bars))
     ax.set_title(title or f"{result.topology}: sends and computes per rank "
                  f"(makespan {result.makespan / factor:.4g} {unit})", fontsize=10)
-    save_figure(fig, path, overwrite)
-    return bars
+    if path is not None:
+        save_figure(fig, path, overwrite)
+    return fig if notebook else bars
 
 
 def _row_tops(lanes: dict[int, int]) -> dict[int, float]:

@@ -176,7 +176,8 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     Arguments as :func:`~netsim.run.run_collective`; ``options.chunks`` fixes the chunks
     per rank (else :data:`SYNTH_CHUNKS` are tried), ``seeds`` seeds are tried per depth,
     and the search stops trying new ones after ``budget_s`` seconds. With a reduction rate
-    (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`).
+    (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`) and with the
+    reductions spread over the ranks (``GAMMA_SHAPES``: chunks, waves, balance).
     """
     _check(op, seeds, budget_s)
     topo, options = _prepare(topology, options, alpha, router)

@@ -4,9 +4,10 @@ Each case runs ``netsim.run.run_synth`` as ``netsim coll --algo synth`` does: sy
 schedules for 1, 2, 4, 8 chunks per rank (and, with a reduction rate gamma, reductions in
 waves) within the time budget, every fixed algorithm, the faster kept. Printed per case:
 the synthesised time, busbw, the bound it is measured against and the achieved fraction
-(bound / synthesised time), the best fixed algorithm and its time, the chunks (c) and
-waves (w) chosen, the wall time of one synthesis of that shape (build only, no
-simulation) and of the whole search, and whether the target is met. Machine presets run
+(bound / synthesised time), the best fixed algorithm and its time, the chunks (c),
+waves (w) and reduction balance (b) chosen, the wall time of one synthesis of that
+shape (build only, no simulation) and of the whole search (a search runs at least one
+simulation, even past the budget), and whether the target is met. Machine presets run
 with their calibration (alpha, gamma), as every command does.
 
     python benchmarks/bench_synth.py [--only torus] [--budget 10] [--seeds 1]
@@ -85,12 +86,13 @@ def _reference(kind: str, op: str, topo, n: int, run) -> tuple[str, float]:
     return run.bound_name, run.bound_s
 
 
-def _synthesis_time(op: str, topo, n: int, chunks: int, waves: int = 1) -> float:
+def _synthesis_time(op: str, topo, n: int, chunks: int, waves: int = 1,
+                    balance: float = 0.0) -> float:
     """Wall time of one synthesis at ``chunks``, as runs do it: without the symbolic data
     the verifier reads (the tests verify), no simulation."""
     options = AlgoOptions(topology=topo, chunks=chunks, gamma=calibrated_gamma(topo),
                           extra={"alpha": calibrated_alpha(topo), "annotate": False,
-                                 "waves": waves})
+                                 "waves": waves, "balance": balance})
     start = time.perf_counter()
     build_schedule(op, "synth", n, SIZE, options)
     return time.perf_counter() - start
@@ -103,7 +105,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1, help="Seeds per depth.")
     args = parser.parse_args()
     header = (f"{'case':<22} {'op':<10} {'n':>4} {'synth':>9} {'busbw':>7} {'bound':>16} "
-              f"{'achieved':>8} {'best fixed':>22} {'c':>2} {'w':>2} {'build':>7} {'search':>7}  target")
+              f"{'achieved':>8} {'best fixed':>22} {'c':>2} {'w':>2} {'b':>3} {'build':>7} "
+              f"{'search':>7}  target")
     print(header)
     print("-" * len(header))
     for label, spec, op, ranks, kind, value in CASES:
@@ -114,7 +117,8 @@ def main() -> None:
         n = run.ranks
         ref_name, ref_s = _reference(kind, op, topo, n, run)
         achieved = ref_s / run.synth_s
-        build_s = _synthesis_time(op, topo, n, run.synth_chunks, run.synth_waves)
+        build_s = _synthesis_time(op, topo, n, run.synth_chunks, run.synth_waves,
+                                  run.synth_balance)
         busbw = run.busbw_GBps * run.time_s / run.synth_s      # the synthesised run's busbw
         if kind == "busbw":
             met, target = busbw >= value, f"busbw >= {value:g} GB/s"
@@ -131,7 +135,8 @@ def main() -> None:
         fixed = f"{run.best_fixed} {run.best_fixed_s * 1e3:.2f}ms"
         print(f"{label:<22} {op:<10} {n:>4} {run.synth_s * 1e3:>7.2f}ms {busbw:>7.1f} "
               f"{ref_name:>9} {ref_s * 1e3:>4.2f}ms {achieved:>8.1%} {fixed:>22} "
-              f"{run.synth_chunks:>2} {run.synth_waves:>2} {build_s:>6.2f}s {run.synthesis_s:>6.1f}s  "
+              f"{run.synth_chunks:>2} {run.synth_waves:>2} {run.synth_balance:>3.1f} "
+              f"{build_s:>6.2f}s {run.synthesis_s:>6.1f}s  "
               f"{'MET' if met else 'NOT MET'}: {target}{extra}"
               f"{' (fallback: fixed faster)' if run.fallback else ''}", flush=True)
     # Synthesis time target: 64 ranks, one synthesis at 4 chunks per rank (build only).

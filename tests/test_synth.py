@@ -207,3 +207,46 @@ def test_synthesis_refuses_more_ranks_than_it_can_build_quickly():
     topo = ring(MAX_RANKS + 1, bandwidth=1e9)
     with pytest.raises(InputError, match=f"at most {MAX_RANKS} ranks"):
         build_schedule("allgather", "synth", MAX_RANKS + 1, 1e6, AlgoOptions(topology=topo))
+
+
+def test_sender_busy_paces_each_sender_and_bounds_the_time():
+    # Each send holds its sender 2 s (links take 1 s): a sender starts at most one send
+    # per 2 s. 4 ranks x 3 missing blocks = 12 sends, so some rank makes >= 3 sends and the
+    # last of them starts at >= 4 s and ends at >= 5 s.
+    s = greedy_gather(link_model(ring(4, bandwidth=1.0), range(4)), 1, 1.0, sender_busy=2.0)
+    assert len(s.src) == 12
+    for r in range(4):
+        starts = sorted(t for u, t in zip(s.src, s.start) if u == r)
+        assert all(b - a >= 2.0 - 1e-12 for a, b in zip(starts, starts[1:]))
+    assert s.makespan >= 5.0 - 1e-12
+
+
+def test_balance_spreads_reductions_and_verifies():
+    # On a mesh the inner chips have twice the corners' links, so the unpaced greedy makes
+    # them send (in the reduce-scatter: reduce) more; pacing each sender narrows the spread.
+    from collections import Counter
+
+    m = link_model(mesh((4, 4), bandwidth=1e9), range(16)).transposed()
+    spread = {}
+    for busy in (0.0, 1e-3):
+        counts = Counter(greedy_gather(m, 1, 1e6, sender_busy=busy).src)
+        assert sum(counts.values()) == 16 * 15          # still a complete all-gather
+        spread[busy] = max(counts.values())
+    assert spread[1e-3] < spread[0.0]
+    for op in ("allreduce", "reducescatter"):
+        s = build_schedule(op, "synth", 16, 16e6, AlgoOptions(
+            topology=mesh((4, 4), bandwidth=1e9), chunks=2, gamma=5e8,
+            extra={"waves": 2, "balance": 0.4}))
+        assert problems(s, op, 16) == []
+        assert s.meta["synth"]["balance"] == 0.4
+
+
+def test_search_tries_balance_with_costly_reductions():
+    from netsim.run.synth import GAMMA_SHAPES
+
+    run = run_synth("allreduce", mesh((3, 3), bandwidth=1e9), 9e6,
+                    options=AlgoOptions(gamma=5e8), alpha=0.0, budget_s=1.0)
+    assert run.synth_balance in {b for _, _, b in GAMMA_SHAPES}
+    assert run.record()["synth_balance"] == run.synth_balance
+    assert any(b > 0 for _, _, b in GAMMA_SHAPES) and any(b == 0 for _, _, b in GAMMA_SHAPES)
+    assert run.time_s <= run.best_fixed_s

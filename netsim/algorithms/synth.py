@@ -50,10 +50,20 @@ from .options import AlgoOptions
 from .plan import Plan
 from .registry import register
 
-__all__ = ["LinkModel", "link_model", "synth_reason", "greedy_gather", "WINDOW", "MAX_RANKS"]
+__all__ = ["LinkModel", "link_model", "synth_reason", "greedy_gather", "WINDOW", "MAX_RANKS",
+           "BALANCE"]
 
 #: Chunks a sender compares (rarest first) among those its receiver lacks.
 WINDOW = 4
+#: With a reduction rate gamma, the reduce-scatter's greedy holds each sender for this
+#: fraction of a chunk's reduction time (``sender_busy`` of :func:`greedy_gather`), which
+#: spreads the reductions over the ranks (option ``extra["balance"]``). 0 by default: it
+#: helps where links of unequal count per chip make some chips reduce far more than
+#: others (galaxy-wh all-reduce, 32 chips, 1 GiB, 2 chunks x 8 waves: 0 -> 26.09 ms,
+#: 0.4 -> 23.65 ms, 0.6 -> 24.22 ms, 1.0 -> 31 ms; ``benchmarks/bench_synth.py``) and
+#: hurts elsewhere (a 4x4 mesh with gamma at half a link's rate, 4 waves: 49.5 -> 59.3
+#: ms at 0.6), so the run layer's search tries both.
+BALANCE = 0.0
 
 
 @dataclass(frozen=True)
@@ -164,9 +174,15 @@ class Sends:
 
 
 def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: float = 0.0,
-                  seed: int = 0, window: int = WINDOW) -> Sends:
+                  seed: int = 0, window: int = WINDOW, sender_busy: float = 0.0) -> Sends:
     """All-gather of ``chunks`` chunks per rank (chunk k owned by rank k // chunks) over
     ``model``'s edges, by the greedy of the module docstring.
+
+    ``sender_busy`` (s): each send also holds its sender that long, one send at a time per
+    sender. Reduce-scatter passes the reduction time of a chunk: in the time reversal a
+    rank reduces one partial per send it makes here, so a sender with more links would
+    otherwise take more than its share of the reductions (on a mesh, the inner chips
+    reduce up to 4x more than the corners) and its reductions would set the time.
 
     >>> from netsim.topology import ring
     >>> m = link_model(ring(4, bandwidth=1.0), [0, 1, 2, 3])
@@ -197,6 +213,7 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
     for r in range(n):
         covered[r] = ((1 << c) - 1) << (r * c)
     spread = [1] * (n * c)
+    sender_free = [0.0] * n
     busy: dict[int, float] = {}
     last: dict[int, int] = {}
     ptr = [0] * num_edges
@@ -218,9 +235,9 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
             continue
         e = a
         links = model.links[e]
-        if any(busy.get(link, 0.0) > t for link in links):
-            continue                                   # woken again when they free
         u, v = model.src[e], model.dst[e]
+        if any(busy.get(link, 0.0) > t for link in links) or sender_free[u] > t:
+            continue                                   # woken again when they free
         have, mine, i = covered[v], arrived[u], ptr[e]
         while i < len(mine) and have >> mine[i] & 1:
             i += 1
@@ -260,6 +277,11 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
         for other in woken[e]:                         # the links free at ``end``
             heapq.heappush(heap, (end, 1, seq, other, 0))
             seq += 1
+        if sender_busy > 0:
+            sender_free[u] = t + sender_busy
+            for other in out_edges[u]:                 # the sender frees then
+                heapq.heappush(heap, (sender_free[u], 1, seq, other, 0))
+                seq += 1
     return sends
 
 
@@ -350,8 +372,9 @@ def _reduce_scatter(plan: Plan, model: LinkModel, sends: Sends, chunks: int,
     return {k: reduced.get((k // chunks, k), []) for k in range(plan.n * chunks)}, last
 
 
-def _meta(model: LinkModel, chunks: int, waves: int, seed: int, estimate: float) -> dict:
-    return {"synth": {"chunks": chunks, "waves": waves, "seed": seed,
+def _meta(model: LinkModel, chunks: int, waves: int, seed: int, estimate: float,
+          balance: float = 0.0) -> dict:
+    return {"synth": {"chunks": chunks, "waves": waves, "seed": seed, "balance": balance,
                       "edges": len(model.src), "ring_added": model.ring_added,
                       "estimate_s": estimate}}
 
@@ -360,6 +383,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
     c = int(options.chunks or 1)
     seed = int(options.extra.get("seed", 0))
     window = int(options.extra.get("window", WINDOW))
+    balance = float(options.extra.get("balance", BALANCE))
     model = _model(num_ranks, options)
     alpha = _alpha(options)
     # Waves (reducing ops): the data in ``waves`` parts, each reduce-scattered after the
@@ -370,8 +394,11 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
     chunk_bytes = plan.piece_bytes
     back = ahead = None
     if op in ("reducescatter", "allreduce"):
+        # Each send of the transposed all-gather is one reduction (chunk_bytes / gamma)
+        # at its sender in the reduce-scatter: balance them over the ranks.
+        reduce_s = balance * chunk_bytes / plan.gamma if plan.gamma else 0.0
         back = greedy_gather(model.transposed(), c, chunk_bytes, alpha=alpha, seed=seed,
-                             window=window)
+                             window=window, sender_busy=reduce_s)
     if op in ("allgather", "allreduce"):
         ahead = greedy_gather(model, c, chunk_bytes, alpha=alpha, seed=seed, window=window)
     ready = link_free = None
@@ -384,7 +411,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions):
         if ahead is not None:
             _gather(plan, model, ahead, ready, link_free, piece_of)
     estimate = waves * sum(s.makespan for s in (back, ahead) if s is not None)
-    return plan.build(**_meta(model, c, waves, seed, estimate))
+    return plan.build(**_meta(model, c, waves, seed, estimate, balance))
 
 
 @register("allgather", "synth", "synthesised for the ranks' links: greedy link-chunk "

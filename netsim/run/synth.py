@@ -35,6 +35,12 @@ SYNTH_CHUNKS = (1, 2, 4, 8)
 #: With reductions that cost time (gamma), also reduce the data in this many waves, so
 #: that reducing one wave overlaps gathering the one before (chunks x waves <= 16).
 SYNTH_WAVES = (1, 2, 4, 8, 16)
+#: (chunks, waves, balance) tried in this order for reducing ops when reductions cost time
+#: (balance: ``extra["balance"]`` of :mod:`netsim.algorithms.synth`, reductions spread
+#: over the ranks).
+GAMMA_SHAPES = ((2, 8, 0.4), (1, 4, 0.0), (2, 4, 0.0), (1, 8, 0.0), (1, 1, 0.0),
+                (2, 8, 0.0), (1, 4, 0.4), (1, 16, 0.0), (4, 4, 0.0), (2, 1, 0.0),
+                (4, 1, 0.0), (8, 1, 0.0))
 #: Default time budget of the search over depths and seeds (s of wall time).
 SYNTH_BUDGET_S = 10.0
 
@@ -46,6 +52,7 @@ class SynthRun(CollectiveRun):
     synth_s: float | None = None
     synth_chunks: int | None = None
     synth_waves: int | None = None
+    synth_balance: float | None = None
     synth_seed: int | None = None
     synthesis_s: float | None = None      # wall time spent synthesising and simulating
     best_fixed: str | None = None
@@ -55,14 +62,15 @@ class SynthRun(CollectiveRun):
     def record(self) -> dict[str, Any]:
         row = super().record()
         row.update(synth_s=self.synth_s, synth_chunks=self.synth_chunks,
-                   synth_waves=self.synth_waves,
+                   synth_waves=self.synth_waves, synth_balance=self.synth_balance,
                    best_fixed=self.best_fixed, best_fixed_s=self.best_fixed_s,
                    fallback=self.fallback, synthesis_s=self.synthesis_s)
         return row
 
 
-def _synth_variant(op: str, chunks: int, seed: int, waves: int = 1):
-    """The registered synth algorithm with fixed ``chunks``, ``seed`` and ``waves``."""
+def _synth_variant(op: str, chunks: int, seed: int, waves: int = 1, balance: float = 0.0):
+    """The registered synth algorithm with fixed ``chunks``, ``seed``, ``waves`` and
+    ``balance``."""
     from ..algorithms import get_algorithm
 
     base = get_algorithm(op, "synth")
@@ -70,7 +78,8 @@ def _synth_variant(op: str, chunks: int, seed: int, waves: int = 1):
     def build(num_ranks, size, options):
         # Runs need no symbolic data (the tests verify synthesised schedules): without it
         # a 64-rank synthesis is about twice as fast.
-        extra = {"annotate": False, **options.extra, "seed": seed, "waves": waves}
+        extra = {"annotate": False, **options.extra, "seed": seed, "waves": waves,
+                 "balance": balance}
         return base.build(num_ranks, size, replace(options, chunks=chunks, extra=extra))
 
     return replace(base, build=build)
@@ -93,37 +102,41 @@ def _check(op: str, seeds: int, budget_s: float) -> None:
         raise InputError(f"synthesis time budget must be > 0 s, got {budget_s!r}")
 
 
-def _shapes(op: str, topology, options) -> list[tuple[int, int]]:
-    """(chunks, waves) to try, cheapest first: waves only for reductions that take time."""
+def _shapes(op: str, topology, options) -> list[tuple[int, int, float]]:
+    """(chunks, waves, balance) to try, most promising first: waves and balance only for
+    reductions that take time."""
     from ..topology.calibration import calibrated_gamma
 
     chunk_list = (int(options.chunks),) if options.chunks else SYNTH_CHUNKS
     gamma = options.gamma if options.gamma is not None else calibrated_gamma(topology)
     if op == "allgather" or not gamma:
-        return [(c, 1) for c in chunk_list]
+        return [(c, 1, 0.0) for c in chunk_list]
     if options.chunks:
-        return [(chunk_list[0], w) for w in SYNTH_WAVES if w == 1 or chunk_list[0] * w <= 16]
-    # Waves matter more than depth when reductions dominate: try them first.
-    return [(1, 1), (1, 4), (2, 4), (1, 8), (2, 8), (1, 16), (4, 4), (2, 1), (4, 1), (8, 1)]
+        return [(chunk_list[0], w, b) for w in SYNTH_WAVES for b in (0.0, 0.4)
+                if w == 1 or chunk_list[0] * w <= 16]
+    # Waves matter more than depth when reductions dominate: try them first, the shape
+    # that wins on galaxy-wh all-reduce (2 x 8, 90% of the bound) before the cheaper ones,
+    # so that a search whose budget one simulation exhausts (a loaded machine) finds it.
+    return list(GAMMA_SHAPES)
 
 
 def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
-            **kwargs) -> tuple[CollectiveRun, tuple[int, int, int], float]:
+            **kwargs) -> tuple[CollectiveRun, tuple[int, int, float, int], float]:
     """The fastest synthesised run over shapes x seeds within ``budget_s`` (at least one):
-    (run, (chunks, waves, seed), wall seconds)."""
+    (run, (chunks, waves, balance, seed), wall seconds)."""
     from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     started = _time.perf_counter()
     best, error, last, last_work = None, None, 0.0, 1
-    for chunks, waves in _shapes(op, topo, options):
+    for chunks, waves, balance in _shapes(op, topo, options):
         for seed in range(seeds):
             # Work grows with chunks x waves: do not start what will not fit the budget.
             now = _time.perf_counter() - started
             guess = 1.1 * last * chunks * waves / last_work
             if best is not None and now + guess > budget_s:
                 break
-            variant = _synth_variant(op, chunks, seed, waves)
+            variant = _synth_variant(op, chunks, seed, waves, balance)
             begun = _time.perf_counter()
             try:
                 run = run_collective(op, topo, [variant], size, options=options, **kwargs)
@@ -133,7 +146,7 @@ def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
             finally:
                 last, last_work = _time.perf_counter() - begun, chunks * waves
             if best is None or run.time_s < best[0].time_s:
-                best = (run, (chunks, waves, seed))
+                best = (run, (chunks, waves, balance, seed))
     if best is None:
         raise error if error is not None else InputError(f"no synthesised {op} ran here")
     return best[0], best[1], _time.perf_counter() - started
@@ -163,13 +176,14 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     Arguments as :func:`~netsim.run.run_collective`; ``options.chunks`` fixes the chunks
     per rank (else :data:`SYNTH_CHUNKS` are tried), ``seeds`` seeds are tried per depth,
     and the search stops trying new ones after ``budget_s`` seconds. With a reduction rate
-    (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`).
+    (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`) and with the
+    reductions spread over the ranks (``GAMMA_SHAPES``: chunks, waves, balance).
     """
     _check(op, seeds, budget_s)
     topo, options = _prepare(topology, options, alpha, router)
     kwargs = dict(ranks=ranks, placement=placement, alpha=alpha, router=router,
                   progress=progress, faults=faults)
-    synth, (chunks, waves, seed), spent = _search(op, topo, size, options=options,
+    synth, (chunks, waves, balance, seed), spent = _search(op, topo, size, options=options,
                                                   seeds=seeds, budget_s=budget_s, **kwargs)
     fixed = run_collective(op, topo, _fixed(op), size, options=options, **kwargs)
     best_fixed = min(fixed.candidates.items(), key=lambda kv: kv[1])
@@ -179,6 +193,7 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     fields.update(algorithm=best_fixed[0] if fallback else "synth",
                   candidates={**fixed.candidates, "synth": synth.time_s})
     return SynthRun(**fields, synth_s=synth.time_s, synth_chunks=chunks, synth_waves=waves,
+                    synth_balance=balance,
                     synth_seed=seed,
                     synthesis_s=spent, best_fixed=best_fixed[0], best_fixed_s=best_fixed[1],
                     fallback=fallback)
@@ -209,7 +224,8 @@ def synthesise(op: str, topology, size, *, ranks: int | None = None,
     if "alpha" not in built_options.extra:
         built_options = replace(built_options, extra={**built_options.extra,
                                                       "alpha": calibrated_alpha(topo)})
-    schedule = _synth_variant(op, run.synth_chunks, run.synth_seed, run.synth_waves).build(
+    schedule = _synth_variant(op, run.synth_chunks, run.synth_seed, run.synth_waves,
+                              run.synth_balance).build(
         run.ranks, run.size_bytes, built_options)
     meta = dict(schedule.meta)
     meta.update(op=op, algorithm="synth", size=run.size_bytes, ranks=run.ranks,

@@ -214,3 +214,20 @@ def test_an_all_pairs_alltoall_verifies_and_times_like_direct():
     native = build_schedule("alltoall", "direct", n, size)
     assert simulate(topo, schedule, nodes).makespan == pytest.approx(
         simulate(topo, native, nodes).makespan, rel=1e-12)
+
+
+def test_coll_schedule_option_runs_a_file_like_algo(capsys, tmp_path):
+    # `coll --schedule FILE` is `--algo FILE`: an MSCCL ring gives the native ring's time.
+    import json as _json
+
+    from cli_helpers import run_main
+
+    xml = "collectives/msccl-ring-allreduce-8.xml"
+    args = ["coll", "allreduce", "--topo", "ring:8", "--size", "8MiB", "--format", "json"]
+    code, out, _ = run_main(args + ["--schedule", xml], capsys)
+    assert code == 0
+    by_file = _json.loads(out)["records"][0]["time_s"]
+    code, out, _ = run_main(args + ["--algo", "ring"], capsys)
+    assert by_file == _json.loads(out)["records"][0]["time_s"]
+    code, _, err = run_main(args + ["--schedule", xml, "--algo", "ring"], capsys)
+    assert code == 2 and "not both" in err

@@ -28,8 +28,7 @@ from ..units import format_size, format_time, parse_rate
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
-                      tolerance_option, axis_option, nodes_option,
-                      overwrite_option, progress_reporter)
+                      tolerance_option, axis_option, nodes_option, overwrite_option)
 from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -119,6 +118,10 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @click.option("--algo", "algorithm", default="auto", show_default=True,
               shell_complete=complete_algo,
               help="Algorithm name, or auto for the fastest that applies.")
+@click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Run this schedule instead of an algorithm: an MSCCL .xml or a netsim "
+                   ".json (e.g. from `netsim synth -o`); the same as --algo FILE.")
 @click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
 @click.option("--sizes", default=None, metavar="START:STOP",
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
@@ -142,13 +145,17 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @nccl_format_option
 @output_option
 @overwrite_option
-def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, alpha, gamma,
-            order, root, list_algorithms, fail_links, degrade_links, model, tolerance, fmt,
-            output, overwrite, **extras):
+def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, nodes, chunks,
+            alpha, gamma, order, root, list_algorithms, fail_links, degrade_links, model,
+            tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
+    if schedule_file is not None:
+        if algorithm != "auto":
+            raise InputError("give --algo or --schedule, not both")
+        algorithm = schedule_file
     if output:
         check_writable(output, overwrite)
     if list_algorithms:

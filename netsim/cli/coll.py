@@ -30,6 +30,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
+from .options import packet_option
 from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -138,12 +139,13 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
 @model_option
+@packet_option
 @tolerance_option
 @nccl_format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, alpha, gamma,
-            order, root, list_algorithms, fail_links, degrade_links, model, tolerance, fmt,
+            order, root, list_algorithms, fail_links, degrade_links, model, packet, tolerance, fmt,
             output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
@@ -177,7 +179,7 @@ def command(op, topo_spec, algorithm, size, sizes, ranks, axis, nodes, chunks, a
             op, topology, algorithm, [one],
             ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
-            nodes=nodes, model=model, tolerance=tolerance)]
+            nodes=nodes, model=model, packet=packet, tolerance=tolerance)]
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:

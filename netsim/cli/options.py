@@ -16,7 +16,8 @@ __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
            "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
-           "model_columns", "tolerance_option", "axis_option", "nodes_option"]
+           "model_columns", "tolerance_option", "axis_option", "nodes_option",
+           "packet_option"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -360,3 +361,19 @@ def wrote(what: Any) -> None:
 
 
 __all__ += ["wrote"]
+
+
+def _packet_callback(ctx, param, value):
+    from ..run import parse_packet_option
+
+    return parse_packet_option(value)
+
+
+# The packet model's parameters (netsim.packet.options), with --model packet or both.
+packet_option = click.option(
+    "--packet", default=None, callback=_packet_callback,
+    metavar="payload=SIZE,header=SIZE,buffers=N,switching=MODE",
+    help="Packet model parameters (with --model packet|both), any of: payload and header "
+         "(e.g. 4KiB, 48B; default the machine's calibration), buffers (packets per input "
+         "buffer; default covers the credit round trip), switching (store-and-forward, "
+         "cut-through).")

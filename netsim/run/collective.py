@@ -292,7 +292,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         return run_synth(op, topology, size, ranks=ranks, placement=placement,
                          options=options, alpha=alpha, router=router, progress=progress,
                          faults=faults)
-    check_model(model)
+    check_model(model, packet)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     if axis is not None or nodes is not None:
         from .collective_groups import axis_groups, parse_nodes, run_groups

@@ -94,3 +94,28 @@ def test_coll_and_compare_pass_the_packet_options(capsys):
     # Store-and-forward on a ring without latency or header: 8 KiB pieces, one hop per
     # send, so a piece takes (its packets + 0) packet times either way: same total.
     assert times["1KiB"] == pytest.approx(times["4KiB"], rel=1e-9)
+
+
+def test_axis_runs_the_packet_model_on_every_line():
+    # The lines of a 2x4 mesh along axis 1 share no link, so each line's packet time is
+    # that of the line run alone (nodes=...), and the slowest is the run's time.
+    from netsim.run import run_collective
+
+    spec, packet = "mesh:2x4,bw=1GB/s,lat=1us", PacketOptions(payload=1000.0)
+    both = run_collective("allgather", spec, "ring", "16KiB", axis=1, model="both",
+                          packet=packet)
+    lines = [",".join(f"{r}_{c}" for c in range(4)) for r in range(2)]
+    alone = [run_collective("allgather", spec, "ring", "16KiB", nodes=line, model="packet",
+                            packet=packet).time_s for line in lines]
+    assert both.model["packet_time_s"] == pytest.approx(max(alone), rel=1e-12)
+    fluid = run_collective("allgather", spec, "ring", "16KiB", axis=1)
+    assert both.time_s == pytest.approx(fluid.time_s, rel=1e-12)
+    assert both.model["makespan_error"] == pytest.approx(
+        (fluid.time_s - max(alone)) / max(alone), rel=1e-9)
+
+
+def test_synth_refuses_the_packet_model_in_one_line(capsys):
+    code, out, err = run_main(["coll", "allreduce", "--topo", "mesh:2x2", "--algo", "synth",
+                               "--size", "64KiB", "--model", "packet"], capsys)
+    assert code != 0 and "synth" in err and "--model fluid" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

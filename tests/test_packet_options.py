@@ -77,23 +77,23 @@ def test_packet_option_with_the_fluid_model_is_refused(capsys, command):
 
 
 def test_coll_and_compare_pass_the_packet_options(capsys):
-    # payload 1 KiB instead of the default 4 KiB: 4 times as many packets on the ring.
+    # Ring all-reduce on ring:4 (no latency, no calibrated packet: the bandwidth is the
+    # wire rate): 6 steps of one-hop 16 KiB pieces, 4 packets of P = 4 KiB + H each, so
+    # the packet time is 6 x 4 (P + H) / C: a 1 KiB header makes it 5/4 of no header.
     base = ["--topo", "ring:4", "--size", "64KiB", "--model", "both", "--format", "json"]
     times = {}
-    for payload in ("1KiB", "4KiB"):
+    for header in ("0B", "1KiB"):
         code, out, err = run_main(["coll", "allreduce", "--algo", "ring", *base,
-                                   "--packet", f"payload={payload}"], capsys)
+                                   "--packet", f"header={header}"], capsys)
         assert code == 0, err
         (rec,) = json.loads(out)["records"]
-        times[payload] = rec["packet_time_s"]
+        times[header] = rec["packet_time_s"]
         code, out, err = run_main(["compare", "allreduce", "--algo", "ring", *base,
-                                   "--packet", f"payload={payload}"], capsys)
+                                   "--packet", f"header={header}"], capsys)
         assert code == 0, err
         (row,) = json.loads(out)["records"]
         assert row["packet_time_s"] == pytest.approx(rec["packet_time_s"], rel=1e-12)
-    # Store-and-forward on a ring without latency or header: 8 KiB pieces, one hop per
-    # send, so a piece takes (its packets + 0) packet times either way: same total.
-    assert times["1KiB"] == pytest.approx(times["4KiB"], rel=1e-9)
+    assert times["1KiB"] == pytest.approx(1.25 * times["0B"], rel=1e-9)
 
 
 def test_axis_runs_the_packet_model_on_every_line():

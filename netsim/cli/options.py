@@ -16,8 +16,7 @@ __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
            "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
-           "model_columns", "tolerance_option", "axis_option", "nodes_option",
-           "packet_option"]
+           "model_columns", "tolerance_option", "axis_option", "nodes_option"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -377,3 +376,6 @@ packet_option = click.option(
          "(e.g. 4KiB, 48B; default the machine's calibration), buffers (packets per input "
          "buffer; default covers the credit round trip), switching (store-and-forward, "
          "cut-through).")
+
+
+__all__ += ["packet_option"]

@@ -13,7 +13,10 @@ per row: fluid and packet time, the fluid error (fluid - packet) / packet, the w
 per-op error, the wall time of each model, the packets simulated and packet hops per
 second of wall time.
 
-    python benchmarks/bench_fidelity.py [--markdown] [--switching cut-through] [CASE ...]
+    python benchmarks/bench_fidelity.py [--markdown] [--switching cut-through]
+        [--alpha SECONDS] [CASE ...]
+
+``--alpha`` replaces the machines' calibrated alpha (how the NVLS gap depends on it).
 """
 
 from __future__ import annotations
@@ -30,17 +33,17 @@ CASES = {
 SIZES = ["4KiB", "256KiB", "16MiB"]
 
 
-def _row(case: str, size: str, switching: str) -> dict:
+def _row(case: str, size: str, switching: str, alpha: float | None = None) -> dict:
     from netsim.packet import PacketOptions
     from netsim.run import run_collective
     from netsim.run.models import model_error
 
     op, spec, algo, label = CASES[case]
     start = time.perf_counter()
-    fluid = run_collective(op, spec, algo, size, model="fluid")
+    fluid = run_collective(op, spec, algo, size, model="fluid", alpha=alpha)
     fluid_wall = time.perf_counter() - start
     start = time.perf_counter()
-    run = run_collective(op, spec, algo, size, model="packet",
+    run = run_collective(op, spec, algo, size, model="packet", alpha=alpha,
                          packet=PacketOptions(switching=switching))
     packet_wall = time.perf_counter() - start
     packet = run.result
@@ -59,8 +62,10 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--switching", default="store-and-forward",
                         choices=["store-and-forward", "cut-through"])
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="per-message overhead (s) instead of the calibrated one")
     args = parser.parse_args()
-    rows = [_row(case, size, args.switching) for case in args.cases for size in SIZES]
+    rows = [_row(case, size, args.switching, args.alpha) for case in args.cases for size in SIZES]
     head = ["case", "size", "fluid (us)", "packet (us)", "fluid err", "worst op err",
             "fluid wall (s)", "packet wall (s)", "packets", "hops/s"]
     cells = [[r["case"], r["size"], f"{r['fluid_us']:.2f}", f"{r['packet_us']:.2f}",

@@ -29,6 +29,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option, overwrite_option)
+from .options import packet_option
 from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command", "add_report_option", "ReportHook"]
@@ -141,13 +142,14 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
 @model_option
+@packet_option
 @tolerance_option
 @nccl_format_option
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, nodes, chunks,
             alpha, gamma, order, root, list_algorithms, fail_links, degrade_links, model,
-            tolerance, fmt, output, overwrite, **extras):
+            packet, tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
@@ -184,7 +186,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             op, topology, algorithm, [one],
             ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
-            nodes=nodes, model=model, tolerance=tolerance)]
+            nodes=nodes, model=model, packet=packet, tolerance=tolerance)]
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:

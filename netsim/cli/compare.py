@@ -25,6 +25,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
+from .options import packet_option
 from .options import complete_algo, complete_op, complete_topo, wrote
 
 __all__ = ["command"]
@@ -58,7 +59,8 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
         run = run_collective(options["op"], topo, requested, size, ranks=ranks,
                              alpha=options["alpha"], progress=options["progress"],
                              axis=options["axis"], nodes=options["nodes"],
-                             model=options["model"], tolerance=options["tolerance"])
+                             model=options["model"], packet=options["packet"],
+                             tolerance=options["tolerance"])
     except InputError as err:
         return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
                 "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
@@ -90,12 +92,13 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
 @model_option
+@packet_option
 @tolerance_option
 @format_option
 @output_option
 @overwrite_option
 def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, normalize, plot,
-            model, tolerance, fmt, output, overwrite):
+            model, packet, tolerance, fmt, output, overwrite):
     """Run collective OP on every --topo machine and compare time, busbw and efficiency."""
     if op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
@@ -117,7 +120,7 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
         topologies, factors, target = normalize_injection(topologies)
     options = {"op": op, "alpha": alpha_seconds(alpha),
                "progress": progress_reporter(op), "axis": axis, "nodes": nodes,
-               "model": model, "tolerance": tolerance}
+               "model": model, "packet": packet, "tolerance": tolerance}
     records = []
     for spec, topo, factor in zip(specs, topologies, factors):
         for algo in algorithms:

@@ -21,6 +21,7 @@ from .options import (alpha_option, alpha_seconds, check_writable, deprecated, e
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
+from .options import packet_option
 from .options import wrote
 
 __all__ = ["command"]
@@ -36,9 +37,10 @@ __all__ = ["command"]
               help="Old spelling of --alpha (deprecated).")
 @fault_options
 @model_option
+@packet_option
 @tolerance_option
 def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
-            model, tolerance):
+            model, packet, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     from ..run import resolve_faults
     from ..topology import calibrated_alpha
@@ -64,7 +66,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
                                 faults=resolve_faults(specs, flowset.topology), model=model,
-                                tolerance=tolerance)
+                                packet=packet, tolerance=tolerance)
     except NetsimError as err:
         if str(err).startswith(("--", str(flow_file))):
             raise

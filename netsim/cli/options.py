@@ -360,3 +360,22 @@ def wrote(what: Any) -> None:
 
 
 __all__ += ["wrote"]
+
+
+def _packet_callback(ctx, param, value):
+    from ..run import parse_packet_option
+
+    return parse_packet_option(value)
+
+
+# The packet model's parameters (netsim.packet.options), with --model packet or both.
+packet_option = click.option(
+    "--packet", default=None, callback=_packet_callback,
+    metavar="payload=SIZE,header=SIZE,buffers=N,switching=MODE",
+    help="Packet model parameters (with --model packet|both), any of: payload and header "
+         "(e.g. 4KiB, 48B; default the machine's calibration), buffers (packets per input "
+         "buffer; default covers the credit round trip), switching (store-and-forward, "
+         "cut-through).")
+
+
+__all__ += ["packet_option"]

@@ -27,7 +27,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["PacketOptions", "SWITCHING", "DEFAULT_PAYLOAD"]
+__all__ = ["PacketOptions", "SWITCHING", "DEFAULT_PAYLOAD", "PACKET_KEYS", "parse_packet_options",
+           "packet_options_from"]
 
 #: Switching modes: a router forwards a packet once all of it (store-and-forward) or its
 #: header (virtual cut-through) has arrived.
@@ -89,3 +90,74 @@ def _calibrated_packet(topology) -> tuple[float | None, float]:
     stored = (topology.meta.get("calibration") or {}) if topology is not None else {}
     packet = stored.get("packet")
     return (float(packet) if packet else None), float(stored.get("header") or 0.0)
+
+
+#: Keys of ``--packet KEY=VALUE,...`` and of a scenario's ``packet:`` mapping.
+PACKET_KEYS = ("payload", "header", "buffers", "switching")
+
+
+def packet_options_from(mapping, where: str = "--packet") -> PacketOptions:
+    """:class:`PacketOptions` from ``{'payload': '4KiB', 'header': '48B', 'buffers': 8,
+    'switching': 'cut-through'}`` (sizes through :mod:`netsim.units`; any key may be left
+    out). Errors are one line naming ``where`` and the key.
+
+    >>> packet_options_from({"payload": "2KiB", "buffers": "4"}).payload
+    2048.0
+    >>> packet_options_from({"bufers": 4})
+    Traceback (most recent call last):
+    ...
+    netsim.errors.InputError: --packet: unknown field 'bufers': did you mean 'buffers'?
+    """
+    from ..errors import NetsimError, refuse_unknown_keys
+    from ..units import parse_size
+
+    refuse_unknown_keys(mapping, PACKET_KEYS, where)
+    values = {}
+    try:
+        for key in ("payload", "header"):
+            if mapping.get(key) is not None:
+                values[key] = parse_size(mapping[key], key)
+        if mapping.get("buffers") is not None:
+            text = mapping["buffers"]
+            try:
+                number = int(text) if not isinstance(text, (bool, float)) else None
+            except (TypeError, ValueError):
+                number = None
+            if number is None or number < 1:
+                raise InputError(f"{where} buffers: expected a whole number >= 1 of packets, "
+                                 f"got {text!r}")
+            values["buffer"] = number
+        if mapping.get("switching") is not None:
+            values["switching"] = str(mapping["switching"])
+        return PacketOptions(**values)
+    except NetsimError as err:
+        message = str(err)
+        if where in message:
+            raise
+        raise type(err)(f"{where}: {message}") from None
+
+
+def parse_packet_options(text: str | None, where: str = "--packet") -> PacketOptions | None:
+    """``'payload=4KiB,header=48B,buffers=8,switching=cut-through'`` as
+    :class:`PacketOptions` (None for None or an empty string).
+
+    >>> parse_packet_options("payload=4KiB,switching=cut-through").switching
+    'cut-through'
+    >>> parse_packet_options("payload")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.InputError: --packet: 'payload' is not KEY=VALUE (keys: payload, header, buffers, switching)
+    """
+    if text is None or not text.strip():
+        return None
+    mapping = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            raise InputError(f"{where}: {item.strip()!r} is not KEY=VALUE (keys: "
+                             f"{', '.join(PACKET_KEYS)})")
+        if key in mapping:
+            raise InputError(f"{where}: {key!r} given twice")
+        mapping[key] = value.strip()
+    return packet_options_from(mapping, where)

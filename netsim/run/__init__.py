@@ -79,3 +79,5 @@ __all__ += [
 
 __all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model",
             "link_records_with_queues"]
+__all__ += ["parse_packet_option"]   # --packet (issue 17)
+from .models import parse_packet_option  # noqa: E402

@@ -286,13 +286,16 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     from ..topology import parse_topology
 
     _check_op(op)
+    check_model(model, packet)
+    if algorithm == "synth" and model != "fluid":   # its search runs thousands of fluid runs
+        raise InputError(f"--model {model} does not apply to --algo synth (it searches with "
+                         f"the fluid model): use --model fluid")
     if algorithm == "synth":    # hook: synthesise, compare with the fixed ones, fall back
         from .synth import run_synth
 
         return run_synth(op, topology, size, ranks=ranks, placement=placement,
                          options=options, alpha=alpha, router=router, progress=progress,
                          faults=faults)
-    check_model(model)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     if axis is not None or nodes is not None:
         from .collective_groups import axis_groups, parse_nodes, run_groups
@@ -303,7 +306,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         if axis is not None:
             return run_groups(op, topo, algorithm, size, axis_groups(topo, axis),
                               options=options, alpha=alpha, router=router,
-                              progress=progress, faults=faults, tolerance=tolerance)
+                              progress=progress, faults=faults, tolerance=tolerance,
+                              model=model, packet=packet)
         placement = parse_nodes(topo, nodes).tolist()
     size = parse_size(size, "collective size")
     if size < 0:

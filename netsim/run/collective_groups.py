@@ -25,10 +25,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..algorithms.bounds import lower_bound
-from ..engine import simulate
 from ..errors import InputError
 from ..schedule import concurrent
 from ..units import format_time, parse_size
+from .models import model_fields, simulate_model
 
 __all__ = ["axis_groups", "parse_nodes", "run_groups", "group_records"]
 
@@ -112,14 +112,17 @@ def group_records(labels: Sequence[str], times: Sequence[float]) -> dict[str, An
 
 def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int]], *,
                options=None, alpha: float | None = None, router=None, progress=None,
-               faults: Sequence = (), tolerance: float = 0.0):
+               faults: Sequence = (), tolerance: float = 0.0, model: str = "fluid",
+               packet=None):
     """Run collective ``op`` on every group of ``groups`` (node indices, in rank order) at
     the same time, with one algorithm (``'auto'``: the one whose slowest group is fastest).
 
     Returns a :class:`~netsim.run.collective.CollectiveRun` for one group's collective
     (``ranks`` = group size, busbw per group) whose ``time_s`` is the slowest group's,
     with ``groups`` (labels) and ``group_times`` (s). The lower bound is the largest of
-    the groups' own bounds. Calibrated alpha and gamma apply as in ``run_collective``.
+    the groups' own bounds. Calibrated alpha and gamma apply as in ``run_collective``, and
+    so do ``model`` and ``packet`` (:mod:`netsim.run.models`; with ``'both'`` the group
+    times are the fluid model's).
     """
     from ..topology import parse_topology
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
@@ -168,9 +171,9 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         schedule = concurrent(*parts)
         machine = fabric_topology(topo, parts[0])
         placement = np.concatenate([everyone, np.asarray(extra_nodes, dtype=np.int64)])
-        result = simulate(machine, schedule, placement, router=router, overhead=alpha,
-                          tolerance=tolerance,
-                          progress=progress, faults=faults)
+        result = simulate_model(machine, schedule, placement, router=router, overhead=alpha,
+                                tolerance=tolerance, progress=progress, faults=faults,
+                                model=model, packet=packet)
         # concurrent() stacks the parts' ops in order: group g owns one contiguous range
         ends = np.cumsum([p.num_ops for p in parts])
         times = [float(result.op_finish[start:end].max()) if end > start else 0.0
@@ -191,4 +194,5 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     made.machine = machine
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
+    made.model = model_fields(result) or None
     return made

@@ -24,18 +24,24 @@ from typing import Any
 import numpy as np
 
 from ..engine import Result, simulate
-from ..errors import InputError, unknown_name
+from ..errors import InputError, NetsimError, unknown_name
 
 __all__ = ["MODELS", "check_model", "simulate_model", "op_errors", "model_error",
-           "model_fields", "flow_records_with_model", "link_records_with_queues"]
+           "model_fields", "flow_records_with_model", "link_records_with_queues",
+           "parse_packet_option"]
 
 MODELS = ("fluid", "packet", "both")
 
 
-def check_model(model: str) -> str:
-    """``model`` if it is one of :data:`MODELS`, else a did-you-mean InputError."""
+def check_model(model: str, packet=None) -> str:
+    """``model`` if it is one of :data:`MODELS`, else a did-you-mean InputError. Packet
+    options with the fluid model are refused (a NetsimError that is not an InputError, so
+    that a caller which turns InputErrors into "does not apply" notes still stops)."""
     if model not in MODELS:
         raise unknown_name("network model", model, MODELS)
+    if packet is not None and model == "fluid":
+        raise NetsimError("packet options (--packet, packet:) apply to model packet or "
+                          "both, not fluid")
     return model
 
 
@@ -45,7 +51,7 @@ def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", 
     """Simulate with the fluid model, the packet model (``packet``: its
     :class:`~netsim.packet.PacketOptions`) or both (module docstring). ``tolerance`` is the
     fluid engine's approximate mode (relative; 0 = exact; :func:`netsim.engine.simulate`)."""
-    check_model(model)
+    check_model(model, packet)
     if model != "packet":
         fluid = simulate(topology, schedule, placement, router=router, overhead=overhead,
                          not_before=not_before, progress=progress,
@@ -68,6 +74,19 @@ def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", 
                             "queue_mean": packets.meta["queue_mean"]}
     fluid.meta["model_error"] = model_error(fluid, packets)
     return fluid
+
+
+def parse_packet_option(text: str | None):
+    """``--packet payload=4KiB,header=48B,buffers=8,switching=cut-through`` as
+    :class:`~netsim.packet.PacketOptions` (None when not given); one-line errors naming
+    the key (:func:`netsim.packet.options.parse_packet_options`).
+
+    >>> parse_packet_option("buffers=2").buffer
+    2
+    """
+    from ..packet.options import parse_packet_options
+
+    return parse_packet_options(text)
 
 
 def op_errors(fluid: Result, packet: Result) -> np.ndarray:

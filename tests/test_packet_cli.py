@@ -78,3 +78,27 @@ def test_scenario_model_is_refused_for_fluid_only_job_kinds(tmp_path, capsys):
     path.write_text("model: packet\n" + source.read_text())
     code, _, err = run_main(["run", str(path)], capsys)
     assert code != 0 and "runs on the fluid model only" in err and "Traceback" not in err
+
+
+def test_scenario_packet_options_are_those_of_the_cli(tmp_path, capsys):
+    # `packet:` in a scenario is `--packet` on the command line: same packet time; and it
+    # is refused in one line with the fluid model.
+    path = tmp_path / "s.yaml"
+    head = f"name: s\ntopology: ring:4,bw=1GB/s\nmodel: packet\n"
+    job = ("jobs:\n  - kind: collective\n    op: allreduce\n    algorithm: ring\n"
+           "    size: 64KiB\n")
+    path.write_text(head + "packet: {payload: 1KiB, header: 64B}\n" + job)
+    code, out, err = run_main(["run", str(path), "--format", "json"], capsys)
+    assert code == 0, err
+    by_scenario = json.loads(out)["records"][0]["time_s"]
+    code, out, err = run_main(["coll", "allreduce", "--topo", "ring:4,bw=1GB/s", "--algo",
+                               "ring", "--size", "64KiB", "--model", "packet", "--packet",
+                               "payload=1KiB,header=64B", "--format", "json"], capsys)
+    assert code == 0, err
+    assert by_scenario == json.loads(out)["records"][0]["time_s"]
+    path.write_text(head.replace("packet\n", "fluid\n") + "packet: {payload: 1KiB}\n" + job)
+    code, _, err = run_main(["run", str(path)], capsys)
+    assert code == 2 and "model: packet" in err and len(err.strip().splitlines()) == 1
+    path.write_text(head + "packet: {paylod: 1KiB}\n" + job)
+    code, _, err = run_main(["run", str(path)], capsys)
+    assert code == 2 and "payload" in err and "Traceback" not in err

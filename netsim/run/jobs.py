@@ -40,6 +40,7 @@ class JobContext:
     progress: Callable[[int, float], None] | None = None
     faults: tuple = ()
     model: str = "fluid"        # 'fluid', 'packet' or 'both' (netsim.run.models)
+    packet: Any = None          # PacketOptions of the packet model (None: defaults)
 
     def resolve_faults(self, topology) -> list:
         """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
@@ -145,7 +146,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         flowset = load_flow_file(ctx.base_dir / job.flows)
         faults = ctx.resolve_faults(flowset.topology)
         result = simulate_flows(flowset, overhead=job.overhead, progress=ctx.progress,
-                                faults=faults, model=ctx.model)
+                                faults=faults, model=ctx.model, packet=ctx.packet)
         name = job.name or Path(job.flows).stem
         record = _traffic_record(name, result, flowset.topology.num_endpoints,
                                  flowset.schedule.total_bytes, faults)
@@ -177,7 +178,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
     from .models import simulate_model
 
     result = simulate_model(topology, schedule, overhead=job.overhead, progress=ctx.progress,
-                            faults=faults, model=ctx.model)
+                            faults=faults, model=ctx.model, packet=ctx.packet)
     return JobResult(name, "traffic", [_traffic_record(name, result, ranks,
                                                        schedule.total_bytes, faults)],
                      {name: result}, {name: topology})

@@ -41,6 +41,7 @@ class _ScenarioModel(Strict):
     seed: int = Field(default=0, ge=0)
     faults: Any = None          # validated by .faults.fault_specs
     model: Literal["fluid", "packet", "both"] = "fluid"   # network model (run.models)
+    packet: dict[str, Any] | None = None  # packet model options (packet_options_from)
     jobs: list[Any]
     version: int | None = None  # the file format's version (see check_version)
     sweep: Any = None           # a grid of variants: netsim.run.sweep (``netsim sweep``)
@@ -61,6 +62,7 @@ class Scenario:
     job_faults: list[tuple] = field(default_factory=list)   # FaultSpecs of each job
     job_lines: list[int | None] = field(default_factory=list)   # line of each job, for errors
     model: str = "fluid"               # network model of traffic and collective jobs
+    packet: Any = None                 # its PacketOptions (None: the machine's defaults)
 
 
 @dataclass
@@ -137,8 +139,17 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
         if header.model != "fluid" and job.kind not in _MODEL_KINDS:
             raise InputError(f"{path}: jobs[{n}]: job kind {job.kind!r} runs on the fluid "
                              f"model only, not model {header.model!r}{line('jobs', n)}")
+    packet = None
+    if header.packet is not None:
+        from ..packet.options import packet_options_from
+
+        if header.model == "fluid":
+            raise InputError(f"{path}: packet: options of the packet model, but model is "
+                             f"'fluid': add model: packet or model: both{line('packet')}")
+        packet = packet_options_from(header.packet, f"{path}: packet")
     return Scenario(header.name, header.description, header.topology, header.seed, jobs,
-                    path, dict(doc), faults, job_faults, lines, model=header.model)
+                    path, dict(doc), faults, job_faults, lines, model=header.model,
+                    packet=packet)
 
 
 #: The version of the scenario file format this netsim writes and reads; files without a
@@ -173,7 +184,7 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
             raise InputError(f"{scenario.path}: jobs[{n}]: job kind {job.kind!r} does not "
                              f"support faults")
     ctx = JobContext(scenario.topology, scenario.seed, scenario.path.parent, progress,
-                     model=scenario.model)
+                     model=scenario.model, packet=scenario.packet)
     results = []
     for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
         _, runner = JOB_KINDS[job.kind]

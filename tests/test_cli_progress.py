@@ -39,3 +39,14 @@ def test_no_bar_for_one_step_or_without_a_terminal():
     with bar:
         bar.advance(2)
     assert bar.done == 2
+
+
+def test_the_placement_search_reports_each_step_of_its_budget():
+    # run_placement_study(progress=) is called once per search step, up to the budget.
+    from netsim.run import PlacementStudy, run_placement_study
+
+    study = PlacementStudy(topology="mesh:2x4,bw=10GB/s", layout={"tp": 4, "dp": 2},
+                           bytes={"tp": "4MB"}, strategies="row_major,search", budget=5)
+    calls = []
+    run_placement_study(study, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(k, 5) for k in range(1, 6)]

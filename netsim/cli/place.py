@@ -33,7 +33,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, deprecated,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
-from .options import complete_algo, complete_topo, wrote
+from .options import ProgressBar, complete_algo, complete_topo, wrote
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -209,7 +209,9 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
         deprecated("--order", "--layout-order")
     if heatmap and _is_folder(heatmap):
         deprecated("--heatmap DIR", "--heatmap FILE (heat.png: heat-<strategy>.png)")
-    outcome = run_placement_study(study)
+    searching = "search" in study.strategy_names()
+    with ProgressBar(study.budget if searching else 0, "search") as bar:   # terminal only
+        outcome = run_placement_study(study, progress=lambda done, _: bar.advance())
     topology, model, scores, found = outcome.topology, outcome.model, outcome.scores, \
         outcome.search
     if not scores:

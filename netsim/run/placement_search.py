@@ -87,7 +87,8 @@ def anneal(objective: Callable[[np.ndarray], float],
            seeds: Mapping[str, tuple[np.ndarray, float]], *,
            cheap: Callable[[np.ndarray], Any] | None = None, nodes: Sequence[int] | None = None,
            budget: int = SEARCH_BUDGET, seconds: float | None = None, seed: int = 0, pool: int = 8,
-           temperature: float = 0.02, orbits: Sequence[np.ndarray] = ()) -> SearchResult:
+           temperature: float = 0.02, orbits: Sequence[np.ndarray] = (),
+           progress: Callable[[int, int], None] | None = None) -> SearchResult:
     """Simulated annealing over maps, from the best of ``seeds`` (see the module docstring).
 
     ``seeds`` maps a name to (map, objective value already computed). ``budget`` counts
@@ -96,6 +97,7 @@ def anneal(objective: Callable[[np.ndarray], float],
     are free cells a rank can move to). ``cheap(map)`` returns a sortable score used to
     pick which of ``pool`` proposals to simulate (None: the first proposal). ``orbits``:
     (groups, k) rank tables whose positions may be swapped in every group at once.
+    ``progress(steps_done, budget)`` is called after every step (a progress bar).
     """
     if not seeds:
         raise InputError("search: no seed placement to start from")
@@ -142,6 +144,8 @@ def anneal(objective: Callable[[np.ndarray], float],
         if value < best_value * (1.0 - _TIE):   # ties (to rounding) keep the seed strategy
             best, best_value = candidate.copy(), value
         history.append(best_value)
+        if progress is not None:
+            progress(step + 1, budget)
     return SearchResult(best, best_value, start, len(seeds) + len(history), cheap_count,
                         history, accepted, _time.perf_counter() - began,
                         improved=bool(best_value < float(seeds[start][1])))
@@ -150,7 +154,9 @@ def anneal(objective: Callable[[np.ndarray], float],
 def search_placement(model: StepModel, seeds: Mapping[str, StepScore] | None = None, *,
                      budget: int = SEARCH_BUDGET, seconds: float | None = None, seed: int = 0,
                      pool: int = 8, temperature: float = 0.02,
-                     strategies: Sequence[str] | None = None) -> tuple[StepScore, SearchResult]:
+                     strategies: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None
+                     ) -> tuple[StepScore, SearchResult]:
     """Search a map for ``model``'s step, seeded with the scored fixed strategies.
 
     ``seeds`` (strategy -> score) default to every applicable fixed strategy of
@@ -179,14 +185,15 @@ def search_placement(model: StepModel, seeds: Mapping[str, StepScore] | None = N
 
     orbits = [model.layout.group_array(d) for d in model.layout.active_dimensions()]
     found = anneal(objective, values, cheap=cheap, budget=budget, seconds=seconds, seed=seed,
-                   pool=pool, temperature=temperature, orbits=orbits)
+                   pool=pool, temperature=temperature, orbits=orbits, progress=progress)
     score = model.evaluate(found.placement, algorithms, strategy="search")
     return score, found
 
 
 def compare_strategies(model: StepModel, strategies: Sequence[str] = ALL_STRATEGIES, *,
                        seed: int = 0, budget: int = SEARCH_BUDGET, seconds: float | None = None,
-                       params: Mapping[str, Any] | None = None
+                       params: Mapping[str, Any] | None = None,
+                       progress: Callable[[int, int], None] | None = None
                        ) -> tuple[list[StepScore], SearchResult | None]:
     """Score each strategy of ``strategies`` on ``model`` (those that cannot place this
     layout are skipped), the search last. The search is seeded with the fixed strategies
@@ -207,5 +214,6 @@ def compare_strategies(model: StepModel, strategies: Sequence[str] = ALL_STRATEG
     found = None
     if "search" in strategies:
         scores["search"], found = search_placement(model, dict(scores), budget=budget,
-                                                   seconds=seconds, seed=seed)
+                                                   seconds=seconds, seed=seed,
+                                                   progress=progress)
     return [scores[s] for s in strategies if s in scores], found

@@ -19,7 +19,7 @@ or ``phases`` (explicit collectives). Sizes and times take units (``32MiB``, ``3
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, Sequence
+from typing import Annotated, Any, Callable, Literal, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
@@ -242,8 +242,11 @@ class PlacementOutcome:
         return [s.record(reference) for s in self.scores]
 
 
-def run_placement_study(study: PlacementStudy) -> PlacementOutcome:
-    """Build the step of ``study`` on its machine and score every strategy by simulation."""
+def run_placement_study(study: PlacementStudy, *,
+                        progress: Callable[[int, int], None] | None = None
+                        ) -> PlacementOutcome:
+    """Build the step of ``study`` on its machine and score every strategy by simulation.
+    ``progress(steps_done, budget)`` follows the search, if the study has one."""
     from ..topology import parse_topology
     from .placement_eval import StepModel
     from .placement_search import compare_strategies
@@ -258,5 +261,6 @@ def run_placement_study(study: PlacementStudy) -> PlacementOutcome:
     names = study.strategy_names()
     scores, found = compare_strategies(model, names, seed=study.seed or 0,
                                        budget=study.budget, seconds=study.seconds,
-                                       params={"shape": study.shape, "path": study.map})
+                                       params={"shape": study.shape, "path": study.map},
+                                       progress=progress)
     return PlacementOutcome(topology, model, names, scores, found)

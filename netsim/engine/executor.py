@@ -41,6 +41,10 @@ ProgressCallback = Callable[[int, float], None]
 
 _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
+#: Below this many draining incidences a cold solve costs less than the warm start's
+#: bookkeeping (levels noted at removals, gained water levels): measured on the NVLS
+#: quotient of dgx-h100 (benchmarks/bench_engine_events.py).
+WARM_MIN_INCIDENCES = 2048
 
 
 def _per_op(overhead, n_ops: int) -> np.ndarray:
@@ -298,13 +302,16 @@ class _Execution:
         links, lengths = self.active_links, self.path_len[self.active]
         new = self.is_new[self.active]
         weights = None if self.path_weight is None else self.active_weight
-        if REFERENCE or self.level is None or new.sum() * 2 > new.size:
+        small = links.size < WARM_MIN_INCIDENCES
+        if REFERENCE or small or self.level is None or new.sum() * 2 > new.size:
             rate = max_min_rates_csr(lengths, links, self.capacity, weights)  # cold: mostly new
         else:
             rate = max_min_rates_warm(lengths, links, self.capacity, self.rate[self.active],
                                       new, self.level, self.lost, weights)
         self.rate[self.active] = rate
-        if self.level is None:
+        if small:                       # no warm start next time: no levels to keep
+            self.level = None
+        elif self.level is None:
             self.level = np.full(self.n_links, np.inf)
         self.lost[:] = False
         self.is_new[self.active] = False

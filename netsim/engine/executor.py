@@ -23,7 +23,7 @@ import simpy
 
 from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
-from .maxmin import max_min_rates_csr, max_min_rates_warm
+from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
 from .symmetry import Classes, find_classes, quotient
 
@@ -284,13 +284,9 @@ class _Execution:
         owner = np.searchsorted(np.cumsum(lengths), at, side="right")
         subs = self.active[owner]
         r = np.where(self.is_new[subs], 0.0, self.rate[subs])
-        link = self.active_links[at]
-        w = r if self.path_weight is None else r * self.active_weight[at]
-        load = np.bincount(link, weights=w, minlength=self.n_links)
-        top = np.zeros(self.n_links)
-        np.maximum.at(top, link, r)
-        saturated = load >= self.capacity * (1 - 1e-9)
-        self.level[mark] = np.where(saturated, top, np.inf)[mark]
+        weights = None if self.path_weight is None else self.active_weight[at]
+        levels = incidence_levels(self.active_links[at], r, self.capacity, weights)
+        self.level[mark] = levels[mark]
 
     def _solve(self) -> None:
         """Max-min rates of the draining sub-flows and per-link flow counts."""

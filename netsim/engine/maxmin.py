@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["max_min_rates", "max_min_rates_csr", "max_min_rates_warm", "saturation_levels"]
+__all__ = ["max_min_rates", "max_min_rates_csr", "max_min_rates_warm", "saturation_levels",
+           "incidence_levels"]
 
 
 def max_min_rates(flow_links: sp.csr_matrix, capacity: np.ndarray) -> np.ndarray:
@@ -89,11 +90,18 @@ _MARGIN = 1e-12
 def saturation_levels(lengths: np.ndarray, links: np.ndarray, rate: np.ndarray,
                       capacity: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Per link: the level at which it saturated (its largest flow rate), +inf if it did not."""
-    on = np.repeat(rate, lengths)
-    load = np.bincount(links, weights=on if weights is None else on * weights,
+    return incidence_levels(links, np.repeat(rate, lengths), capacity, weights)
+
+
+def incidence_levels(links: np.ndarray, rate_on: np.ndarray, capacity: np.ndarray,
+                     weights: np.ndarray | None = None) -> np.ndarray:
+    """:func:`saturation_levels` from the incidences themselves: ``links[i]`` carries a
+    flow of rate ``rate_on[i]`` (counted ``weights[i]`` times). Links without an incidence
+    get +inf."""
+    load = np.bincount(links, weights=rate_on if weights is None else rate_on * weights,
                        minlength=len(capacity))
     top = np.zeros(len(capacity))
-    np.maximum.at(top, links, on)
+    np.maximum.at(top, links, rate_on)
     return np.where(load >= capacity * (1 - 1e-9), top, np.inf)
 
 

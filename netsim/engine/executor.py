@@ -25,7 +25,7 @@ from ..errors import SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
-from .symmetry import Classes, find_classes, quotient
+from .symmetry import find_classes, quotient
 
 __all__ = ["execute", "ProgressCallback"]
 
@@ -541,11 +541,8 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     if classes is None:
         return _Execution(topology, schedule, routes, not_before=not_before, faults=faults,
                           **options).run()._result()
-    q_schedule, q_routes, q_capacity, q_not_before = quotient(
-        schedule, routes, topology.bandwidth, classes, not_before)
-    if np.ndim(overhead):                       # one per op: the representatives' own
-        options["overhead"] = np.asarray(overhead, dtype=np.float64)[
-            Classes.representatives(classes.op)]
+    q_schedule, q_routes, q_capacity, q_not_before, options["overhead"] = quotient(
+        schedule, routes, topology.bandwidth, classes, not_before, overhead)
     run = _Execution(topology, q_schedule, q_routes, not_before=q_not_before,
                      capacity=q_capacity, weight=q_routes.path_weight, **options).run()
     return _expanded(topology, schedule, routes, classes, run)

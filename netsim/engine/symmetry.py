@@ -266,8 +266,10 @@ class QuotientRoutes:
 
 
 def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
-             not_before: np.ndarray | None):
-    """The problem on one representative per class: (schedule, routes, capacity, not_before).
+             not_before: np.ndarray | None, overhead=0.0):
+    """The problem on one representative per class: (schedule, routes, capacity,
+    not_before, overhead); the per-op arrays (release floors, per-message overheads when
+    given per op) are the representatives' own.
 
     Op class c stands for op ``rep[c]``; its dependencies are the classes of the rep's
     dependencies (each once: all members of a class finish together). A sub-flow class
@@ -311,4 +313,6 @@ def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
         sub_frac=np.asarray(routes.sub_frac)[sub_rep], path_ptr=q_path_ptr, path_links=lc,
         path_weight=np.rint(weight), sub_latency=np.asarray(routes.sub_latency)[sub_rep])
     q_not_before = None if not_before is None else np.asarray(not_before)[op_rep]
-    return q_schedule, q_routes, np.asarray(capacity, dtype=float)[link_rep], q_not_before
+    q_overhead = np.asarray(overhead, dtype=float)[op_rep] if np.ndim(overhead) else overhead
+    return (q_schedule, q_routes, np.asarray(capacity, dtype=float)[link_rep], q_not_before,
+            q_overhead)

@@ -102,3 +102,12 @@ def test_scenario_packet_options_are_those_of_the_cli(tmp_path, capsys):
     path.write_text(head + "packet: {paylod: 1KiB}\n" + job)
     code, _, err = run_main(["run", str(path)], capsys)
     assert code == 2 and "payload" in err and "Traceback" not in err
+
+
+def test_auto_says_why_when_every_candidate_was_refused(capsys):
+    # With --algo auto every candidate hits the packet model's size limit: the one line
+    # must say that, not only that no algorithm applies.
+    code, _, err = run_main(["coll", "alltoall", "--topo", "mesh:16x16", "--size", "1MiB",
+                             "--model", "packet"], capsys)
+    assert code == 2 and "no alltoall algorithm applies" in err
+    assert "packet model: 256 endpoints" in err and len(err.strip().splitlines()) == 1

@@ -220,8 +220,10 @@ def _check_order(order) -> None:
         raise unknown_name("rank order", order, ORDERS)
 
 
-def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
-    """``run(algo)``, or None if ``algo`` refuses these ranks/topology and not ``strict``."""
+def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
+             refusals: list[str] | None = None):
+    """``run(algo)``, or None if ``algo`` refuses these ranks/topology and not ``strict``
+    (a refusal raised while building or running it is added to ``refusals``)."""
     if not algo.applies(n, options):
         if not strict:
             return None
@@ -232,9 +234,11 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool):
                          f"{options.topology.name!r}{needs}")
     try:
         return run(algo)
-    except InputError:
+    except InputError as err:
         if strict:
             raise
+        if refusals is not None:
+            refusals.append(str(err))
         return None
 
 
@@ -243,11 +247,16 @@ def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Resul
     """Run every candidate that applies (all must when one was named: ``not pick``);
     return (fastest, its result, every (algorithm, result)). min() keeps the first of equal
     times: registry order breaks ties deterministically."""
-    outcomes = [(algo, _attempt(algo, n, options, run, strict=not pick)) for algo in candidates]
+    refusals: list[str] = []
+    outcomes = [(algo, _attempt(algo, n, options, run, not pick, refusals))
+                for algo in candidates]
     outcomes = [(algo, result) for algo, result in outcomes if result is not None]
     if not outcomes:
         tried = ", ".join(a.name for a in candidates) or "none registered"
-        raise InputError(f"no {what} applies to {where} (tried {tried})")
+        # The first refusal says why when the run itself was refused (a size limit, say),
+        # not only which algorithms did not apply.
+        why = f": {refusals[0]}" if refusals else ""
+        raise InputError(f"no {what} applies to {where} (tried {tried}){why}")
     best, result = min(outcomes, key=lambda pair: pair[1].makespan)
     return best, result, outcomes
 

@@ -14,7 +14,9 @@ re-solved only when the set of draining flows changed.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import importlib.util
 import itertools
 from typing import Callable
 
@@ -32,6 +34,13 @@ __all__ = ["execute", "ProgressCallback"]
 #: True: solve every event cold over all draining flows (``max_min_rates_csr``), without
 #: the warm start and its bookkeeping. The reference the fast paths are tested against.
 REFERENCE = False
+
+#: False: never use the compiled event loop (engine.kernel), even when numba is installed.
+KERNEL = True
+#: Runs with fewer ops + sub-flows than this keep the numpy loop: they take milliseconds
+#: either way, and importing numba and loading the compiled loop costs about 0.5 s once
+#: per process.
+KERNEL_MIN_WORK = 2000
 
 #: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
 SYMMETRY = True
@@ -401,15 +410,66 @@ class _Execution:
             yield env.timeout(self.now - before)
 
     def run(self) -> "_Execution":
-        env = simpy.Environment()
-        env.process(self._process(env))
-        env.run()
+        if self._compiled():
+            self._run_compiled()
+        else:
+            env = simpy.Environment()
+            env.process(self._process(env))
+            env.run()
         if np.isnan(self.op_finish).any():
             stuck = int(np.flatnonzero(np.isnan(self.op_finish))[0])
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")
         if self.progress:
             self.progress(self.events, self.now)
         return self
+
+    def _compiled(self) -> bool:
+        """Run the compiled loop? Not for the reference, faults or a timeline (numpy only)."""
+        if not KERNEL or REFERENCE or self.faults or self.timeline is not None:
+            return False
+        if self.schedule.num_ops + len(self.sub_op) < KERNEL_MIN_WORK:
+            return False
+        return _numba_installed()
+
+    def _run_compiled(self) -> None:
+        """The event loop as compiled code (engine.kernel) over this run's arrays."""
+        from . import kernel
+
+        i64, f64 = np.int64, np.float64
+
+        def arr(values, dtype):
+            return np.ascontiguousarray(values, dtype=dtype)
+
+        n_sub = len(self.sub_op)
+        weighted = self.path_weight is not None
+        ints = np.zeros(5, dtype=i64)
+        floats = np.array([0.0, self.tolerance])
+        ht, hq = np.empty(64), np.empty((64, 3), dtype=i64)
+        active = np.empty(max(n_sub, 1), dtype=i64)
+        fixed = (arr(self.schedule.kind, i64), arr(self.schedule.seconds, f64),
+                 arr(self.overhead, f64), arr(self.not_before, f64), arr(self.succ_ptr, i64),
+                 arr(self.succ_idx, i64))
+        self.waiting = arr(self.waiting, i64)
+        self.subs_left = arr(self.subs_left, i64)
+        subs = (arr(self.op_subs_ptr, i64), arr(self.op_subs_idx, i64), self.subs_left,
+                self.op_release, self.op_start, self.op_finish, arr(self.sub_op, i64),
+                arr(self.sub_bytes, f64), arr(self.sub_latency, f64),
+                arr(self.path_start, i64), arr(self.path_len, i64),
+                arr(self.path_links, i64),
+                arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
+                self.remaining, self.rate, self.sub_done, active)
+        links = (self.capacity, self.link_count, self.link_busy, self.link_peak)
+        chunk = self.progress_every if self.progress else np.iinfo(i64).max
+        while True:
+            status, ht, hq = kernel.run_events(chunk, *fixed, self.waiting, *subs, *links,
+                                               ht, hq, ints, floats)
+            if status == kernel.NO_CAPACITY:
+                raise SimulationError("a flow has no capacity left on its path")
+            self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])
+            if status == kernel.DONE:
+                break
+            self.progress(self.events, self.now)
+        self.active = active[:int(ints[kernel.I_ACTIVE])]
 
     def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:
         """Add ``nbytes`` of each sub-flow to every link of its current path."""
@@ -470,6 +530,11 @@ class _Execution:
                             self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
                             self.events, len(self.sub_op), self.timeline,
                             {"faults": self.fault_log} if self.fault_log else {})
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
 
 
 def _make_result(topo, schedule, release, start, finish, link_bytes, link_busy, link_peak,

@@ -164,6 +164,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
               packet=None, tolerance: float = 0.0) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
+    if "annotate" not in options.extra:     # what each send carries: only verify and export
+        options = replace(options, extra={**options.extra, "annotate": False})  # read it
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])

@@ -6,7 +6,7 @@ nccl --sizes ...`` (plus ``--ranks 4`` for the 4-GPU curves), through the same
 ``run_collective`` the CLI uses, and prints one Markdown table per curve: size, published
 time, netsim time, error (netsim / published - 1, on time as ``--measured`` does), NCCL
 choice, and whether the issue's tolerance holds (20% from 64 KiB, 50% below). Nothing is
-fitted. Run: ``python benchmarks/bench_nccl_curves.py`` (about 1 minute; ``--quick`` keeps
+fitted. Run: ``python benchmarks/bench_nccl_curves.py`` (about 2 minutes; ``--quick`` keeps
 every fourth size). The tables are quoted in docs/calibration.md.
 """
 
@@ -26,6 +26,8 @@ CURVES = [
     ("nvidia_h100_8gpu_allreduce_nccltests_voltagepark.csv", "allreduce", 8),
     ("nvidia_h100_8gpu_allreduce_nccltests_together_1MiB_8GiB.csv", "allreduce", 8),
     ("nvidia_h100_8gpu_allgather_nccltests_together.csv", "allgather", 8),
+    ("nvidia_h100_8gpu_allreduce_nccltests_multiprocess_32MiB_16GiB.csv", "allreduce", 8),
+    ("nvidia_h100_8gpu_allgather_nccltests_multiprocess_32MiB_16GiB.csv", "allgather", 8),
     ("nvidia_h100_4gpu_allreduce_nccltests_waynehacking8.csv", "allreduce", 4),
     ("nvidia_h100_4gpu_allgather_nccltests_waynehacking8.csv", "allgather", 4),
 ]

@@ -5,8 +5,8 @@ published time - 1| <= 20% from 64 KiB and <= 50% below, is asserted where netsi
 Sizes where it does not are listed in ``SHORT`` and run as xfail (not strict, so a model that
 gets better shows XPASS instead of failing); their errors are in docs/calibration.md
 ("Full nccl-tests curves") and come from ``python benchmarks/bench_nccl_curves.py``. Nothing
-here is fitted; the tolerances are the issue's. The 8-GPU all-reduce curve is subsampled up
-to 128 MiB (NVLS runs cost ~2 s each above that; 8 and 16 GiB are checked in
+here is fitted; the tolerances are the issue's. The 8-GPU all-reduce curves are subsampled
+up to 128 MiB (NVLS runs cost ~2 s each above that; 8 and 16 GiB are checked in
 tests/test_nccl_model.py), the ring curves run at every published size.
 """
 
@@ -27,6 +27,8 @@ AR8 = "nvidia_h100_8gpu_allreduce_nccltests_voltagepark.csv"
 AR8_NVLS = "nvidia_h100_8gpu_allreduce_nccltests_together_1MiB_8GiB.csv"
 AG8 = "nvidia_h100_8gpu_allgather_nccltests_together.csv"
 AG8_ERRATIC = "nvidia_h100_8gpu_allgather_nccltests_voltagepark_erratic.csv"
+AR8_MP = "nvidia_h100_8gpu_allreduce_nccltests_multiprocess_32MiB_16GiB.csv"
+AG8_MP = "nvidia_h100_8gpu_allgather_nccltests_multiprocess_32MiB_16GiB.csv"
 AR4 = "nvidia_h100_4gpu_allreduce_nccltests_waynehacking8.csv"
 AG4 = "nvidia_h100_4gpu_allgather_nccltests_waynehacking8.csv"
 #: file -> (op, ranks, sizes to run or None for every published size)
@@ -34,6 +36,8 @@ CURVES = {
     AR8: ("allreduce", 8, [8, 4 * KiB, 64 * KiB, 256 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB,
                            16 * MiB, 32 * MiB, 64 * MiB, 128 * MiB]),
     AG8: ("allgather", 8, None),
+    AR8_MP: ("allreduce", 8, [32 * MiB, 64 * MiB]),
+    AG8_MP: ("allgather", 8, None),
     AR4: ("allreduce", 4, None),
     AG4: ("allgather", 4, None),
 }
@@ -44,6 +48,8 @@ CURVES = {
 SHORT = {
     AR8: lambda s: s < 2 * MiB or s == 8 * MiB,
     AG8: lambda s: s < 4 * MiB,
+    AR8_MP: lambda s: False,
+    AG8_MP: lambda s: False,
     AR4: lambda s: s < 2 * MiB,
     AG4: lambda s: s < 2 * MiB or 4 * MiB <= s <= 64 * MiB,
 }
@@ -80,7 +86,7 @@ def test_default_nccl_is_within_the_issue_tolerance(name, op, ranks, size, publi
         f"published {published_s * 1e6:.2f} us: {100 * error:+.1f}%")
 
 
-FILES = [AR8, AR8_NVLS, AG8, AG8_ERRATIC, AR4, AG4]
+FILES = [AR8, AR8_NVLS, AG8, AG8_ERRATIC, AR8_MP, AG8_MP, AR4, AG4]
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -37,10 +37,14 @@ REFERENCE = False
 
 #: False: never use the compiled event loop (engine.kernel), even when numba is installed.
 KERNEL = True
-#: Runs with fewer ops + sub-flows than this keep the numpy loop: they take milliseconds
-#: either way, and importing numba and loading the compiled loop costs about 0.5 s once
-#: per process.
-KERNEL_MIN_WORK = 2000
+#: The numpy loop hands over to the compiled loop once its work (draining incidences
+#: summed over events, plus KERNEL_EVENT_WORK per event) passes KERNEL_AFTER_WORK: runs
+#: with few events or few flows end in numpy in well under a second, without importing
+#: numba and loading the compiled loop (about 0.5 s once per process).
+KERNEL_AFTER_WORK = 5_000_000
+KERNEL_EVENT_WORK = 1_000
+#: False: the compiled loop solves cold at every event (no warm start).
+KERNEL_WARM = True
 
 #: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
 SYMMETRY = True
@@ -168,6 +172,8 @@ class _Execution:
         self._seq = itertools.count()
         self.events = 0
         self.now = 0.0
+        self.work = 0                 # draining incidences summed over events (KERNEL_*)
+        self.hand_over = False
         self.faults = sorted(faults, key=lambda f: f.time)
 
     # -- timed events -----------------------------------------------------------------
@@ -403,19 +409,23 @@ class _Execution:
         ready = np.flatnonzero(self.waiting == 0)
         self._finish(self._release(ready, 0.0), 0.0)
         self._solve()
+        compiled = self._compiled_allowed()
         while True:
             before = self.now
             if self._step() == np.inf:
                 return
+            self.work += self.active_links.size + KERNEL_EVENT_WORK
+            if compiled and self.work > KERNEL_AFTER_WORK and _numba_installed():
+                self.hand_over = True           # the compiled loop goes on from here
+                return
             yield env.timeout(self.now - before)
 
     def run(self) -> "_Execution":
-        if self._compiled():
+        env = simpy.Environment()
+        env.process(self._process(env))
+        env.run()
+        if self.hand_over:
             self._run_compiled()
-        else:
-            env = simpy.Environment()
-            env.process(self._process(env))
-            env.run()
         if np.isnan(self.op_finish).any():
             stuck = int(np.flatnonzero(np.isnan(self.op_finish))[0])
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")
@@ -423,16 +433,13 @@ class _Execution:
             self.progress(self.events, self.now)
         return self
 
-    def _compiled(self) -> bool:
-        """Run the compiled loop? Not for the reference, faults or a timeline (numpy only)."""
-        if not KERNEL or REFERENCE or self.faults or self.timeline is not None:
-            return False
-        if self.schedule.num_ops + len(self.sub_op) < KERNEL_MIN_WORK:
-            return False
-        return _numba_installed()
+    def _compiled_allowed(self) -> bool:
+        """May the compiled loop take over? Not for the reference, faults or a timeline."""
+        return KERNEL and not REFERENCE and not self.faults and self.timeline is None
 
     def _run_compiled(self) -> None:
-        """The event loop as compiled code (engine.kernel) over this run's arrays."""
+        """Go on with the event loop as compiled code (engine.kernel), from the state the
+        numpy loop left: the draining flows, their rates and the queued timed events."""
         from . import kernel
 
         i64, f64 = np.int64, np.float64
@@ -443,9 +450,26 @@ class _Execution:
         n_sub = len(self.sub_op)
         weighted = self.path_weight is not None
         ints = np.zeros(5, dtype=i64)
-        floats = np.array([0.0, self.tolerance])
-        ht, hq = np.empty(64), np.empty((64, 3), dtype=i64)
+        ints[kernel.I_EVENTS] = self.events
+        ints[kernel.I_ACTIVE] = self.active.size
+        level = np.full(self.n_links, np.inf)     # I_SOLVED = 0: the first solve is cold
+        floats = np.array([self.now, self.tolerance, kernel.LINK_SCAN_FACTOR])
+        # The queued events in (time, push order): a sorted array is a heap.
+        queued = sorted(self.heap, key=lambda entry: entry[:2])
+        ids = [np.atleast_1d(entry[3]) for entry in queued]
+        sizes = np.array([i.size for i in ids], dtype=i64)
+        room = max(64, 2 * int(sizes.sum()))
+        ht, hq = np.empty(room), np.empty((room, 3), dtype=i64)
+        n_queued = int(sizes.sum())
+        ints[kernel.I_HEAP] = ints[kernel.I_SEQ] = n_queued
+        if n_queued:
+            ht[:n_queued] = np.repeat([entry[0] for entry in queued], sizes)
+            hq[:n_queued, 0] = np.arange(n_queued)
+            hq[:n_queued, 1] = np.repeat([entry[2] for entry in queued], sizes)
+            hq[:n_queued, 2] = np.concatenate(ids)
+        self.heap = []
         active = np.empty(max(n_sub, 1), dtype=i64)
+        active[:self.active.size] = self.active
         fixed = (arr(self.schedule.kind, i64), arr(self.schedule.seconds, f64),
                  arr(self.overhead, f64), arr(self.not_before, f64), arr(self.succ_ptr, i64),
                  arr(self.succ_idx, i64))
@@ -457,12 +481,12 @@ class _Execution:
                 arr(self.path_start, i64), arr(self.path_len, i64),
                 arr(self.path_links, i64),
                 arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
-                self.remaining, self.rate, self.sub_done, active)
+                self.remaining, self.rate, self.is_new, level, self.sub_done, active)
         links = (self.capacity, self.link_count, self.link_busy, self.link_peak)
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         while True:
             status, ht, hq = kernel.run_events(chunk, *fixed, self.waiting, *subs, *links,
-                                               ht, hq, ints, floats)
+                                               ht, hq, ints, floats, KERNEL_WARM)
             if status == kernel.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
             self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])

@@ -41,11 +41,16 @@ DONE, PAUSED, NO_CAPACITY = 0, 1, 2
 _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIER = 2)
 _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 _REL_TOL = 1e-9                          # the executor's merging window (executor._REL_TOL)
+_MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
+#: A solve fills one bottleneck link at a time when (links carrying flows)^2 is below this
+#: times the flows to fill, else in parallel passes (engine.kernel._solve). Read at each
+#: run (``floats[F_SCAN]``), so tests can force either way.
+LINK_SCAN_FACTOR = 8.0
 
 # Integer and float scalars of a run, kept in small arrays between calls (a paused run
 # resumes where it stopped).
-I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_STARTED = range(5)
-F_NOW, F_TOLERANCE = range(2)
+I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED = range(5)
+F_NOW, F_TOLERANCE, F_SCAN = range(3)
 
 
 @njit(cache=True)
@@ -103,51 +108,148 @@ def _grown(ht, hq):
 
 
 @njit(cache=True)
-def _solve(active, n_active, path_start, path_len, path_links, weight, weighted, capacity,
-           rate):
-    """Max-min fair rates of the draining sub-flows ``active[:n_active]`` into ``rate``.
-
-    Progressive filling: the link of smallest fair share (remaining capacity / unfrozen
-    flows on it) saturates at that share; its unfrozen flows freeze at it, which lowers the
-    remaining capacity and the count of every link they cross; repeat. Each level scans the
-    links that still carry unfrozen flows (a heap keyed by share costs more: every frozen
-    incidence would push an entry), so a solve is O(incidences + levels x links). Returns
-    False if a flow meets a link with no capacity left.
-    """
+def _gained_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
+                   capacity, rate, is_new):
+    """Smallest level at which a link with new flows saturates, its old flows at their old
+    rates and the new ones rising (maxmin._gained_water_levels, the same sums in order)."""
     n_links = capacity.size
-    count = np.zeros(n_links)              # unfrozen flows on each link (weighted)
-    link_ptr = np.zeros(n_links + 1, dtype=np.int64)
+    touched = np.zeros(n_links, dtype=np.bool_)
+    added = np.zeros(n_links)
     for i in range(n_active):
         f = active[i]
+        if is_new[f]:
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                touched[path_links[j]] = True
+                added[path_links[j]] += weight[j] if weighted else 1.0
+    m = 0
+    for i in range(n_active):
+        f = active[i]
+        if not is_new[f]:
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                if touched[path_links[j]]:
+                    m += 1
+    link = np.empty(m, dtype=np.int64)
+    r = np.empty(m)
+    w = np.empty(m)
+    k = 0
+    for i in range(n_active):
+        f = active[i]
+        if not is_new[f]:
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                if touched[path_links[j]]:
+                    link[k], r[k] = path_links[j], rate[f]
+                    w[k] = weight[j] if weighted else 1.0
+                    k += 1
+    by_rate = np.argsort(r, kind="mergesort")
+    order = by_rate[np.argsort(link[by_rate], kind="mergesort")]   # by link, then rate
+    total_w = np.zeros(n_links)
+    for q in range(m):
+        total_w[link[q]] += w[q]
+    best = np.inf
+    q = 0
+    while q < m:                       # one segment per touched link with old flows
+        lk = link[order[q]]
+        below, below_w, first = 0.0, 0.0, np.inf
+        while q < m and link[order[q]] == lk:
+            rq, wq = r[order[q]], w[order[q]]
+            level = (capacity[lk] - below) / (total_w[lk] - below_w + added[lk])
+            if level <= rq and level < first:
+                first = level
+            below += rq * wq
+            below_w += wq
+            q += 1
+        best = min(best, first, (capacity[lk] - below) / added[lk])
+        touched[lk] = False
+    for lk in range(n_links):          # touched links without old flows
+        if touched[lk]:
+            best = min(best, capacity[lk] / added[lk])
+    return best
+
+
+@njit(cache=True)
+def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, weighted,
+                    remaining, count, rate):
+    """Progressive filling of the flows ``unfrozen[:n_u]`` in parallel passes (see
+    :func:`_solve`); False if a flow meets a link with no capacity left."""
+    n_links = remaining.size
+    share = np.empty(n_links)
+    smallest = np.empty(n_links)
+    flow_min = np.empty(n_u)
+    while n_u > 0:
+        for link in range(n_links):
+            share[link] = max(remaining[link], 0.0) / count[link] if count[link] > 0.5 \
+                else np.inf
+            smallest[link] = np.inf
+        for k in range(n_u):
+            f = unfrozen[k]
+            m = np.inf
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                m = min(m, share[path_links[j]])
+            flow_min[k] = m
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                if m < smallest[path_links[j]]:
+                    smallest[path_links[j]] = m
+        kept = 0
+        for k in range(n_u):
+            f = unfrozen[k]
+            m = flow_min[k]
+            hit = False
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                s = share[path_links[j]]
+                if s <= smallest[path_links[j]] and s <= m:
+                    hit = True
+                    break
+            if hit:
+                if not m > 0.0:
+                    return False
+                rate[f] = m
+                for j in range(path_start[f], path_start[f] + path_len[f]):
+                    w = weight[j] if weighted else 1.0
+                    remaining[path_links[j]] -= m * w
+                    count[path_links[j]] -= w
+            else:
+                unfrozen[kept] = f
+                flow_min[kept] = m
+                kept += 1
+        n_u = kept
+    return True
+
+
+@njit(cache=True)
+def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weighted,
+                   remaining, count, rate):
+    """Progressive filling of the flows ``unfrozen[:n_u]`` one bottleneck link at a time:
+    each level scans the links that still carry unfrozen flows for the smallest fair share
+    and freezes the flows crossing it, found by a links -> flows index built once. Cheaper
+    than passes when few links carry flows (levels x links < incidences)."""
+    n_links = remaining.size
+    link_ptr = np.zeros(n_links + 1, dtype=np.int64)
+    for k in range(n_u):
+        f = unfrozen[k]
         for j in range(path_start[f], path_start[f] + path_len[f]):
-            link = path_links[j]
-            link_ptr[link + 1] += 1
-            count[link] += weight[j] if weighted else 1.0
+            link_ptr[path_links[j] + 1] += 1
     for link in range(n_links):
         link_ptr[link + 1] += link_ptr[link]
     fill = link_ptr[:-1].copy()
-    flows_on = np.empty(link_ptr[n_links], dtype=np.int64)     # active positions, by link
-    for i in range(n_active):
-        f = active[i]
+    flow_on = np.empty(link_ptr[n_links], dtype=np.int64)     # unfrozen positions, by link
+    for k in range(n_u):
+        f = unfrozen[k]
         for j in range(path_start[f], path_start[f] + path_len[f]):
-            link = path_links[j]
-            flows_on[fill[link]] = i
-            fill[link] += 1
-    remaining = capacity.copy()
-    live = np.empty(n_links, dtype=np.int64)    # links with unfrozen flows
+            flow_on[fill[path_links[j]]] = k
+            fill[path_links[j]] += 1
+    live = np.empty(n_links, dtype=np.int64)
     n_live = 0
     for link in range(n_links):
         if count[link] > 0.5:
             live[n_live] = link
             n_live += 1
-    frozen = np.zeros(n_active, dtype=np.bool_)
+    frozen = np.zeros(n_u, dtype=np.bool_)
     while n_live > 0:
-        # the link of smallest fair share saturates next; drop links left without flows
         best, share, kept = -1, np.inf, 0
         for k in range(n_live):
             link = live[k]
             if count[link] <= 0.5:
-                continue
+                continue                       # every flow on it is frozen
             live[kept] = link
             kept += 1
             s = max(remaining[link], 0.0) / count[link]
@@ -156,14 +258,14 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
         n_live = kept
         if best < 0:
             break
-        if share <= 0.0:
+        if not share > 0.0:
             return False
         for p in range(link_ptr[best], link_ptr[best + 1]):
-            i_flow = flows_on[p]
-            if frozen[i_flow]:
+            k = flow_on[p]
+            if frozen[k]:
                 continue
-            frozen[i_flow] = True
-            f = active[i_flow]
+            frozen[k] = True
+            f = unfrozen[k]
             rate[f] = share
             for j in range(path_start[f], path_start[f] + path_len[f]):
                 w = weight[j] if weighted else 1.0
@@ -174,16 +276,93 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
 
 
 @njit(cache=True)
+def _solve(active, n_active, path_start, path_len, path_links, weight, weighted, capacity,
+           rate, is_new, level, tau, warm, scan_factor):
+    """Max-min fair rates of the draining sub-flows ``active[:n_active]`` into ``rate``.
+
+    Parallel progressive filling, as :func:`netsim.engine.maxmin.max_min_rates_csr` does it:
+    each pass computes every link's fair share (remaining capacity / unfrozen flows) and
+    every unfrozen flow's smallest share on its path, and freezes at that share each flow
+    crossing a *locally minimal* link (a share no larger than that of any flow crossing it),
+    which saturates there in progressive filling. Passes run flow by flow over the unfrozen
+    flows only, reading and writing per-link arrays that stay in cache; their number is the
+    depth of the bottleneck chain, not the number of levels.
+
+    ``warm``: the rates of the last solve are in ``rate`` (``is_new`` marks flows added
+    since) and ``tau`` is the smallest saturation level (``level``) of the links that lost
+    flows since. Flows whose old rate is below both ``tau`` and the level where a link with
+    new flows first saturates keep it (the warm start of :mod:`netsim.engine.maxmin`, same
+    argument), so only the rest is filled. On return ``level`` holds this solution's
+    saturation levels and ``is_new`` is cleared. Returns False if a flow meets a link with
+    no capacity left.
+    """
+    n_links = capacity.size
+    remaining = capacity.copy()
+    count = np.zeros(n_links)                   # unfrozen flows on each link (weighted)
+    any_new = False
+    for i in range(n_active):
+        if is_new[active[i]]:
+            any_new = True
+            break
+    if warm and any_new:
+        tau = min(tau, _gained_levels(active, n_active, path_start, path_len, path_links,
+                                      weight, weighted, capacity, rate, is_new))
+    cut = tau * (1 - _MARGIN) if warm else -np.inf
+    unfrozen = np.empty(n_active, dtype=np.int64)
+    n_u = 0
+    for i in range(n_active):
+        f = active[i]
+        if not is_new[f] and rate[f] < cut:    # keeps its rate
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                remaining[path_links[j]] -= rate[f] * (weight[j] if weighted else 1.0)
+        else:
+            unfrozen[n_u] = f
+            n_u += 1
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                count[path_links[j]] += weight[j] if weighted else 1.0
+    live = 0
+    for link in range(n_links):
+        if count[link] > 0.5:
+            live += 1
+    if live * live < scan_factor * n_u:
+        ok = _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight,
+                            weighted, remaining, count, rate)
+    else:
+        ok = _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight,
+                             weighted, remaining, count, rate)
+    if not ok:
+        return False
+    # saturation levels of this solution (maxmin.incidence_levels): a link's largest rate
+    # if its load reaches its capacity, else +inf
+    load = np.zeros(n_links)
+    top = np.zeros(n_links)
+    for i in range(n_active):
+        f = active[i]
+        is_new[f] = False
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            load[link] += rate[f] * (weight[j] if weighted else 1.0)
+            top[link] = max(top[link], rate[f])
+    for link in range(n_links):
+        level[link] = top[link] if load[link] >= capacity[link] * (1 - 1e-9) else np.inf
+    return True
+
+
+@njit(cache=True)
 def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
                op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
                sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
-               weighted, remaining, rate, sub_done, active, capacity, link_count, link_busy,
-               link_peak, ht, hq, ints, floats):
+               weighted, remaining, rate, is_new, level, sub_done, active, capacity,
+               link_count, link_busy, link_peak, ht, hq, ints, floats, warm):
     """Run up to ``max_events`` events; returns (status, heap times, heap entries).
+
+    The run has begun: the numpy loop released the ops of time 0 and ran its first events
+    (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over).
 
     Arrays are the executor's (see :class:`~netsim.engine.executor._Execution`) and are
     updated in place; ``ints``/``floats`` hold the run's scalars (``I_*``/``F_*``). The heap
-    arrays are returned because they may have grown.
+    arrays are returned because they may have grown. ``warm``: start each solve from the
+    last one (False: cold at every event, the reference for the warm start).
     """
     n_links = capacity.size
     now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
@@ -192,37 +371,10 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     finish_dt = np.empty(max(active.size, 1))
     done_subs = np.empty(max(active.size, 1), dtype=np.int64)
     status = PAUSED
-    if ints[I_STARTED] == 0:
-        # time 0: release every op without dependencies (the instant ones finish and
-        # release what they unblock), then solve; not an event of its own
-        ints[I_STARTED] = 1
-        n_ready = 0
-        for op in range(kind.size):
-            if waiting[op] == 0:
-                stack[n_ready] = op
-                n_ready += 1
-        n_stack = 0
-        for k in range(n_ready):
-            op = stack[k]
-            if ht.size - size < op_subs_ptr[op + 1] - op_subs_ptr[op] + 2:
-                ht, hq = _grown(ht, hq)
-            instant, size, seq = _release(op, 0.0, kind, seconds, overhead, not_before,
-                                          op_subs_ptr, op_subs_idx, sub_latency,
-                                          op_release, op_start, ht, hq, size, seq)
-            if instant:                  # n_stack <= k: no ready op is overwritten
-                stack[n_stack] = op
-                n_stack += 1
-        ht, hq, size, seq = _finish_ops(stack, n_stack, 0.0, kind, seconds, overhead,
-                                        not_before, succ_ptr, succ_idx, waiting,
-                                        op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                                        op_start, op_finish, ht, hq, size, seq)
-        if n_active > 0 and not _solve(active, n_active, path_start, path_len, path_links,
-                                       weight, weighted, capacity, rate):
-            max_events = 0
-            status = NO_CAPACITY
     steps = 0
     while steps < max_events:
         changed = False
+        tau = np.inf           # smallest saturation level of the links that lose flows
         if True:
             t_heap = ht[0] if size > 0 else np.inf
             dt_fluid = np.inf
@@ -258,6 +410,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                         for j in range(path_start[f], path_start[f] + path_len[f]):
                             link_count[path_links[j]] -= np.int64(
                                 np.rint(weight[j])) if weighted else 1
+                            tau = min(tau, level[path_links[j]])
                     else:
                         active[kept] = f
                         kept += 1
@@ -302,6 +455,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                     continue
                 active[n_active] = f
                 n_active += 1
+                is_new[f] = True
                 for j in range(path_start[f], path_start[f] + path_len[f]):
                     link_count[path_links[j]] += np.int64(np.rint(weight[j])) \
                         if weighted else 1
@@ -324,11 +478,15 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                         stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
                         succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
                         op_release, op_start, op_finish, ht, hq, size, seq)
+        if n_active == 0:
+            ints[I_SOLVED] = 0                  # nothing to start from next time
         if changed and n_active > 0:
             if not _solve(active, n_active, path_start, path_len, path_links, weight,
-                          weighted, capacity, rate):
+                          weighted, capacity, rate, is_new, level, tau,
+                          warm and ints[I_SOLVED] == 1, floats[F_SCAN]):
                 status = NO_CAPACITY
                 break
+            ints[I_SOLVED] = 1
             for link in range(n_links):
                 if link_count[link] > link_peak[link]:
                     link_peak[link] = link_count[link]

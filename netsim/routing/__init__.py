@@ -35,6 +35,7 @@ from scipy import sparse
 
 from ..errors import RoutingError
 from .core import PathTable, gather, read_only, segment_sum
+from .explicit import explicit_table
 from .grid import DimensionOrderRouter
 from .shortest import ShortestPathRouter
 from .updown import UpDownRouter
@@ -233,17 +234,6 @@ def _nodes(topo: Topology, values, what: str) -> np.ndarray:
     return arr
 
 
-def _explicit(topo: Topology, n: int, paths: Mapping[int, Sequence[int | str]]):
-    """Request indices with a user path, and those paths as link ids."""
-    idx = np.array(sorted(int(i) for i in paths), dtype=_I)
-    if idx.size and (idx[0] < 0 or idx[-1] >= n):
-        i = idx[0] if idx[0] < 0 else idx[-1]
-        raise RoutingError(f"explicit path given for flow {i}, but there are {n} flows")
-    links = [[topo.link(x) if isinstance(x, str) else int(x) for x in paths[i]]
-             for i in idx.tolist()]
-    return idx, PathTable.from_paths(links)
-
-
 def _merge(n: int, parts: list[tuple[np.ndarray, PathTable]]) -> PathTable:
     """One table in request order from tables of disjoint, sorted request subsets."""
     if len(parts) == 1:
@@ -290,7 +280,7 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
     parts: list[tuple[np.ndarray, PathTable]] = []
     free = np.ones(n, dtype=bool)                     # requests not yet given a path
     if paths:
-        idx, table = _explicit(topo, n, paths)
+        idx, table = explicit_table(topo, n, paths)
         _check_walks(topo, src[idx], dst[idx], table, idx, "explicit path")
         parts.append((idx, table))
         free[idx] = False

@@ -37,8 +37,6 @@ from ..errors import RoutingError
 from .core import PathTable, gather, read_only, segment_sum
 from .explicit import explicit_table
 from .grid import DimensionOrderRouter
-from .shortest import ShortestPathRouter
-from .updown import UpDownRouter
 from ..topology.model import GRID_FAMILIES, Topology
 
 __all__ = ["Routes", "PathTable", "Router", "DimensionOrderRouter", "UpDownRouter",
@@ -214,6 +212,9 @@ def default_router(topo: Topology) -> Router:
     hops elsewhere."""
     if topo.family in GRID_FAMILIES:
         return DimensionOrderRouter()
+    from .shortest import ShortestPathRouter      # scipy.sparse.csgraph: loaded when used
+    from .updown import UpDownRouter
+
     if topo.family in ("fat_tree", "leaf_spine"):
         return UpDownRouter(ecmp="hash")
     if topo.family in ("nvswitch", "dgx_cluster"):   # dgx_cluster: topology/clusters.py
@@ -276,7 +277,6 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
     keys = np.arange(n, dtype=_I) if keys is None else np.asarray(keys, dtype=_I)
     if keys.shape != (n,):
         raise RoutingError(f"keys must have one entry per flow ({n}), got shape {keys.shape}")
-    router = default_router(topo) if router is None else router
     parts: list[tuple[np.ndarray, PathTable]] = []
     free = np.ones(n, dtype=bool)                     # requests not yet given a path
     if paths:
@@ -291,9 +291,22 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
                                          np.zeros(0, _I))))
     routed = np.flatnonzero(free & (src != dst))
     if routed.size:
+        router = default_router(topo) if router is None else router
         table = _as_table(router.link_paths(topo, src[routed], dst[routed], keys[routed]))
         if len(table.sub_ptr) != routed.size + 1:
             raise RoutingError(f"router {router!r} returned {len(table.sub_ptr) - 1} requests "
                                f"for {routed.size}")
         parts.append((routed, table))
     return Routes.build(topo, src, dst, _merge(n, parts))
+
+
+def __getattr__(name: str):
+    # The routers that need scipy.sparse.csgraph load on first use: a run whose paths are
+    # all explicit, or on a grid, never imports csgraph (about 0.1 s).
+    if name == "ShortestPathRouter":
+        from .shortest import ShortestPathRouter
+        return ShortestPathRouter
+    if name == "UpDownRouter":
+        from .updown import UpDownRouter
+        return UpDownRouter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

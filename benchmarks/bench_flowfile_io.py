@@ -30,6 +30,9 @@ the 1.0 s end-to-end target needs engine, routing and import work as well.
 from __future__ import annotations
 
 import json
+import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,11 +114,8 @@ def main(k: int, keep: str | None) -> None:
         row = {"format": fmt, "file_MB": round(path.stat().st_size / 1e6, 1),
                "flows": flowset.schedule.num_ops, "load_validate_s": round(load_s, 3),
                "load_validate_cpu_s": round(load_cpu, 3)}
-        out = folder / f"out-{fmt}.json"
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "netsim", "flows", str(path), "--format", "json",
-                        "-o", str(out), "--overwrite"], check=True, capture_output=True)
-        row["end_to_end_s"] = round(time.perf_counter() - start, 3)
+        cpu, wall = end_to_end(path, folder / f"out-{fmt}.json", Path.cwd(), runs=3)
+        row.update(end_to_end_cpu_s=round(cpu, 3), end_to_end_wall_s=round(wall, 3))
         print("  ".join(f"{key}={value}" for key, value in row.items()), flush=True)
     for suffix in ("json", "csv", "npz", "parquet"):
         target = folder / f"result.{suffix}"
@@ -127,6 +127,86 @@ def main(k: int, keep: str | None) -> None:
             continue
         print(f"write result.{suffix}: {write_s:.3f} s (cpu {write_cpu:.3f}), "
               f"{target.stat().st_size / 1e6:.1f} MB")
+    phases(files["json"])
+
+
+def _env(tree: Path) -> dict:
+    """netsim from ``tree`` with its bytecode cached (under the temp folder, not the tree)."""
+    env = dict(os.environ, PYTHONPATH=str(tree),
+               PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "netsim-bench-pyc"
+                                       / str(tree).strip("/").replace("/", "_")))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def end_to_end(path: Path, out: Path, tree: Path, runs: int = 5) -> tuple[float, float]:
+    """Median CPU (user + sys) and wall seconds of ``netsim flows PATH --format json -o
+    OUT`` in a fresh process, netsim imported from ``tree``, bytecode compiled as an
+    installed package has it (a pycache prefix; one warm-up run writes it)."""
+    env = _env(tree)
+    argv = [sys.executable, "-m", "netsim", "flows", str(path), "--format", "json", "-o",
+            str(out), "--overwrite"]
+    cpu, wall = [], []
+    for run in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=tree)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if run:                                          # run 0 compiles the bytecode
+            wall.append(time.perf_counter() - start)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def phases(path: Path) -> None:
+    """CPU seconds of each step of the command, in a fresh process (imports included)."""
+    code = f"""
+import gc, time
+laps, t = [], time.process_time()
+def lap(name):
+    global t
+    laps.append(f"{{name}} {{time.process_time() - t:.3f}}"); t = time.process_time()
+import numpy as np
+import netsim.cli.flows
+from netsim.schedule import load_flow_file
+from netsim.engine import route_schedule
+from netsim.engine.executor import execute
+from netsim.report import flow_records_fast, json_bytes
+lap("imports")
+gc.disable()
+flowset = load_flow_file({str(path)!r})
+gc.freeze(); gc.enable()
+lap("load+validate")
+routes = route_schedule(flowset.topology, flowset.schedule, np.arange(flowset.topology.num_nodes))
+lap("route")
+result = execute(flowset.topology, flowset.schedule, routes, not_before=flowset.not_before)
+result.op_ids = flowset.flow_ids
+lap("engine")
+json_bytes({{"records": flow_records_fast(result), "links": result.link_records()}})
+lap("json-out")
+print("  ".join(laps), f"(process cpu {{time.process_time():.3f}})")
+"""
+    here = Path(__file__).resolve().parents[1]
+    print("steps (cpu s):", subprocess.run([sys.executable, "-c", code], check=True,
+                                           capture_output=True, text=True,
+                                           env=_env(here)).stdout.strip())
+
+
+def compare(k: int, baseline: Path, runs: int) -> None:
+    """End to end, this tree against ``baseline`` (a source tree, e.g. ``git archive`` of
+    main), alternating, ``runs`` rounds; medians."""
+    folder = Path(tempfile.mkdtemp(prefix="netsim-flowio-"))
+    path = write_files(k, folder)["json"]
+    here = Path(__file__).resolve().parents[1]
+    figures = {"baseline": [], "this tree": []}
+    for _ in range(runs):
+        for name, tree in (("baseline", baseline), ("this tree", here)):
+            figures[name].append(end_to_end(path, folder / "out.json", tree, runs=1))
+    for name, pairs in figures.items():
+        cpu, wall = zip(*pairs)
+        print(f"{name}: end to end cpu {statistics.median(cpu):.2f} s, "
+              f"wall {statistics.median(wall):.2f} s (medians of {runs})")
+    phases(path)
 
 
 if __name__ == "__main__":
@@ -135,4 +215,9 @@ if __name__ == "__main__":
     if "--keep" in args:
         keep = args[args.index("--keep") + 1]
         del args[args.index("--keep"):args.index("--keep") + 2]
-    main(int(args[0]) if args else 16, keep)
+    if "--baseline" in args:
+        base = Path(args[args.index("--baseline") + 1])
+        del args[args.index("--baseline"):args.index("--baseline") + 2]
+        compare(int(args[0]) if args else 16, base, runs=5)
+    else:
+        main(int(args[0]) if args else 16, keep)

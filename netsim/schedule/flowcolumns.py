@@ -288,17 +288,23 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
         raise Refused(int(key[_first(bad)] // topology.num_links), "path", "loops")
 
 
-def _path_tuples(links: np.ndarray, ptr: np.ndarray) -> dict[int, tuple]:
-    """Row -> its path as a tuple of link ids, for the rows with a path (slices and tuples
-    made by ``map``: no Python-level loop over the 10^5 rows).
+def _path_tuples(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
+                 ) -> dict[int, tuple]:
+    """Op -> its path as a tuple of link ids, for the ops with a path, where op k is row
+    ``order[k]`` (default: row k). Slices and tuples are made by ``map``: no Python-level
+    loop over the 10^5 rows.
 
     >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]))
     {0: (4, 5), 2: (6,)}
+    >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0]))
+    {0: (6,), 2: (4, 5)}
     """
-    rows = np.flatnonzero(ptr[1:] > ptr[:-1])
+    rows = np.arange(len(ptr) - 1) if order is None else np.asarray(order)
+    ops = np.flatnonzero(ptr[rows + 1] > ptr[rows])
+    rows = rows[ops]
     flat = links.tolist()
     slices = map(slice, ptr[rows].tolist(), ptr[rows + 1].tolist())
-    return dict(zip(rows.tolist(), map(tuple, map(flat.__getitem__, slices))))
+    return dict(zip(ops.tolist(), map(tuple, map(flat.__getitem__, slices))))
 
 
 def flowset_from_columns(topology, cols: FlowColumns):
@@ -336,10 +342,7 @@ def flowset_from_columns(topology, cols: FlowColumns):
     if links is not None and identity:
         paths = _path_tuples(links, cols.path_ptr)
     elif links is not None:
-        flat, ptr = links.tolist(), cols.path_ptr.tolist()
-        for op, row in enumerate(order.tolist()):
-            if ptr[row + 1] > ptr[row]:
-                paths[op] = tuple(flat[ptr[row]:ptr[row + 1]])
+        paths = _path_tuples(links, cols.path_ptr, order)
     if identity:
         order = slice(None)
     schedule = Schedule(num_ranks=topology.num_nodes, kind=np.zeros(n, dtype=np.int8),

@@ -3,33 +3,50 @@
 65,280 flows of 1 MiB with explicit XY paths on a 16x16 mesh (50 GB/s links, zero
 latency), written as JSON (about 11 MB) and as npz (and Parquet when pyarrow is installed).
 Prints JSON parse and validate times, per format the load-and-validate time and the
-end-to-end time of ``netsim flows FILE --format json -o out.json`` in a fresh process, and
-the time to write the per-flow result as .json/.csv/.npz/.parquet. Times are the best of
-three, wall and CPU (CPU is steadier on a shared machine).
+end-to-end CPU and wall time of ``netsim flows FILE --format json -o out.json`` in a fresh
+process (median of 3), the time to write the per-flow result as .json/.csv/.npz/.parquet
+(best of three in process), and the CPU time of each step of the command. With
+``--baseline TREE`` it runs the command from this tree and from TREE (another source tree
+of netsim) alternately, five rounds, and prints both medians. CPU is steadier than wall on
+a shared machine.
 
-    python benchmarks/bench_flowfile_io.py [K] [--keep DIR]
+    python benchmarks/bench_flowfile_io.py [K] [--keep DIR] [--baseline TREE]
 
-Measured 2026-12-03 on a shared 2-core machine under load (load average 7 to 15, so wall
-times are above CPU times; CPU is the figure to compare). Whole processes, medians of 5,
-runs alternating with main's (main with the symmetry engine):
+Measured 2026-12-03 on a shared 2-core machine under load (load average 4 to 7), CPU =
+user + sys of the whole process, bytecode cached as an installed package has it:
 
-* ``netsim flows FILE16x16.json --format json -o out.json``: 2.76 s CPU, 5.66 s wall
-  (main: 4.70 s CPU, 9.46 s wall), ratio 0.58 (CPU), 0.59 (wall);
-* loading the JSON file alone (``load_flow_file``, imports included): 1.26 s CPU
-  (main: 2.55 s), ratio 0.49;
-* the same command from the npz table: 2.13 s CPU against 2.47 s from JSON (ratio 0.86).
+    python benchmarks/bench_flowfile_io.py 16 --baseline /tmp/base   # a `git archive` of main
 
-In process (this script), CPU: JSON parse 0.25-0.29 s (orjson 0.12, duplicate-key check
-0.05), validate 0.27-0.39 s (columns 0.14, checks 0.17); npz and Parquet load and validate
-0.23-0.29 s; result writes 0.04 s (JSON), 0.16 s (CSV), 0.01 s (npz, Parquet). The
-engine's share of the command is about 0.6-1.3 s (explicit-path routing alone 0.24-0.33 s:
-routing converts the 65,280 paths link by link) and the CLI's imports about 0.5-0.7 s, so
-the 1.0 s end-to-end target needs engine, routing and import work as well.
+* ``netsim flows FILE16x16.json --format json -o out.json``, medians of 5, runs alternating
+  with main (c7116a2): **1.21 s CPU, 1.89 s wall** (main: 2.05 s CPU, 3.27 s wall), ratio
+  0.59; an earlier round 1.26 s against 1.95 s. Without cached bytecode (this machine sets
+  PYTHONDONTWRITEBYTECODE, so every netsim module is compiled at each start, about 0.15 s):
+  1.53 s against 2.13 s. Per-flow finish times are identical to main's (byte-identical
+  output).
+* Steps of that run, CPU s, in one process (``phases``): interpreter start about 0.05,
+  imports 0.25 (numpy 0.1; scipy.sparse 0.12, which the engine's max-min solver imports and
+  whose array-API layer also imports numpy.f2py; simpy, click), read and validate 0.43
+  (orjson parse 0.10, duplicate-key check 0.03, columns and checks 0.25), routing the
+  explicit paths 0.08 (was 0.22), engine 0.28, JSON out 0.03.
+* The engine's 0.28 s is the gap to the 1.0 s target: 0.23 s of it is the symmetry search
+  (``engine.symmetry.find_classes``: 8,136 classes of 65,280 flows), while the same run
+  without it takes 0.27 s; engine code is outside this bench's branch.
+* What changed: ``netsim.run`` and ``netsim.report`` load their modules on first use
+  (``import netsim.cli.flows``: 1.51 s -> 0.56 s cumulative, -X importtime, median of 5,
+  uncached bytecode), the csgraph routers load only when a request is routed, plain links
+  skip pydantic, explicit paths become link ids in one pass (``routing/explicit.py``), and
+  the command builds its flow set and records with the cyclic GC off and frozen after (its
+  passes over the parsed file cost 0.3 s).
+* In process (``main``): npz and Parquet load and validate 0.22-0.24 s CPU; end to end
+  from npz 1.03 s CPU; result writes 0.04 s (JSON), 0.2 s (CSV), 0.01 s (npz, Parquet).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,11 +128,8 @@ def main(k: int, keep: str | None) -> None:
         row = {"format": fmt, "file_MB": round(path.stat().st_size / 1e6, 1),
                "flows": flowset.schedule.num_ops, "load_validate_s": round(load_s, 3),
                "load_validate_cpu_s": round(load_cpu, 3)}
-        out = folder / f"out-{fmt}.json"
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "netsim", "flows", str(path), "--format", "json",
-                        "-o", str(out), "--overwrite"], check=True, capture_output=True)
-        row["end_to_end_s"] = round(time.perf_counter() - start, 3)
+        cpu, wall = end_to_end(path, folder / f"out-{fmt}.json", Path.cwd(), runs=3)
+        row.update(end_to_end_cpu_s=round(cpu, 3), end_to_end_wall_s=round(wall, 3))
         print("  ".join(f"{key}={value}" for key, value in row.items()), flush=True)
     for suffix in ("json", "csv", "npz", "parquet"):
         target = folder / f"result.{suffix}"
@@ -127,6 +141,86 @@ def main(k: int, keep: str | None) -> None:
             continue
         print(f"write result.{suffix}: {write_s:.3f} s (cpu {write_cpu:.3f}), "
               f"{target.stat().st_size / 1e6:.1f} MB")
+    phases(files["json"])
+
+
+def _env(tree: Path) -> dict:
+    """netsim from ``tree`` with its bytecode cached (under the temp folder, not the tree)."""
+    env = dict(os.environ, PYTHONPATH=str(tree),
+               PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "netsim-bench-pyc"
+                                       / str(tree).strip("/").replace("/", "_")))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def end_to_end(path: Path, out: Path, tree: Path, runs: int = 5) -> tuple[float, float]:
+    """Median CPU (user + sys) and wall seconds of ``netsim flows PATH --format json -o
+    OUT`` in a fresh process, netsim imported from ``tree``, bytecode compiled as an
+    installed package has it (a pycache prefix; one warm-up run writes it)."""
+    env = _env(tree)
+    argv = [sys.executable, "-m", "netsim", "flows", str(path), "--format", "json", "-o",
+            str(out), "--overwrite"]
+    cpu, wall = [], []
+    for run in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=tree)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if run:                                          # run 0 compiles the bytecode
+            wall.append(time.perf_counter() - start)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def phases(path: Path) -> None:
+    """CPU seconds of each step of the command, in a fresh process (imports included)."""
+    code = f"""
+import gc, time
+laps, t = [], time.process_time()
+def lap(name):
+    global t
+    laps.append(f"{{name}} {{time.process_time() - t:.3f}}"); t = time.process_time()
+import numpy as np
+import netsim.cli.flows
+from netsim.schedule import load_flow_file
+from netsim.engine import route_schedule
+from netsim.engine.executor import execute
+from netsim.report import flow_records_fast, json_bytes
+lap("imports")
+gc.disable()
+flowset = load_flow_file({str(path)!r})
+gc.freeze(); gc.enable()
+lap("load+validate")
+routes = route_schedule(flowset.topology, flowset.schedule, np.arange(flowset.topology.num_nodes))
+lap("route")
+result = execute(flowset.topology, flowset.schedule, routes, not_before=flowset.not_before)
+result.op_ids = flowset.flow_ids
+lap("engine")
+json_bytes({{"records": flow_records_fast(result), "links": result.link_records()}})
+lap("json-out")
+print("  ".join(laps), f"(process cpu {{time.process_time():.3f}})")
+"""
+    here = Path(__file__).resolve().parents[1]
+    print("steps (cpu s):", subprocess.run([sys.executable, "-c", code], check=True,
+                                           capture_output=True, text=True,
+                                           env=_env(here)).stdout.strip())
+
+
+def compare(k: int, baseline: Path, runs: int) -> None:
+    """End to end, this tree against ``baseline`` (a source tree, e.g. ``git archive`` of
+    main), alternating, ``runs`` rounds; medians."""
+    folder = Path(tempfile.mkdtemp(prefix="netsim-flowio-"))
+    path = write_files(k, folder)["json"]
+    here = Path(__file__).resolve().parents[1]
+    figures = {"baseline": [], "this tree": []}
+    for _ in range(runs):
+        for name, tree in (("baseline", baseline), ("this tree", here)):
+            figures[name].append(end_to_end(path, folder / "out.json", tree, runs=1))
+    for name, pairs in figures.items():
+        cpu, wall = zip(*pairs)
+        print(f"{name}: end to end cpu {statistics.median(cpu):.2f} s, "
+              f"wall {statistics.median(wall):.2f} s (medians of {runs})")
+    phases(path)
 
 
 if __name__ == "__main__":
@@ -135,4 +229,9 @@ if __name__ == "__main__":
     if "--keep" in args:
         keep = args[args.index("--keep") + 1]
         del args[args.index("--keep"):args.index("--keep") + 2]
-    main(int(args[0]) if args else 16, keep)
+    if "--baseline" in args:
+        base = Path(args[args.index("--baseline") + 1])
+        del args[args.index("--baseline"):args.index("--baseline") + 2]
+        compare(int(args[0]) if args else 16, base, runs=5)
+    else:
+        main(int(args[0]) if args else 16, keep)

@@ -7,6 +7,8 @@ output's suffix picks the result format when ``--format`` is not given: ``.json`
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -60,7 +62,8 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         overhead_s = alpha_seconds(overhead, "--overhead")
         deprecated("--overhead", "--alpha")
     specs = fault_specs(fail_links, degrade_links)
-    flowset = load_flow_file(flow_file)
+    with _long_lived():
+        flowset = load_flow_file(flow_file)
     if overhead_s is None:
         overhead_s = calibrated_alpha(flowset.topology)
     try:
@@ -78,10 +81,11 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         return
     error = result.meta.get("model_error")
     if fmt == "json" and model == "fluid":   # orjson: 65,280 flow records, fast
-        data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
-                                   events=result.events, links=result.link_records(),
-                                   **({"faults": faults} if faults else {}),
-                                   **({"tolerance": tolerance} if tolerance else {})))
+        with _long_lived():
+            data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
+                                       events=result.events, links=result.link_records(),
+                                       **({"faults": faults} if faults else {}),
+                                       **({"tolerance": tolerance} if tolerance else {})))
         if output is None:
             click.echo(data, nl=False)
         else:
@@ -113,6 +117,22 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if faults:
             text += format_records(faults, "table", title="faults")
     emit(text, output, overwrite)
+
+
+@contextmanager
+def _long_lived():
+    """Build many acyclic objects (a flow file's records and columns, result records) with
+    the cyclic garbage collector off, then move the survivors out of its scans for good
+    (``gc.freeze``). Otherwise its passes over the half a million objects of a 65,280-flow
+    file cost about 0.3 s of a 1.5 s run; the objects are still freed as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 _LABEL = {"fluid": "", "packet": "packet model, ", "both": "fluid "}

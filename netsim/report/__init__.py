@@ -4,19 +4,27 @@ Drawing functions import matplotlib inside their bodies only (Agg canvas, no pyp
 importing this package stays cheap.
 """
 
-from .curves import draw_bars, draw_curves
-from .figure import figure_format
-from .flowresult import (RESULT_SUFFIXES, flow_records_fast, flow_result_columns, json_bytes,
-                         write_flow_result)
-from .heatmap import (document_difference, document_topology, document_values,
-                      draw_heatmap, draw_scenario_heatmaps, heatmap_paths,
-                      read_result_document, write_result_document)
-from .heatmap import labelled_paths
-from .html import write_scenario_report
-from .nccl import (BUSBW_FACTOR, GB, NCCL_COLUMNS, algbw_GBps, busbw_factor, busbw_GBps,
-                   format_efficiency, format_GBps, format_us)
-from .placement_map import draw_placement_map
-from .timeline import draw_gantt, draw_link_timeline
+from __future__ import annotations
+
+import importlib
+
+# Every public name and the module that owns it, loaded on first use (module
+# ``__getattr__``): writing a flow result needs .flowresult, not the figures and pages.
+_OWNERS = {
+    "curves": ("draw_bars", "draw_curves"),
+    "figure": ("figure_format",),
+    "flowresult": ("RESULT_SUFFIXES", "flow_records_fast", "flow_result_columns", "json_bytes",
+                   "write_flow_result"),
+    "heatmap": ("document_difference", "document_topology", "document_values", "draw_heatmap",
+                "draw_scenario_heatmaps", "heatmap_paths", "read_result_document",
+                "write_result_document", "labelled_paths"),
+    "html": ("write_scenario_report",),
+    "nccl": ("BUSBW_FACTOR", "GB", "NCCL_COLUMNS", "algbw_GBps", "busbw_factor", "busbw_GBps",
+             "format_efficiency", "format_GBps", "format_us"),
+    "placement_map": ("draw_placement_map",),
+    "timeline": ("draw_gantt", "draw_link_timeline"),
+}
+_OWNER = {name: module for module, names in _OWNERS.items() for name in names}
 
 __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NCCL_COLUMNS",
            "format_us", "format_GBps", "format_efficiency",
@@ -27,3 +35,15 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "document_difference", "labelled_paths",
            "RESULT_SUFFIXES", "json_bytes", "flow_result_columns", "flow_records_fast",
            "write_flow_result"]
+
+
+def __getattr__(name: str):
+    if name in _OWNER:
+        value = getattr(importlib.import_module(f"{__name__}.{_OWNER[name]}"), name)
+        globals()[name] = value            # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

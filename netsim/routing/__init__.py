@@ -35,9 +35,8 @@ from scipy import sparse
 
 from ..errors import RoutingError
 from .core import PathTable, gather, read_only, segment_sum
+from .explicit import explicit_table
 from .grid import DimensionOrderRouter
-from .shortest import ShortestPathRouter
-from .updown import UpDownRouter
 from ..topology.model import GRID_FAMILIES, Topology
 
 __all__ = ["Routes", "PathTable", "Router", "DimensionOrderRouter", "UpDownRouter",
@@ -213,6 +212,9 @@ def default_router(topo: Topology) -> Router:
     hops elsewhere."""
     if topo.family in GRID_FAMILIES:
         return DimensionOrderRouter()
+    from .shortest import ShortestPathRouter      # scipy.sparse.csgraph: loaded when used
+    from .updown import UpDownRouter
+
     if topo.family in ("fat_tree", "leaf_spine"):
         return UpDownRouter(ecmp="hash")
     if topo.family in ("nvswitch", "dgx_cluster"):   # dgx_cluster: topology/clusters.py
@@ -231,17 +233,6 @@ def _nodes(topo: Topology, values, what: str) -> np.ndarray:
         raise RoutingError(f"flow {bad[0]}: {what} node {arr[bad[0]]} is not a node of topology "
                            f"{topo.name!r} ({topo.num_nodes} nodes)")
     return arr
-
-
-def _explicit(topo: Topology, n: int, paths: Mapping[int, Sequence[int | str]]):
-    """Request indices with a user path, and those paths as link ids."""
-    idx = np.array(sorted(int(i) for i in paths), dtype=_I)
-    if idx.size and (idx[0] < 0 or idx[-1] >= n):
-        i = idx[0] if idx[0] < 0 else idx[-1]
-        raise RoutingError(f"explicit path given for flow {i}, but there are {n} flows")
-    links = [[topo.link(x) if isinstance(x, str) else int(x) for x in paths[i]]
-             for i in idx.tolist()]
-    return idx, PathTable.from_paths(links)
 
 
 def _merge(n: int, parts: list[tuple[np.ndarray, PathTable]]) -> PathTable:
@@ -286,11 +277,10 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
     keys = np.arange(n, dtype=_I) if keys is None else np.asarray(keys, dtype=_I)
     if keys.shape != (n,):
         raise RoutingError(f"keys must have one entry per flow ({n}), got shape {keys.shape}")
-    router = default_router(topo) if router is None else router
     parts: list[tuple[np.ndarray, PathTable]] = []
     free = np.ones(n, dtype=bool)                     # requests not yet given a path
     if paths:
-        idx, table = _explicit(topo, n, paths)
+        idx, table = explicit_table(topo, n, paths)
         _check_walks(topo, src[idx], dst[idx], table, idx, "explicit path")
         parts.append((idx, table))
         free[idx] = False
@@ -301,9 +291,22 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
                                          np.zeros(0, _I))))
     routed = np.flatnonzero(free & (src != dst))
     if routed.size:
+        router = default_router(topo) if router is None else router
         table = _as_table(router.link_paths(topo, src[routed], dst[routed], keys[routed]))
         if len(table.sub_ptr) != routed.size + 1:
             raise RoutingError(f"router {router!r} returned {len(table.sub_ptr) - 1} requests "
                                f"for {routed.size}")
         parts.append((routed, table))
     return Routes.build(topo, src, dst, _merge(n, parts))
+
+
+def __getattr__(name: str):
+    # The routers that need scipy.sparse.csgraph load on first use: a run whose paths are
+    # all explicit, or on a grid, never imports csgraph (about 0.1 s).
+    if name == "ShortestPathRouter":
+        from .shortest import ShortestPathRouter
+        return ShortestPathRouter
+    if name == "UpDownRouter":
+        from .updown import UpDownRouter
+        return UpDownRouter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,11 +38,12 @@ REFERENCE = False
 #: False: never use the compiled event loop (engine.kernel), even when numba is installed.
 KERNEL = True
 #: The numpy loop hands over to the compiled loop once its work (draining incidences
-#: summed over events, plus KERNEL_EVENT_WORK per event) passes KERNEL_AFTER_WORK: runs
-#: with few events or few flows end in numpy in well under a second, without importing
-#: numba and loading the compiled loop (about 0.5 s once per process).
+#: summed over events, plus KERNEL_EVENT_WORK per event: the fixed cost of a numpy event,
+#: 150-300 us, is that of about 20,000 incidences) passes KERNEL_AFTER_WORK: runs with few
+#: events or few flows end in numpy in well under a second, without importing numba and
+#: loading the compiled loop (about 0.5 s once per process).
 KERNEL_AFTER_WORK = 5_000_000
-KERNEL_EVENT_WORK = 1_000
+KERNEL_EVENT_WORK = 20_000
 #: False: the compiled loop solves cold at every event (no warm start).
 KERNEL_WARM = True
 

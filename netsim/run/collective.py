@@ -31,7 +31,7 @@ from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from .models import check_model, model_fields, simulate_model
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
-from ..schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
+from ..schedule import MAX_SENDS   # a cap on typos; memory is the gate (_check_scale)
 from ..units import format_time, parse_size
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -189,16 +189,25 @@ def fabric_topology(topology, schedule):
 
 
 def _check_scale(op: str, n: int, chunks: int, topology) -> None:
-    """Refuse runs whose schedules would not fit in memory, before building them."""
+    """Refuse runs whose schedules would not fit in memory, before building them.
+
+    The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
+    crosses at least one link, and a ring laid on the machine's own ring crosses exactly
+    one, so the estimate counts one link per send: what cannot fit even so is refused
+    (an all-to-all's sends cross the mean distance). :data:`MAX_SENDS` stays as a cap
+    on typos (a billion chunks) when ``--max-memory`` allows almost anything.
+    """
     from ..budget import require_sends
 
     sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
     if op in ("broadcast", "reduce"):
         sends = chunks * max(n - 1, 1)
+    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks",
+                  hops=None if op == "alltoall" else 1.0,
+                  advice="fewer ranks or fewer chunks")
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
-    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks")
 
 
 def _check_alpha(alpha) -> float:

@@ -294,17 +294,20 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
         _check_walks(topo, src[idx], dst[idx], table, idx, "explicit path")
         parts.append((idx, table))
         free[idx] = False
-    staying = np.flatnonzero(free & (src == dst))
+    moving = src != dst
+    every = not paths and bool(moving.all())    # the common case, without index arrays
+    staying = np.zeros(0, _I) if every else np.flatnonzero(free & ~moving)
     if staying.size:
         parts.append((staying, PathTable(np.arange(staying.size + 1, dtype=_I),
                                          np.ones(staying.size), np.zeros(staying.size + 1, _I),
                                          np.zeros(0, _I))))
-    routed = np.flatnonzero(free & (src != dst))
-    if routed.size:
-        r_src, r_dst, r_keys = ((src, dst, keys) if routed.size == n    # no copies
+    routed = None if every else np.flatnonzero(free & moving)
+    del free, moving
+    if every or routed.size:
+        r_src, r_dst, r_keys = ((src, dst, keys) if every    # no copies
                                 else (src[routed], dst[routed], keys[routed]))
         inverse = None
-        if routed.size >= PAIR_DEDUPE_FROM and getattr(router, "pair_only", False):
+        if r_src.size >= PAIR_DEDUPE_FROM and getattr(router, "pair_only", False):
             # A collective repeats a few pairs millions of times (a ring on n ranks: n
             # pairs, 2n(n-1) sends): route each distinct pair once, then gather.
             r_src, r_dst, inverse = _distinct_pairs(r_src, r_dst, topo.num_nodes)
@@ -313,9 +316,11 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
         if len(table.sub_ptr) != r_src.size + 1:
             raise RoutingError(f"router {router!r} returned {len(table.sub_ptr) - 1} requests "
                                f"for {r_src.size}")
+        if inverse is not None and every:
+            return _gathered_routes(topo, src, dst, table, inverse)
         if inverse is not None:
             table = _gathered(table, inverse)
-        parts.append((routed, table))
+        parts.append((np.arange(n, dtype=_I) if every else routed, table))
     return Routes.build(topo, src, dst, _merge(n, parts))
 
 
@@ -330,7 +335,8 @@ def _distinct_pairs(src: np.ndarray, dst: np.ndarray, num_nodes: int
     of its pair. A dense mark over all node pairs when that table is no larger than the
     requests (a 64x64 torus: 16.8M pairs against a ring's 33.5M sends; 0.2 s), else a
     unique + binary search."""
-    key = src * np.int64(num_nodes) + dst
+    key = src * np.int64(num_nodes)
+    key += dst
     space = int(num_nodes) ** 2
     if space <= max(1 << 24, key.size):
         mark = np.zeros(space, dtype=bool)
@@ -347,6 +353,27 @@ def _distinct_pairs(src: np.ndarray, dst: np.ndarray, num_nodes: int
             pairs = np.unique(key)
         inverse = np.searchsorted(pairs, key)
     return pairs // num_nodes, pairs % num_nodes, inverse
+
+
+def _gathered_routes(topo: Topology, src: np.ndarray, dst: np.ndarray, table: PathTable,
+                     inverse: np.ndarray) -> Routes:
+    """:class:`Routes` of requests ``src[i] -> dst[i]``, request i taking the paths of
+    request ``inverse[i]`` of ``table`` (one per distinct pair): its latencies computed per
+    pair, and with one sub-flow of one link per request (a ring on its machine's ring)
+    three gathers and one range, each array allocated once (big arrays are memory bound)."""
+    n = src.size
+    latency = path_latency(topo, table.path_ptr, table.path_links)
+    if np.all(np.diff(table.sub_ptr) == 1) and np.all(np.diff(table.path_ptr) == 1):
+        sub_ptr = np.arange(n + 1, dtype=_I)
+        arrays = [src, dst, sub_ptr, sub_ptr[:-1], table.sub_frac[inverse], sub_ptr,
+                  table.path_links[inverse], latency[inverse]]
+        return Routes(*(read_only(a) for a in arrays), num_links=topo.num_links)
+    full = _gathered(table, inverse)
+    subs = gather(table.sub_ptr, inverse)[1]
+    sub_req = np.repeat(np.arange(n, dtype=_I), np.diff(full.sub_ptr))
+    arrays = [src, dst, full.sub_ptr, sub_req, full.sub_frac, full.path_ptr, full.path_links,
+              latency[subs]]
+    return Routes(*(read_only(a) for a in arrays), num_links=topo.num_links)
 
 
 def _gathered(table: PathTable, inverse: np.ndarray) -> PathTable:

@@ -226,6 +226,8 @@ def _nodes(topo: Topology, values, what: str) -> np.ndarray:
         raise RoutingError(f"{what} nodes must be a 1-D array of node indices, got shape "
                            f"{arr.shape} of {arr.dtype}")
     arr = arr.astype(_I)
+    if arr.size and 0 <= arr.min() and arr.max() < topo.num_nodes:
+        return arr              # two reductions, not two masks of 33M (big collectives)
     bad = np.flatnonzero((arr < 0) | (arr >= topo.num_nodes))
     if bad.size:
         raise RoutingError(f"flow {bad[0]}: {what} node {arr[bad[0]]} is not a node of topology "

@@ -117,15 +117,6 @@ def _mean_hops(topology) -> float:
     return float(reached.mean()) if reached.size else 1.0
 
 
-def _own_memory() -> int:
-    """Resident bytes of this process now (0 when it cannot be read)."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0
-
-
 def send_memory(sends: float, hops: float) -> float:
     """Bytes a run of ``sends`` sends of ``hops`` links each needs at its peak (schedule,
     routes and engine; measured, see :data:`BYTES_PER_SEND`).
@@ -136,17 +127,15 @@ def send_memory(sends: float, hops: float) -> float:
     return float(sends) * (BYTES_PER_SEND + BYTES_PER_INCIDENCE * float(hops))
 
 
-def require_sends(sends: float, topology, what: str, *, hops: float | None = None,
+def require_sends(sends: float, topology, what: str, *, hops=None,
                   advice: str = "a smaller case") -> None:
     """:func:`require_memory` for a run of ``sends`` sends on ``topology``: each send's
     op and flow, and the links of its route: ``hops`` links (default: the mean distance
-    between endpoints). Under ``--max-memory`` the budget is the whole process's, so what
-    the process already holds counts too."""
-    own = _own_memory() if _MAX_MEMORY.get() is not None else 0
-    if hops is None:
+    between endpoints; a function is called only when the longest routes would not fit).
+    Like every estimate here it is what the run adds to the interpreter's own memory."""
+    if hops is None or callable(hops):
         longest = send_memory(sends, max(topology.num_nodes - 1, 1))
-        if own + longest <= memory_budget():
+        if longest <= memory_budget():
             return  # fits even if every route crossed every node: skip the search (sweeps)
-        hops = _mean_hops(topology)
-    require_memory(own + send_memory(sends, hops), f"{what} ({sends:.3g} sends)",
-                   advice=advice)
+        hops = _mean_hops(topology) if hops is None else hops()
+    require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice)

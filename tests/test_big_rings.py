@@ -128,20 +128,23 @@ def test_a_ring_that_does_not_fit_fails_at_once_with_the_estimate():
     assert "\n" not in message and f"{sends:.3g} sends" in message
     assert "16384 ranks" in message and "1 GiB --max-memory" in message
     assert "fewer ranks or fewer chunks" in message and "--max-memory SIZE" in message
-    # the estimate is one link per send at the measured cost, with what the process holds
+    # the estimate is one link per send at the measured cost
     need = float(message.split("would need about ")[1].split(" GiB")[0]) * 2**30
-    assert send_memory(sends, 1) <= need <= send_memory(sends, 1) + 2**30
+    assert need == pytest.approx(send_memory(sends, 1), rel=5e-3)
 
 
 def test_the_estimate_scales_with_sends_and_links():
     assert send_memory(10, 0) == 10 * BYTES_PER_SEND
     assert send_memory(10, 3) - send_memory(10, 2) == 10 * BYTES_PER_INCIDENCE
     topo = parse_topology("torus:4x4")
-    set_max_memory(int(send_memory(1e6, 1)))            # less than it needs with the process
+    set_max_memory(int(send_memory(1e6, 1)))
     try:
         with pytest.raises(ResourceError, match="fewer ranks"):
-            require_sends(1e6, topo, "x", hops=1, advice="fewer ranks")
-        require_sends(1e5, topo, "x", hops=1)            # a tenth fits
+            require_sends(1e6, topo, "x", hops=2, advice="fewer ranks")
+        require_sends(1e6, topo, "x", hops=1)
+        with pytest.raises(ResourceError):               # asked only when it matters
+            require_sends(1e6, topo, "x", hops=lambda: 1.5)
+        require_sends(10, topo, "x", hops=lambda: 1 / 0)
     finally:
         set_max_memory(None)
 
@@ -156,3 +159,17 @@ def test_the_cli_refuses_in_one_line_and_exits_2(capsys):
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "would need about" in err and "256 MiB --max-memory" in err
+
+
+def test_after_the_build_the_schedule_s_own_sends_and_links_are_counted():
+    # The check before the build counts a ring's sends at one link each; the direct
+    # all-reduce sends as many, but across the mesh (~10.7 links on 16x16), so it is
+    # refused once built, before the engine; the ring itself (one link each) runs.
+    ring_sends = 2 * 256 * 255
+    set_max_memory(int(send_memory(ring_sends, 4)))
+    try:
+        assert run_collective("allreduce", "mesh:16x16", "ring", "1MiB").flows == ring_sends
+        with pytest.raises(ResourceError, match="allreduce direct on 256 ranks"):
+            run_collective("allreduce", "mesh:16x16", "direct", "1MiB")
+    finally:
+        set_max_memory(None)

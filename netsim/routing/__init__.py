@@ -297,7 +297,7 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
         parts.append((idx, table))
         free[idx] = False
     moving = src != dst
-    every = not paths and bool(moving.all())    # the common case, without index arrays
+    every = n > 0 and not paths and bool(moving.all())   # the common case: no index arrays
     staying = np.zeros(0, _I) if every else np.flatnonzero(free & ~moving)
     if staying.size:
         parts.append((staying, PathTable(np.arange(staying.size + 1, dtype=_I),

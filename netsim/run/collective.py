@@ -168,6 +168,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     machine = fabric_topology(topology, schedule)
+    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
+                 placement, router)
     if used is not None:
         used[algo.name] = machine
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
@@ -208,6 +210,41 @@ def _check_scale(op: str, n: int, chunks: int, topology) -> None:
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
+
+
+def _check_built(what: str, schedule, topology, placement: np.ndarray, router) -> None:
+    """After the build, before the engine: the memory of the schedule's own sends and of
+    the links they cross (an algorithm may send more, or farther, than the ring that
+    :func:`_check_scale` counted)."""
+    from ..budget import require_sends
+
+    require_sends(schedule.num_sends, topology, what,
+                  hops=lambda: _mean_links(schedule, topology, placement, router),
+                  advice="fewer ranks or fewer chunks")
+
+
+def _mean_links(schedule, topology, placement: np.ndarray, router) -> float | None:
+    """Mean path incidences per send of ``schedule`` (its distinct rank pairs routed once),
+    or the endpoints' mean distance when it has too many distinct pairs to route cheaply."""
+    from ..budget import _mean_hops
+    from ..routing import route
+    from ..routing.core import segment_sum
+    from ..schedule import SEND
+
+    sends = np.flatnonzero(schedule.kind == SEND)
+    n = int(schedule.num_ranks)
+    if not sends.size or n * n > max(4 * sends.size, 1 << 20):
+        return _mean_hops(topology)
+    key = schedule.src[sends] * n
+    key += schedule.dst[sends]
+    counts = np.bincount(key, minlength=n * n)
+    del key
+    pairs = np.flatnonzero(counts)
+    if pairs.size > 1 << 20:
+        return _mean_hops(topology)
+    routes = route(topology, placement[pairs // n], placement[pairs % n], router=router)
+    links = segment_sum(routes.hops.astype(np.float64), routes.sub_ptr)
+    return float((counts[pairs] * links).sum() / sends.size)
 
 
 def _check_alpha(alpha) -> float:

@@ -231,20 +231,23 @@ def _mean_links(schedule, topology, placement: np.ndarray, router) -> float | No
     from ..routing.core import segment_sum
     from ..schedule import SEND
 
-    sends = np.flatnonzero(schedule.kind == SEND)
-    n = int(schedule.num_ranks)
-    if not sends.size or n * n > max(4 * sends.size, 1 << 20):
+    count, n = schedule.num_sends, int(schedule.num_ranks)
+    if not count or n * n > max(4 * count, 1 << 20):
         return _mean_hops(topology)
-    key = schedule.src[sends] * n
-    key += schedule.dst[sends]
+    src, dst = schedule.src, schedule.dst
+    if count < schedule.num_ops:
+        sends = np.flatnonzero(schedule.kind == SEND)
+        src, dst = src[sends], dst[sends]
+    key = src * n
+    key += dst
     counts = np.bincount(key, minlength=n * n)
-    del key
+    del key, src, dst
     pairs = np.flatnonzero(counts)
     if pairs.size > 1 << 20:
         return _mean_hops(topology)
     routes = route(topology, placement[pairs // n], placement[pairs % n], router=router)
     links = segment_sum(routes.hops.astype(np.float64), routes.sub_ptr)
-    return float((counts[pairs] * links).sum() / sends.size)
+    return float((counts[pairs] * links).sum() / count)
 
 
 def _check_alpha(alpha) -> float:

@@ -18,15 +18,22 @@ from .errors import ResourceError
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
            "available_memory", "memory_budget", "set_max_memory", "require_memory",
-           "require_topology", "require_sends"]
+           "require_topology", "require_sends", "send_memory"]
 
 # Rough sizes of what a run keeps per item (measured on CPython 3.11 / numpy, rounded up):
 # a node has a name, an index entry and attributes; a link its arrays and routes through
 # it; a send its schedule op, its flow and the flow's path incidences.
 BYTES_PER_NODE = 400
 BYTES_PER_LINK = 200
-BYTES_PER_SEND = 600
-BYTES_PER_INCIDENCE = 16          # one (flow, link) pair of a route: two int64
+# Peak RSS above the interpreter's, per send, of a whole ring all-reduce run (schedule,
+# routes, engine), measured with benchmarks/bench_big_rings.py (numpy 2.4, CPython 3.11):
+# 432 B at 1,024 ranks (torus:32x32, 2.1M sends, one link each; the engine's symmetry
+# search runs there and costs ~105 B of it), 327 B at 2,048 (8.4M sends) and 325 B at
+# 4,096 (33.5M sends, 10.5 GB peak). The worst, rounded up, less the one incidence:
+BYTES_PER_SEND = 420
+# An extra link on every path (mesh:32x64 ring in natural order, 2.0 links per send:
+# 359 B against the torus's 327 B per send): 32 B per (flow, link) incidence.
+BYTES_PER_INCIDENCE = 32
 #: The largest input file read, whatever the budget: a real flow or scenario file is far
 #: smaller, and `/dev/zero` must not be read forever.
 MAX_INPUT_BYTES = 256 * 2**20
@@ -73,16 +80,16 @@ def memory_budget() -> int:
     return chosen if chosen is not None else available_memory()
 
 
-def require_memory(need: float, what: str) -> None:
+def require_memory(need: float, what: str, *, advice: str = "a smaller case") -> None:
     """Refuse, with one line, a build of ``what`` estimated to need ``need`` bytes when
-    that is above the budget."""
+    that is above the budget; ``advice`` says how to need less."""
     budget = memory_budget()
     if need > budget:
         from .units import format_size
 
         origin = "--max-memory" if _MAX_MEMORY.get() is not None else "available on this machine"
         raise ResourceError(f"{what} would need about {format_size(need)} of memory, above "
-                            f"the {format_size(budget)} {origin} (a smaller case, or "
+                            f"the {format_size(budget)} {origin} ({advice}, or "
                             f"--max-memory SIZE to allow more)")
 
 
@@ -110,11 +117,25 @@ def _mean_hops(topology) -> float:
     return float(reached.mean()) if reached.size else 1.0
 
 
-def require_sends(sends: float, topology, what: str) -> None:
+def send_memory(sends: float, hops: float) -> float:
+    """Bytes a run of ``sends`` sends of ``hops`` links each needs at its peak (schedule,
+    routes and engine; measured, see :data:`BYTES_PER_SEND`).
+
+    >>> round(send_memory(2 * 1023 * 1024, 1) / 2**30, 2)     # ring all-reduce, 1,024 ranks
+    0.88
+    """
+    return float(sends) * (BYTES_PER_SEND + BYTES_PER_INCIDENCE * float(hops))
+
+
+def require_sends(sends: float, topology, what: str, *, hops=None,
+                  advice: str = "a smaller case") -> None:
     """:func:`require_memory` for a run of ``sends`` sends on ``topology``: each send's
-    op and flow, and the links of its route."""
-    longest = BYTES_PER_SEND + BYTES_PER_INCIDENCE * max(topology.num_nodes - 1, 1)
-    if sends * longest <= memory_budget():
-        return      # fits even if every route crossed every node: skip the search (sweeps)
-    per_send = BYTES_PER_SEND + BYTES_PER_INCIDENCE * _mean_hops(topology)
-    require_memory(sends * per_send, f"{what} ({sends:.3g} sends)")
+    op and flow, and the links of its route: ``hops`` links (default: the mean distance
+    between endpoints; a function is called only when the longest routes would not fit).
+    Like every estimate here it is what the run adds to the interpreter's own memory."""
+    if hops is None or callable(hops):
+        longest = send_memory(sends, max(topology.num_nodes - 1, 1))
+        if longest <= memory_budget():
+            return  # fits even if every route crossed every node: skip the search (sweeps)
+        hops = _mean_hops(topology) if hops is None else hops()
+    require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice)

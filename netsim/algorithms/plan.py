@@ -260,27 +260,90 @@ class Plan:
         self._last_reduce[ranks] = ids
         return ids
 
+    def repeated_sends(self, src: np.ndarray, dst: np.ndarray, nbytes: float, blocks: int,
+                       deps: Callable[[np.ndarray], tuple[np.ndarray, ...]],
+                       tag: str | None = None) -> int:
+        """``blocks`` blocks of the same sends ``src[i] -> dst[i]`` of ``nbytes`` bytes each,
+        every op with the same number of dependencies; returns the first op id (block b,
+        row i is op ``first + b * len(src) + i``).
+
+        ``deps(ids)`` maps the op ids of some whole blocks (a flat array, blocks in order)
+        to their dependency columns, each of the same shape: every dependency must be an
+        earlier op. Nothing is materialised here: the ops are written straight into the
+        schedule's arrays by :meth:`build`, block range by block range, so a ring of 33
+        million sends needs its final arrays and little else.
+        """
+        self._flush()
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        first = self._count
+        t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
+        self._blocks.append(_Repeated(first, src, dst, float(nbytes), int(blocks), deps, t,
+                                      len(deps(np.array([first], np.int64)))))
+        self._count += src.size * int(blocks)
+        return first
+
     # -- result -------------------------------------------------------------------------
     def build(self, **meta: Any) -> Schedule:
         """Freeze the ops into a :class:`~netsim.schedule.Schedule` (meta: pieces + ``meta``)."""
         self._flush()
-        if self._blocks:
-            kind, src, dst, nbytes, seconds, counts, idx, tag = (
-                np.concatenate(column) for column in zip(*self._blocks))
-        else:
-            kind = np.zeros(0, np.int8)
-            src = dst = counts = idx = tag = np.zeros(0, np.int64)
-            nbytes = seconds = np.zeros(0)
-        dep_ptr = np.zeros(counts.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=dep_ptr[1:])
-        return Schedule(num_ranks=self.total_ranks, kind=kind.astype(np.int8, copy=False),
-                        src=src.astype(np.int64, copy=False),
-                        dst=dst.astype(np.int64, copy=False),
-                        nbytes=nbytes.astype(np.float64, copy=False),
-                        seconds=seconds.astype(np.float64, copy=False), dep_ptr=dep_ptr,
-                        dep_idx=idx.astype(np.int64, copy=False),
-                        tag=tag.astype(np.int64, copy=False), tags=tuple(self._tags),
-                        data=self._data, meta={**self.meta, **meta})
+        # One pass into arrays of the final size (no concatenation of copies): the peak is
+        # the schedule itself plus one block.
+        sizes = [b.ops if isinstance(b, _Repeated) else b[0].size for b in self._blocks]
+        edges = [b.edges if isinstance(b, _Repeated) else b[6].size for b in self._blocks]
+        m, e = int(sum(sizes)), int(sum(edges))
+        kind = np.empty(m, np.int8)
+        src, dst, tag = (np.empty(m, np.int64) for _ in range(3))
+        nbytes, seconds = np.empty(m), np.empty(m)
+        dep_ptr, idx = np.zeros(m + 1, np.int64), np.empty(e, np.int64)
+        at = edge = 0
+        columns = (kind, src, dst, nbytes, seconds, dep_ptr[1:], idx, tag)
+        for block, size, n_edges in zip(self._blocks, sizes, edges):
+            views = [c[at:at + size] for c in columns]
+            views[6] = idx[edge:edge + n_edges]
+            if isinstance(block, _Repeated):
+                block.fill(*views)
+            else:
+                for view, values in zip(views, block):
+                    view[...] = values
+            at, edge = at + size, edge + n_edges
+        np.cumsum(dep_ptr, out=dep_ptr)          # counts -> CSR pointer, in place
+        return Schedule(num_ranks=self.total_ranks, kind=kind, src=src, dst=dst,
+                        nbytes=nbytes, seconds=seconds, dep_ptr=dep_ptr, dep_idx=idx,
+                        tag=tag, tags=tuple(self._tags), data=self._data,
+                        meta={**self.meta, **meta})
+
+
+class _Repeated:
+    """A run of identical blocks of sends kept as a recipe (:meth:`Plan.repeated_sends`)."""
+
+    #: Ops written per chunk of :meth:`fill`: bounds the temporaries (bytes ~ 40 x this).
+    CHUNK = 1 << 20
+
+    def __init__(self, first: int, src: np.ndarray, dst: np.ndarray, nbytes: float,
+                 blocks: int, deps, tag: int, width: int) -> None:
+        self.first, self.src, self.dst, self.nbytes = first, src, dst, nbytes
+        self.blocks, self.deps, self.tag, self.width = blocks, deps, tag, width
+        self.ops = src.size * blocks
+        self.edges = self.ops * width
+
+    def fill(self, kind, src, dst, nbytes, seconds, counts, idx, tag) -> None:
+        m = self.src.size
+        kind[...] = SEND
+        src.reshape(self.blocks, m)[...] = self.src
+        dst.reshape(self.blocks, m)[...] = self.dst
+        nbytes[...] = self.nbytes
+        seconds[...] = 0.0
+        counts[...] = self.width
+        tag[...] = self.tag
+        if not self.width:
+            return
+        per = max(1, self.CHUNK // m)              # whole blocks per chunk
+        out = idx.reshape(self.ops, self.width)
+        for b in range(0, self.blocks, per):
+            stop = min(b + per, self.blocks)
+            ids = np.arange(self.first + b * m, self.first + stop * m, dtype=np.int64)
+            for c, column in enumerate(self.deps(ids)):
+                out[b * m:stop * m, c] = column
 
 def _ranks_of(mask: int) -> frozenset[int]:
     """The set bits of ``mask`` as a frozenset of ranks."""

@@ -23,6 +23,10 @@ from .plan import Plan, blocks, join, no_deps, set_rows
 
 __all__ = ["ring_steps", "bidir_rings", "ring_schedule", "bidir_ring_schedule"]
 
+#: Build the steps after the first as one recipe when nothing reduces or annotates (the
+#: same ops as the step loop; False forces the loop, which the tests compare it with).
+BULK = True
+
 
 def bidir_rings(order: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rings (2, n) (``order`` and its reverse) and their chunk pieces (2, n, q/2): each
@@ -93,6 +97,9 @@ def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: n
     after = [join(ready[src], rows=R * k) for _ in range(slices)]
     last_sent = None     # each position sends in order: one channel, steps then slices
     received: list[np.ndarray] = []
+    if BULK and plan.gamma is None and not plan.annotate and len(reducing_steps) > 1:
+        return _ring_steps_bulk(plan, src, dst, ready, chunk_pieces, k, slices,
+                                len(reducing_steps), per_slice, reduce_scatter, tag)
     for step, reducing in enumerate(reducing_steps):
         s = step - (k - 1) if reduce_scatter and not reducing else step   # step of its phase
         chunk = (position - s - 1) % k if reducing else (position - s) % k
@@ -111,3 +118,44 @@ def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: n
     result = np.stack(received[first:], axis=1)
     return set_rows(ready, src, join(ready[src], result))
 
+
+
+def _ring_steps_bulk(plan: Plan, src: np.ndarray, dst: np.ndarray, ready: np.ndarray,
+                     chunk_pieces: np.ndarray, k: int, slices: int, steps: int,
+                     per_slice: int, reduce_scatter: bool, tag: str | None) -> np.ndarray:
+    """:func:`ring_steps` without reductions or annotations, op for op the same schedule,
+    with no Python per step: the first step's blocks as usual (they wait for ``ready``),
+    every later block as one recipe (:meth:`Plan.repeated_sends`).
+
+    Blocks are numbered b = step * slices + slice, m = len(src) sends each, send i of block
+    b being op ``first + b * m + i``. After the first step a send waits for exactly two
+    ops: the receive of the same slice one step earlier at its position (sent by the
+    previous position: ``b - slices``, position i-1 in its ring) and the previous send of
+    its position (``b - 1``, same i).
+    """
+    m, nbytes = src.size, per_slice * plan.piece_bytes
+    R = m // k
+    ring_of = np.repeat(np.arange(R), k)
+    position = np.tile(np.arange(k), R)
+    last_sent = None
+    for j in range(slices):                  # step 0: after ``ready``
+        cols = slice(j * per_slice, (j + 1) * per_slice)
+        chunk = (position - 1) % k if reduce_scatter else position
+        last_sent = plan.sends(src, dst, pieces=lambda: chunk_pieces[ring_of, chunk][:, cols],
+                               nbytes=nbytes, deps=[join(ready[src], rows=m), last_sent],
+                               tag=tag)
+    first = int(last_sent[0]) - (slices - 1) * m          # op id of block 0, send 0
+    # the sender of position i is position i-1 of the same ring: an offset within the block
+    from_previous = np.where(position == 0, k - 1, -1).astype(np.int64)
+
+    def deps(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        row = (ids - first) % m
+        return ids - slices * m + from_previous[row], ids - m
+
+    plan.repeated_sends(src, dst, nbytes, (steps - 1) * slices, deps, tag)
+    # what each position waits for: the receives of the blocks from ``start`` on (the last
+    # step's reductions after a reduce-scatter; every receive of an all-gather)
+    start = (k - 2) * slices if reduce_scatter else 0
+    blocks = np.arange(start, steps * slices, dtype=np.int64)
+    got = first + blocks[None, :] * m + (np.arange(m) + from_previous)[:, None]
+    return set_rows(ready, src, join(ready[src], got))

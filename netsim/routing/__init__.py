@@ -228,6 +228,8 @@ def _nodes(topo: Topology, values, what: str) -> np.ndarray:
         raise RoutingError(f"{what} nodes must be a 1-D array of node indices, got shape "
                            f"{arr.shape} of {arr.dtype}")
     arr = arr.astype(_I)
+    if arr.size and 0 <= arr.min() and arr.max() < topo.num_nodes:
+        return arr              # two reductions, not two masks of 33M (big collectives)
     bad = np.flatnonzero((arr < 0) | (arr >= topo.num_nodes))
     if bad.size:
         raise RoutingError(f"flow {bad[0]}: {what} node {arr[bad[0]]} is not a node of topology "
@@ -284,20 +286,106 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
         _check_walks(topo, src[idx], dst[idx], table, idx, "explicit path")
         parts.append((idx, table))
         free[idx] = False
-    staying = np.flatnonzero(free & (src == dst))
+    moving = src != dst
+    every = n > 0 and not paths and bool(moving.all())   # the common case: no index arrays
+    staying = np.zeros(0, _I) if every else np.flatnonzero(free & ~moving)
     if staying.size:
         parts.append((staying, PathTable(np.arange(staying.size + 1, dtype=_I),
                                          np.ones(staying.size), np.zeros(staying.size + 1, _I),
                                          np.zeros(0, _I))))
-    routed = np.flatnonzero(free & (src != dst))
-    if routed.size:
+    routed = None if every else np.flatnonzero(free & moving)
+    del free, moving
+    if every or routed.size:
         router = default_router(topo) if router is None else router
-        table = _as_table(router.link_paths(topo, src[routed], dst[routed], keys[routed]))
-        if len(table.sub_ptr) != routed.size + 1:
+        r_src, r_dst, r_keys = ((src, dst, keys) if every    # no copies
+                                else (src[routed], dst[routed], keys[routed]))
+        inverse = None
+        if r_src.size >= PAIR_DEDUPE_FROM and getattr(router, "pair_only", False):
+            # A collective repeats a few pairs millions of times (a ring on n ranks: n
+            # pairs, 2n(n-1) sends): route each distinct pair once, then gather.
+            r_src, r_dst, inverse = _distinct_pairs(r_src, r_dst, topo.num_nodes)
+            r_keys = np.zeros(r_src.size, dtype=_I)        # unused by a pair_only router
+        table = _as_table(router.link_paths(topo, r_src, r_dst, r_keys))
+        if len(table.sub_ptr) != r_src.size + 1:
             raise RoutingError(f"router {router!r} returned {len(table.sub_ptr) - 1} requests "
-                               f"for {routed.size}")
-        parts.append((routed, table))
+                               f"for {r_src.size}")
+        if inverse is not None and every:
+            return _gathered_routes(topo, src, dst, table, inverse)
+        if inverse is not None:
+            table = _gathered(table, inverse)
+        parts.append((np.arange(n, dtype=_I) if every else routed, table))
     return Routes.build(topo, src, dst, _merge(n, parts))
+
+
+#: Route distinct (source, destination) pairs once from this many requests on, when the
+#: router's paths depend on the pair alone (``router.pair_only``).
+PAIR_DEDUPE_FROM = 4096
+
+
+def _distinct_pairs(src: np.ndarray, dst: np.ndarray, num_nodes: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (src, dst) pairs (sorted by src, then dst) and, per request, the index
+    of its pair. A dense mark over all node pairs when that table is no larger than the
+    requests (a 64x64 torus: 16.8M pairs against a ring's 33.5M sends; 0.2 s), else a
+    unique + binary search."""
+    key = src * np.int64(num_nodes)
+    key += dst
+    space = int(num_nodes) ** 2
+    if space <= max(1 << 24, key.size):
+        mark = np.zeros(space, dtype=bool)
+        mark[key] = True
+        pairs = np.flatnonzero(mark)
+        del mark
+        where = np.empty(space, dtype=np.int32 if pairs.size < 2**31 else _I)
+        where[pairs] = np.arange(pairs.size)
+        inverse = where[key]
+    else:
+        try:                                    # numpy >= 2.3: a hash table, no sort
+            pairs = np.sort(np.unique(key, sorted=False))
+        except TypeError:
+            pairs = np.unique(key)
+        inverse = np.searchsorted(pairs, key)
+    return pairs // num_nodes, pairs % num_nodes, inverse
+
+
+def _gathered_routes(topo: Topology, src: np.ndarray, dst: np.ndarray, table: PathTable,
+                     inverse: np.ndarray) -> Routes:
+    """:class:`Routes` of requests ``src[i] -> dst[i]``, request i taking the paths of
+    request ``inverse[i]`` of ``table`` (one per distinct pair): its latencies computed per
+    pair, and with one sub-flow of one link per request (a ring on its machine's ring)
+    three gathers and one range, each array allocated once (big arrays are memory bound)."""
+    n = src.size
+    latency = path_latency(topo, table.path_ptr, table.path_links)
+    if np.all(np.diff(table.sub_ptr) == 1) and np.all(np.diff(table.path_ptr) == 1):
+        sub_ptr = np.arange(n + 1, dtype=_I)
+        arrays = [src, dst, sub_ptr, sub_ptr[:-1], table.sub_frac[inverse], sub_ptr,
+                  table.path_links[inverse], latency[inverse]]
+        return Routes(*(read_only(a) for a in arrays), num_links=topo.num_links)
+    full = _gathered(table, inverse)
+    subs = gather(table.sub_ptr, inverse)[1]
+    sub_req = np.repeat(np.arange(n, dtype=_I), np.diff(full.sub_ptr))
+    arrays = [src, dst, full.sub_ptr, sub_req, full.sub_frac, full.path_ptr, full.path_links,
+              latency[subs]]
+    return Routes(*(read_only(a) for a in arrays), num_links=topo.num_links)
+
+
+def _gathered(table: PathTable, inverse: np.ndarray) -> PathTable:
+    """Request i of the result is request ``inverse[i]`` of ``table``; without the
+    general gather when every request has one sub-flow and every path one length."""
+    sub_ptr, frac, path_ptr, links = table
+    if np.all(np.diff(sub_ptr) == 1):
+        new_sub_ptr, subs = np.arange(inverse.size + 1, dtype=_I), inverse
+    else:
+        new_sub_ptr, subs = gather(sub_ptr, inverse)
+    lens = np.diff(path_ptr)
+    if lens.size and np.all(lens == lens[0]):
+        hops = int(lens[0])
+        new_path_ptr = np.arange(subs.size + 1, dtype=_I) * hops
+        new_links = links.reshape(-1, hops)[subs].ravel() if hops else links[:0]
+    else:
+        new_path_ptr, pos = gather(path_ptr, subs)
+        new_links = links[pos]
+    return PathTable(new_sub_ptr, frac[subs], new_path_ptr, new_links)
 
 
 def __getattr__(name: str):

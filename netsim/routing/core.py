@@ -242,6 +242,12 @@ class BaseRouter:
     def _options(self) -> dict[str, Any]:
         return {"planes": self.planes, "seed": self.seed}
 
+    @property
+    def pair_only(self) -> bool:
+        """Whether a path depends on (source, destination) alone, not on the flow key:
+        :func:`~netsim.routing.route` then routes every distinct pair once."""
+        return self.planes != "hash"
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._options().items())
         return f"{type(self).__name__}({args})"

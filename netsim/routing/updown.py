@@ -73,6 +73,10 @@ class UpDownRouter(BaseRouter):
     def _options(self) -> dict[str, Any]:
         return {"ecmp": self.ecmp, **super()._options()}
 
+    @property
+    def pair_only(self) -> bool:
+        return super().pair_only and self.ecmp != "hash"
+
     def _prepare(self, topo: Topology) -> _TreeState:
         pairs = Pairs.of(topo)
         level = _levels(topo, pairs)

@@ -31,7 +31,7 @@ from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from .models import check_model, model_fields, simulate_model
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
-from ..schedule import MAX_SENDS   # runs estimated (a ring's chunks x n x (n-1)) above it fail
+from ..schedule import MAX_SENDS   # a cap on typos; memory is the gate (_check_scale)
 from ..units import format_time, parse_size
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -170,6 +170,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     machine = fabric_topology(topology, schedule)
+    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
+                 placement, router)
     if used is not None:
         used[algo.name] = machine
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
@@ -191,16 +193,63 @@ def fabric_topology(topology, schedule):
 
 
 def _check_scale(op: str, n: int, chunks: int, topology) -> None:
-    """Refuse runs whose schedules would not fit in memory, before building them."""
+    """Refuse runs whose schedules would not fit in memory, before building them.
+
+    The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
+    crosses at least one link, and a ring laid on the machine's own ring crosses exactly
+    one, so the estimate counts one link per send: what cannot fit even so is refused
+    (an all-to-all's sends cross the mean distance). :data:`MAX_SENDS` stays as a cap
+    on typos (a billion chunks) when ``--max-memory`` allows almost anything.
+    """
     from ..budget import require_sends
 
     sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
     if op in ("broadcast", "reduce"):
         sends = chunks * max(n - 1, 1)
+    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks",
+                  hops=None if op == "alltoall" else 1.0,
+                  advice="fewer ranks or fewer chunks")
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
-    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks")
+
+
+def _check_built(what: str, schedule, topology, placement: np.ndarray, router) -> None:
+    """After the build, before the engine: the memory of the schedule's own sends and of
+    the links they cross (an algorithm may send more, or farther, than the ring that
+    :func:`_check_scale` counted)."""
+    from ..budget import require_sends
+
+    require_sends(schedule.num_sends, topology, what,
+                  hops=lambda: _mean_links(schedule, topology, placement, router),
+                  advice="fewer ranks or fewer chunks")
+
+
+def _mean_links(schedule, topology, placement: np.ndarray, router) -> float | None:
+    """Mean path incidences per send of ``schedule`` (its distinct rank pairs routed once),
+    or the endpoints' mean distance when it has too many distinct pairs to route cheaply."""
+    from ..budget import _mean_hops
+    from ..routing import route
+    from ..routing.core import segment_sum
+    from ..schedule import SEND
+
+    count, n = schedule.num_sends, int(schedule.num_ranks)
+    if not count or n * n > max(4 * count, 1 << 20):
+        return _mean_hops(topology)
+    src, dst = schedule.src, schedule.dst
+    if count < schedule.num_ops:
+        sends = np.flatnonzero(schedule.kind == SEND)
+        src, dst = src[sends], dst[sends]
+    key = src * n
+    key += dst
+    counts = np.bincount(key, minlength=n * n)
+    del key, src, dst
+    pairs = np.flatnonzero(counts)
+    if pairs.size > 1 << 20:
+        return _mean_hops(topology)
+    routes = route(topology, placement[pairs // n], placement[pairs % n], router=router)
+    links = segment_sum(routes.hops.astype(np.float64), routes.sub_ptr)
+    return float((counts[pairs] * links).sum() / count)
 
 
 def _check_alpha(alpha) -> float:

@@ -163,13 +163,15 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         ranks = job.ranks or topology.num_endpoints
         topology.first_endpoints(ranks)         # the ranks fit: refuse before building
         sends = _pattern_sends(job.pattern, ranks)
+        from ..budget import require_sends
+
+        # memory is the gate; MAX_SENDS a cap on typos when --max-memory allows anything
+        require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks",
+                      advice="fewer ranks")
         if sends > MAX_SENDS:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
                              f"{sends:.3g} sends (more than the limit of {MAX_SENDS}): use "
                              f"fewer ranks")
-        from ..budget import require_sends
-
-        require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks")
         options = {"offset": job.offset % ranks} if job.pattern == "shift" else {}
         if job.pattern == "permutation":
             options = {"seed": ctx.seed_for(job.seed)}

@@ -39,10 +39,12 @@ __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuild
            "load_schedule", "save_schedule", "read_json"]
 
 SEND, COMPUTE, BARRIER = 0, 1, 2
-#: The most sends netsim builds from a count or size given by a user (a pattern on n ranks,
-#: a collective in c chunks): beyond it a run needs gigabytes and hours, so it is refused
-#: with a one-line error before anything is built.
-MAX_SENDS = 20_000_000
+#: The most sends netsim builds from a count given by a user (a pattern on n ranks, a
+#: collective in c chunks), whatever the memory budget: a cap on typos (a billion chunks)
+#: for runs that ``--max-memory`` would let through. The gate is the memory estimate
+#: (:func:`netsim.budget.require_sends`: ~450 B per send measured, so 2^31 sends need
+#: ~1 TB); it was 20 million before runs were measured (a 4,096-rank ring has 33.5M).
+MAX_SENDS = 2**31 - 1
 _KIND_NAMES = {SEND: "send", COMPUTE: "compute", BARRIER: "barrier"}
 _KIND_CODES = {v: k for k, v in _KIND_NAMES.items()}
 

@@ -483,11 +483,16 @@ class _Execution:
                 arr(self.path_links, i64),
                 arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
                 self.remaining, self.rate, self.is_new, level, self.sub_done, active)
-        links = (self.capacity, self.link_count, self.link_busy, self.link_peak)
+        busy_from = np.full(self.n_links, self.now)    # links busy now: busy from here on
+        links = (self.capacity, self.link_count, self.link_busy, busy_from, self.link_peak)
+        # work space the loop reuses across calls: ops finishing at an instant, per draining
+        # flow its time to finish, the flows finishing at an event
+        spare = (np.empty(self.schedule.num_ops + 1, dtype=i64), np.empty(max(n_sub, 1)),
+                 np.empty(max(n_sub, 1), dtype=i64))
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         while True:
             status, ht, hq = kernel.run_events(chunk, *fixed, self.waiting, *subs, *links,
-                                               ht, hq, ints, floats, KERNEL_WARM)
+                                               ht, hq, ints, floats, KERNEL_WARM, *spare)
             if status == kernel.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
             self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])

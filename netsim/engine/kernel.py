@@ -15,9 +15,9 @@ numba is an optional dependency (``pip install netsim[fast]``): without it
 recorded timeline always use the numpy loop.
 
 Timed events live in a binary heap ordered by (time, push order), one entry per sub-flow
-activation, compute completion or deferred release. Every solve is cold: it costs
-O(incidences x log(links)) in compiled code, which is less than the numpy warm start's
-bookkeeping at every size measured (``benchmarks/bench_engine_events.py``).
+activation, compute completion or deferred release. Each solve starts warm from the last
+one and touches only the links the draining flows cross; link busy time is kept as "busy
+since" per link, so an event costs nothing per idle link of the machine.
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED = range(5)
 F_NOW, F_TOLERANCE, F_SCAN = range(3)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # called per op: a call costs more
 def _before(ht, hq, i, t, seq):
     """Heap entry i comes before (t, seq)."""
     return ht[i] < t or (ht[i] == t and hq[i, 0] < seq)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # called per op: a call costs more
 def _push(ht, hq, size, t, seq, kind, ident):
     """Insert (t, seq, kind, ident) into a heap of ``size`` entries with room for one more."""
     i = size
@@ -74,7 +74,7 @@ def _push(ht, hq, size, t, seq, kind, ident):
     hq[i, 0], hq[i, 1], hq[i, 2] = seq, kind, ident
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # called per op: a call costs more
 def _pop(ht, hq, size):
     """Remove the first entry of a heap of ``size`` entries (read it before)."""
     size -= 1
@@ -109,26 +109,37 @@ def _grown(ht, hq):
 
 @njit(cache=True)
 def _gained_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
-                   capacity, rate, is_new):
+                   capacity, rate, is_new, scratch, mark):
     """Smallest level at which a link with new flows saturates, its old flows at their old
-    rates and the new ones rising (maxmin._gained_water_levels, the same sums in order)."""
-    n_links = capacity.size
-    touched = np.zeros(n_links, dtype=np.bool_)
-    added = np.zeros(n_links)
+    rates and the new ones rising (maxmin._gained_water_levels, the same sums in order).
+    ``scratch`` (2 x links) and ``mark`` (links, all False) are work space; ``mark`` is
+    all False again on return."""
+    added, total_w = scratch[0], scratch[1]
+    touched = np.empty(n_active, dtype=np.int64)
+    n_touched = 0
     for i in range(n_active):
         f = active[i]
         if is_new[f]:
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                touched[path_links[j]] = True
-                added[path_links[j]] += weight[j] if weighted else 1.0
+                link = path_links[j]
+                if not mark[link]:
+                    mark[link] = True
+                    added[link] = 0.0
+                    total_w[link] = 0.0
+                    if n_touched == touched.size:
+                        touched = np.concatenate((touched, np.empty(touched.size,
+                                                                    dtype=np.int64)))
+                    touched[n_touched] = link
+                    n_touched += 1
+                added[link] += weight[j] if weighted else 1.0
     m = 0
     for i in range(n_active):
         f = active[i]
         if not is_new[f]:
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                if touched[path_links[j]]:
+                if mark[path_links[j]]:
                     m += 1
-    link = np.empty(m, dtype=np.int64)
+    link_of = np.empty(m, dtype=np.int64)
     r = np.empty(m)
     w = np.empty(m)
     k = 0
@@ -136,21 +147,19 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
         f = active[i]
         if not is_new[f]:
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                if touched[path_links[j]]:
-                    link[k], r[k] = path_links[j], rate[f]
+                if mark[path_links[j]]:
+                    link_of[k], r[k] = path_links[j], rate[f]
                     w[k] = weight[j] if weighted else 1.0
+                    total_w[path_links[j]] += w[k]
                     k += 1
     by_rate = np.argsort(r, kind="mergesort")
-    order = by_rate[np.argsort(link[by_rate], kind="mergesort")]   # by link, then rate
-    total_w = np.zeros(n_links)
-    for q in range(m):
-        total_w[link[q]] += w[q]
+    order = by_rate[np.argsort(link_of[by_rate], kind="mergesort")]   # by link, then rate
     best = np.inf
     q = 0
     while q < m:                       # one segment per touched link with old flows
-        lk = link[order[q]]
+        lk = link_of[order[q]]
         below, below_w, first = 0.0, 0.0, np.inf
-        while q < m and link[order[q]] == lk:
+        while q < m and link_of[order[q]] == lk:
             rq, wq = r[order[q]], w[order[q]]
             level = (capacity[lk] - below) / (total_w[lk] - below_w + added[lk])
             if level <= rq and level < first:
@@ -159,24 +168,26 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
             below_w += wq
             q += 1
         best = min(best, first, (capacity[lk] - below) / added[lk])
-        touched[lk] = False
-    for lk in range(n_links):          # touched links without old flows
-        if touched[lk]:
+        mark[lk] = False
+    for k in range(n_touched):         # touched links without old flows
+        lk = touched[k]
+        if mark[lk]:
             best = min(best, capacity[lk] / added[lk])
+            mark[lk] = False
     return best
 
 
 @njit(cache=True)
 def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, weighted,
-                    remaining, count, rate):
+                    remaining, count, used, n_used, scratch, rate):
     """Progressive filling of the flows ``unfrozen[:n_u]`` in parallel passes (see
-    :func:`_solve`); False if a flow meets a link with no capacity left."""
-    n_links = remaining.size
-    share = np.empty(n_links)
-    smallest = np.empty(n_links)
+    :func:`_solve`) over the links ``used[:n_used]``; False if a flow meets a link with no
+    capacity left."""
+    share, smallest = scratch[0], scratch[1]
     flow_min = np.empty(n_u)
     while n_u > 0:
-        for link in range(n_links):
+        for k in range(n_used):
+            link = used[k]
             share[link] = max(remaining[link], 0.0) / count[link] if count[link] > 0.5 \
                 else np.inf
             smallest[link] = np.inf
@@ -217,32 +228,44 @@ def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, wei
 
 @njit(cache=True)
 def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weighted,
-                   remaining, count, rate):
+                   remaining, count, used, n_used, scratch, rate):
     """Progressive filling of the flows ``unfrozen[:n_u]`` one bottleneck link at a time:
-    each level scans the links that still carry unfrozen flows for the smallest fair share
-    and freezes the flows crossing it, found by a links -> flows index built once. Cheaper
-    than passes when few links carry flows (levels x links < incidences)."""
-    n_links = remaining.size
-    link_ptr = np.zeros(n_links + 1, dtype=np.int64)
+    each level scans the links that still carry unfrozen flows (of ``used[:n_used]``) for
+    the smallest fair share and freezes the flows crossing it, found by a links -> flows
+    index built once. Cheaper than passes when few links carry flows (levels x links <
+    incidences)."""
+    start = scratch[0]                  # per link: its first slot in ``flow_on``, then fill
+    n_inc = 0
+    for k in range(n_used):
+        start[used[k]] = 0.0
     for k in range(n_u):
         f = unfrozen[k]
         for j in range(path_start[f], path_start[f] + path_len[f]):
-            link_ptr[path_links[j] + 1] += 1
-    for link in range(n_links):
-        link_ptr[link + 1] += link_ptr[link]
-    fill = link_ptr[:-1].copy()
-    flow_on = np.empty(link_ptr[n_links], dtype=np.int64)     # unfrozen positions, by link
-    for k in range(n_u):
-        f = unfrozen[k]
-        for j in range(path_start[f], path_start[f] + path_len[f]):
-            flow_on[fill[path_links[j]]] = k
-            fill[path_links[j]] += 1
-    live = np.empty(n_links, dtype=np.int64)
+            start[path_links[j]] += 1.0
+            n_inc += 1
+    live = np.empty(n_used, dtype=np.int64)
+    ptr = np.empty(n_used + 1, dtype=np.int64)  # by position in ``live``
     n_live = 0
-    for link in range(n_links):
-        if count[link] > 0.5:
+    total = 0
+    for k in range(n_used):
+        link = used[k]
+        if start[link] > 0.5:
             live[n_live] = link
+            ptr[n_live] = total
+            total += np.int64(start[link])
+            start[link] = ptr[n_live]    # the link's fill position, counted up below
             n_live += 1
+    ptr[n_live] = total
+    slot = scratch[1]                   # per link: its position in ``live``
+    for k in range(n_live):
+        slot[live[k]] = k
+    flow_on = np.empty(n_inc, dtype=np.int64)
+    for k in range(n_u):
+        f = unfrozen[k]
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            flow_on[np.int64(start[link])] = k
+            start[link] += 1.0
     frozen = np.zeros(n_u, dtype=np.bool_)
     while n_live > 0:
         best, share, kept = -1, np.inf, 0
@@ -260,7 +283,8 @@ def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weig
             break
         if not share > 0.0:
             return False
-        for p in range(link_ptr[best], link_ptr[best + 1]):
+        b = np.int64(slot[best])
+        for p in range(ptr[b], ptr[b + 1]):
             k = flow_on[p]
             if frozen[k]:
                 continue
@@ -277,7 +301,7 @@ def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weig
 
 @njit(cache=True)
 def _solve(active, n_active, path_start, path_len, path_links, weight, weighted, capacity,
-           rate, is_new, level, tau, warm, scan_factor):
+           rate, is_new, level, tau, warm, scan_factor, scratch, mark):
     """Max-min fair rates of the draining sub-flows ``active[:n_active]`` into ``rate``.
 
     Parallel progressive filling, as :func:`netsim.engine.maxmin.max_min_rates_csr` does it:
@@ -286,27 +310,42 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     crossing a *locally minimal* link (a share no larger than that of any flow crossing it),
     which saturates there in progressive filling. Passes run flow by flow over the unfrozen
     flows only, reading and writing per-link arrays that stay in cache; their number is the
-    depth of the bottleneck chain, not the number of levels.
+    depth of the bottleneck chain, not the number of levels. When few links carry flows,
+    filling one bottleneck link at a time costs less (:func:`_fill_by_links`). Work is over
+    the links the draining flows cross, never over every link of the machine.
 
     ``warm``: the rates of the last solve are in ``rate`` (``is_new`` marks flows added
     since) and ``tau`` is the smallest saturation level (``level``) of the links that lost
     flows since. Flows whose old rate is below both ``tau`` and the level where a link with
     new flows first saturates keep it (the warm start of :mod:`netsim.engine.maxmin`, same
     argument), so only the rest is filled. On return ``level`` holds this solution's
-    saturation levels and ``is_new`` is cleared. Returns False if a flow meets a link with
-    no capacity left.
+    saturation levels (on the links in use) and ``is_new`` is cleared. ``scratch`` (6 x
+    links) and ``mark`` (links, all False) are work space. Returns False if a flow meets a
+    link with no capacity left.
     """
-    n_links = capacity.size
-    remaining = capacity.copy()
-    count = np.zeros(n_links)                   # unfrozen flows on each link (weighted)
+    remaining, count = scratch[0], scratch[1]
     any_new = False
+    used = np.empty(64, dtype=np.int64)         # the links the draining flows cross
+    n_used = 0
     for i in range(n_active):
-        if is_new[active[i]]:
-            any_new = True
-            break
+        f = active[i]
+        any_new = any_new or is_new[f]
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            if not mark[link]:
+                mark[link] = True
+                if n_used == used.size:
+                    used = np.concatenate((used, np.empty(used.size, dtype=np.int64)))
+                used[n_used] = link
+                n_used += 1
+                remaining[link] = capacity[link]
+                count[link] = 0.0
+    for k in range(n_used):
+        mark[used[k]] = False
     if warm and any_new:
         tau = min(tau, _gained_levels(active, n_active, path_start, path_len, path_links,
-                                      weight, weighted, capacity, rate, is_new))
+                                      weight, weighted, capacity, rate, is_new,
+                                      scratch[2:], mark))
     cut = tau * (1 - _MARGIN) if warm else -np.inf
     unfrozen = np.empty(n_active, dtype=np.int64)
     n_u = 0
@@ -321,21 +360,23 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
             for j in range(path_start[f], path_start[f] + path_len[f]):
                 count[path_links[j]] += weight[j] if weighted else 1.0
     live = 0
-    for link in range(n_links):
-        if count[link] > 0.5:
+    for k in range(n_used):
+        if count[used[k]] > 0.5:
             live += 1
     if live * live < scan_factor * n_u:
         ok = _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight,
-                            weighted, remaining, count, rate)
+                            weighted, remaining, count, used, n_used, scratch[2:], rate)
     else:
         ok = _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight,
-                             weighted, remaining, count, rate)
+                             weighted, remaining, count, used, n_used, scratch[2:], rate)
     if not ok:
         return False
     # saturation levels of this solution (maxmin.incidence_levels): a link's largest rate
     # if its load reaches its capacity, else +inf
-    load = np.zeros(n_links)
-    top = np.zeros(n_links)
+    load, top = scratch[2], scratch[3]
+    for k in range(n_used):
+        load[used[k]] = 0.0
+        top[used[k]] = 0.0
     for i in range(n_active):
         f = active[i]
         is_new[f] = False
@@ -343,7 +384,8 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
             link = path_links[j]
             load[link] += rate[f] * (weight[j] if weighted else 1.0)
             top[link] = max(top[link], rate[f])
-    for link in range(n_links):
+    for k in range(n_used):
+        link = used[k]
         level[link] = top[link] if load[link] >= capacity[link] * (1 - 1e-9) else np.inf
     return True
 
@@ -353,7 +395,8 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
                sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
                weighted, remaining, rate, is_new, level, sub_done, active, capacity,
-               link_count, link_busy, link_peak, ht, hq, ints, floats, warm):
+               link_count, link_busy, busy_from, link_peak, ht, hq, ints, floats, warm,
+               stack, finish_dt, done_subs):
     """Run up to ``max_events`` events; returns (status, heap times, heap entries).
 
     The run has begun: the numpy loop released the ops of time 0 and ran its first events
@@ -367,13 +410,14 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     n_links = capacity.size
     now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
-    stack = np.empty(kind.size + 1, dtype=np.int64)     # ops finishing at this instant
-    finish_dt = np.empty(max(active.size, 1))
-    done_subs = np.empty(max(active.size, 1), dtype=np.int64)
+    scratch = np.empty((4, n_links))                    # the solver's per-link work space
+    mark = np.zeros(n_links, dtype=np.bool_)
+    grown = np.empty(64, dtype=np.int64)                # links that gained a flow this event
     status = PAUSED
     steps = 0
     while steps < max_events:
         changed = False
+        n_grown = 0
         tau = np.inf           # smallest saturation level of the links that lose flows
         if True:
             t_heap = ht[0] if size > 0 else np.inf
@@ -393,9 +437,6 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                 for i in range(n_active):
                     f = active[i]
                     remaining[f] -= rate[f] * dt
-                for link in range(n_links):
-                    if link_count[link] > 0:
-                        link_busy[link] += dt
             now = t_next
             if n_active > 0:
                 limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) \
@@ -408,8 +449,10 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                         done_subs[n_done] = f
                         n_done += 1
                         for j in range(path_start[f], path_start[f] + path_len[f]):
-                            link_count[path_links[j]] -= np.int64(
-                                np.rint(weight[j])) if weighted else 1
+                            link = path_links[j]
+                            link_count[link] -= np.int64(np.rint(weight[j])) if weighted else 1
+                            if link_count[link] == 0:        # busy from busy_from to now
+                                link_busy[link] += now - busy_from[link]
                             tau = min(tau, level[path_links[j]])
                     else:
                         active[kept] = f
@@ -428,9 +471,9 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                             stack[n_stack] = op
                             n_stack += 1
                     ht, hq, size, seq = _finish_ops(
-                        stack, n_stack, t_next, kind, seconds, overhead, not_before,
-                        succ_ptr, succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
-                        op_release, op_start, op_finish, ht, hq, size, seq)
+                        stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                        op_start, op_finish, ht, hq, size, seq)
         horizon = t_next + _REL_TOL * max(dt, 0.0)
         while size > 0 and ht[0] <= horizon:
             what, ident = hq[0, 1], hq[0, 2]
@@ -449,16 +492,22 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                     if subs_left[op] == 0:
                         stack[0] = op
                         ht, hq, size, seq = _finish_ops(
-                            stack, 1, t_next, kind, seconds, overhead, not_before,
-                            succ_ptr, succ_idx, waiting, op_subs_ptr, op_subs_idx,
-                            sub_latency, op_release, op_start, op_finish, ht, hq, size, seq)
+                            stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                            succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                            op_start, op_finish, ht, hq, size, seq)
                     continue
                 active[n_active] = f
                 n_active += 1
                 is_new[f] = True
                 for j in range(path_start[f], path_start[f] + path_len[f]):
-                    link_count[path_links[j]] += np.int64(np.rint(weight[j])) \
-                        if weighted else 1
+                    link = path_links[j]
+                    if link_count[link] == 0:
+                        busy_from[link] = now
+                    link_count[link] += np.int64(np.rint(weight[j])) if weighted else 1
+                    if n_grown == grown.size:
+                        grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
+                    grown[n_grown] = link
+                    n_grown += 1
             elif what == _COMPLETE:
                 stack[0] = ident
                 ht, hq, size, seq = _finish_ops(
@@ -476,18 +525,19 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                     stack[0] = ident
                     ht, hq, size, seq = _finish_ops(
                         stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
-                        op_release, op_start, op_finish, ht, hq, size, seq)
+                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                        op_start, op_finish, ht, hq, size, seq)
         if n_active == 0:
             ints[I_SOLVED] = 0                  # nothing to start from next time
         if changed and n_active > 0:
             if not _solve(active, n_active, path_start, path_len, path_links, weight,
                           weighted, capacity, rate, is_new, level, tau,
-                          warm and ints[I_SOLVED] == 1, floats[F_SCAN]):
+                          warm and ints[I_SOLVED] == 1, floats[F_SCAN], scratch, mark):
                 status = NO_CAPACITY
                 break
             ints[I_SOLVED] = 1
-            for link in range(n_links):
+            for k in range(n_grown):                # a count only rises at activations
+                link = grown[k]
                 if link_count[link] > link_peak[link]:
                     link_peak[link] = link_count[link]
         events += 1
@@ -497,7 +547,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     return status, ht, hq
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")   # called per op: a call costs more
 def _release(op, t, kind, seconds, overhead, not_before, op_subs_ptr, op_subs_idx,
              sub_latency, op_release, op_start, ht, hq, size, seq):
     """Release one ready op at ``t``; returns (finishes at once, heap size, seq). The heap
@@ -526,21 +576,44 @@ def _finish_ops(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr
                 waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start,
                 op_finish, ht, hq, size, seq):
     """Finish the ops ``stack[:n_stack]`` at ``t`` and, transitively, every op they release
-    that finishes at once (barriers, zero-time computes)."""
+    that finishes at once (barriers, zero-time computes); returns the heap (grown if it
+    had to) with its size and seq."""
     while n_stack > 0:
+        n_stack, size, seq = _finish_some(stack, n_stack, t, kind, seconds, overhead,
+                                          not_before, succ_ptr, succ_idx, waiting,
+                                          op_subs_ptr, op_subs_idx, sub_latency,
+                                          op_release, op_start, op_finish, ht, hq, size,
+                                          seq)
+        if n_stack > 0:
+            ht, hq = _grown(ht, hq)
+    return ht, hq, size, seq
+
+
+@njit(cache=True)
+def _finish_some(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr, succ_idx,
+                 waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start,
+                 op_finish, ht, hq, size, seq):
+    """:func:`_finish_ops` while the heap has room: returns (ops left, heap size, seq).
+    Ops stay on the stack when the heap has no room for what the next one may push (the
+    heap is never re-allocated in here: that would cost reference counting at every op)."""
+    while n_stack > 0:
+        op = stack[n_stack - 1]
+        need = 0
+        for p in range(succ_ptr[op], succ_ptr[op + 1]):
+            nxt = succ_idx[p]
+            need += op_subs_ptr[nxt + 1] - op_subs_ptr[nxt] + 1
+        if ht.size - size < need:
+            return n_stack, size, seq
         n_stack -= 1
-        op = stack[n_stack]
         op_finish[op] = t
         for p in range(succ_ptr[op], succ_ptr[op + 1]):
             nxt = succ_idx[p]
             waiting[nxt] -= 1
             if waiting[nxt] == 0:
-                if ht.size - size < op_subs_ptr[nxt + 1] - op_subs_ptr[nxt] + 2:
-                    ht, hq = _grown(ht, hq)
                 instant, size, seq = _release(nxt, t, kind, seconds, overhead, not_before,
                                               op_subs_ptr, op_subs_idx, sub_latency,
                                               op_release, op_start, ht, hq, size, seq)
                 if instant:
                     stack[n_stack] = nxt
                     n_stack += 1
-    return ht, hq, size, seq
+    return 0, size, seq

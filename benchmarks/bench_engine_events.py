@@ -16,10 +16,14 @@ makespan. ``--reference`` also runs each case with the reference engine (a cold
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
 its wall time and the largest relative difference of the per-op finish times;
 ``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
-flow simulated (warm start kept). ``classes`` is the flow classes simulated where the
+flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
+(no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
+compiled loop ran; its wall time then includes importing numba and loading the cached
+compiled loop, about 0.6 s once per process (the first run after an install also compiles
+it, about 15-25 s). ``classes`` is the flow classes simulated where the
 symmetry search found some (summed over runs).
 
-    python benchmarks/bench_engine_events.py [--reference] [--no-symmetry] [CASE ...]
+    python benchmarks/bench_engine_events.py [--reference] [--no-symmetry] [--numpy] [CASE ...]
 """
 
 from __future__ import annotations
@@ -104,7 +108,9 @@ def one(name: str, mode: str, out: str) -> dict:
     executor.max_min_rates_csr = maxmin.max_min_rates_csr = counted
     if mode == "reference":
         executor.REFERENCE = True
-    executor.SYMMETRY = mode == "fast"
+    executor.SYMMETRY = mode in ("fast", "numpy")
+    executor.KERNEL = mode != "numpy"
+    loaded = "numba" in sys.modules
     start = time.perf_counter()
     results = run_case(name)
     wall = time.perf_counter() - start
@@ -114,6 +120,7 @@ def one(name: str, mode: str, out: str) -> dict:
             "classes": sum(r.meta.get("symmetry_classes", {}).get("flows", 0) for r in results),
             "events": sum(r.events for r in results), "solver_calls": passes[0],
             "wall_s": round(wall, 3),
+            "kernel": "numba" in sys.modules and not loaded,   # the compiled loop ran
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "makespan_s": max(r.makespan for r in results)}
 
@@ -134,7 +141,8 @@ def max_rel_diff(a: str, b: str) -> float:
 
 
 def main(argv: list[str]) -> None:
-    modes = ["fast"] + (["nosym"] if "--no-symmetry" in argv else []) + \
+    modes = ["fast"] + (["numpy"] if "--numpy" in argv else []) + \
+        (["nosym"] if "--no-symmetry" in argv else []) + \
         (["reference"] if "--reference" in argv else [])
     names = [a for a in argv if not a.startswith("--")] or DEFAULT
     with tempfile.TemporaryDirectory() as tmp:

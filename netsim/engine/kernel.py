@@ -43,9 +43,11 @@ _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 _REL_TOL = 1e-9                          # the executor's merging window (executor._REL_TOL)
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
 #: A solve fills one bottleneck link at a time when (links carrying flows)^2 is below this
-#: times the flows to fill, else in parallel passes (engine.kernel._solve). Read at each
-#: run (``floats[F_SCAN]``), so tests can force either way.
-LINK_SCAN_FACTOR = 8.0
+#: times the flows to fill, else in parallel passes (engine.kernel._solve). Measured: 64
+#: is within 5% of the better way on 8x8 and 12x12 log-normal, 16x16 staggered and 24x24
+#: all-to-alls (8 made the 12x12 log-normal case 1.5x slower). Read at each run
+#: (``floats[F_SCAN]``), so tests can force either way.
+LINK_SCAN_FACTOR = 64.0
 
 # Integer and float scalars of a run, kept in small arrays between calls (a paused run
 # resumes where it stopped).

@@ -252,10 +252,20 @@ class Plan:
         ranks = np.asarray(ranks, dtype=np.int64)
         received = np.asarray(received, dtype=np.int64)
         seconds = np.broadcast_to(np.asarray(nbytes, np.float64) / self.gamma, ranks.shape)
-        if np.unique(ranks).size != ranks.size:   # chain repeated ranks one block at a time
-            return np.concatenate([self.reduce(ranks[i:i + 1], received[i:i + 1],
-                                               seconds[i:i + 1] * self.gamma, tag)
-                                   for i in range(ranks.size)])
+        if np.unique(ranks).size != ranks.size:
+            # A rank reduces one block at a time, in the order given: round j holds every
+            # rank's j-th block (distinct ranks), so rounds chain through _last_reduce.
+            order = np.argsort(ranks, kind="stable")
+            first = np.flatnonzero(np.r_[True, ranks[order][1:] != ranks[order][:-1]])
+            nth = np.empty(ranks.size, dtype=np.int64)
+            nth[order] = np.arange(ranks.size) - np.repeat(first, np.diff(np.r_[first,
+                                                                                ranks.size]))
+            ids = np.empty(ranks.size, dtype=np.int64)
+            for j in range(int(nth.max()) + 1):
+                rows = np.flatnonzero(nth == j)
+                ids[rows] = self.reduce(ranks[rows], received[rows],
+                                        seconds[rows] * self.gamma, tag)
+            return ids
         ids = self.computes(ranks, seconds, join(received, self._last_reduce[ranks]), tag)
         self._last_reduce[ranks] = ids
         return ids

@@ -31,6 +31,8 @@ are in ``docs/placement.md``.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -301,6 +303,20 @@ def _pipeline_sends(phase: Phase, layout: ParallelLayout) -> Schedule:
     return sends_from_arrays(layout.num_ranks, src, dst, phase.size)
 
 
+@functools.lru_cache(maxsize=4096)
+def _group_schedule(op: str, name: str, n: int, size: float, chunks, gamma, topology,
+                    nodes: tuple[int, ...]) -> Schedule:
+    """One group's schedule on its own ranks, built once per (algorithm, group, nodes): a
+    placement search evaluates thousands of placements that differ in a few groups only
+    (schedules are immutable; the topology is keyed by identity)."""
+    from ..algorithms import AlgoOptions, build_schedule
+
+    options = AlgoOptions(chunks=chunks, gamma=gamma, topology=topology,
+                          placement=np.asarray(nodes, dtype=np.int64),
+                          extra={"annotate": False})
+    return build_schedule(op, name, n, size, options)
+
+
 def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np.ndarray,
                    algorithm: str | None = None, size: float | None = None,
                    first_extra_rank: int | None = None, gamma: float | None = None
@@ -313,8 +329,6 @@ def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np
     overrides the phase's bytes; ``gamma`` is the reduction rate of a rank (bytes/s, None:
     free).
     """
-    from ..algorithms import AlgoOptions, build_schedule
-
     size = phase.size if size is None else size
     if phase.op == "sendrecv":
         return _pipeline_sends(replace(phase, size=size), layout).with_tag(phase.name), []
@@ -322,10 +336,9 @@ def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np
     next_rank = layout.num_ranks if first_extra_rank is None else first_extra_rank
     parts, extra_nodes = [], []
     for group in layout.group_array(phase.dim):
-        options = AlgoOptions(chunks=phase.chunks, gamma=gamma, topology=topology,
-                              placement=np.asarray(placement)[group],
-                              extra={"annotate": False})
-        sched = build_schedule(phase.op, name, group.size, size, options)
+        sched = _group_schedule(phase.op, name, int(group.size), float(size), phase.chunks,
+                                gamma, topology,
+                                tuple(np.asarray(placement)[group].tolist()))
         extra = list(sched.extra_nodes)
         mapping = np.concatenate([group, np.arange(next_rank, next_rank + len(extra))])
         parts.append(sched.relabel(mapping, max(next_rank + len(extra), layout.num_ranks)))

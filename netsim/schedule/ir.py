@@ -287,7 +287,7 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
         raise ScheduleError("nothing to compose: no schedules given")
     num_ranks = max(s.num_ranks for s in schedules)
     parts: dict[str, list] = {k: [] for k in ("kind", "src", "dst", "nbytes", "seconds", "tag",
-                                              "deps")}
+                                              "counts", "deps")}
     tags: dict[str, int] = {}
     paths: dict[int, tuple[int, ...]] = {}
     data: dict[int, Any] = {}
@@ -295,13 +295,23 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
     previous_end: int | None = None
     for s in schedules:
         tag_map = np.array([tags.setdefault(t, len(tags)) for t in s.tags] + [-1], dtype=np.int64)
-        deps = [s.deps(i) + offset for i in range(s.num_ops)]
-        if previous_end is not None:
-            deps = [d if d.size else np.array([previous_end]) for d in deps]
+        counts, deps = np.diff(s.dep_ptr), s.dep_idx + offset     # as CSR, no per-op loop
+        if previous_end is not None and (counts == 0).any():
+            # an op with no dependencies waits for the previous part's barrier
+            empty = counts == 0
+            counts = np.where(empty, 1, counts)
+            starts = np.cumsum(counts) - counts
+            joined = np.empty(int(counts.sum()), dtype=np.int64)
+            joined[starts[empty]] = previous_end
+            kept = np.ones(joined.size, dtype=bool)
+            kept[starts[empty]] = False
+            joined[kept] = deps
+            deps = joined
         for key in ("kind", "src", "dst", "nbytes", "seconds"):
             parts[key].append(getattr(s, key))
         parts["tag"].append(tag_map[s.tag])
-        parts["deps"].extend(deps)
+        parts["counts"].append(counts)
+        parts["deps"].append(deps)
         paths.update({op + offset: p for op, p in s.paths.items()})
         data.update({op + offset: d for op, d in s.data.items()})
         offset += s.num_ops
@@ -314,10 +324,11 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
             for key in ("nbytes", "seconds"):
                 parts[key].append(np.array([0.0]))
             parts["tag"].append(np.array([-1]))
+            parts["counts"].append(np.array([sinks.size]))
             parts["deps"].append(sinks)
             previous_end = offset
             offset += 1
-    counts = np.fromiter((len(d) for d in parts["deps"]), dtype=np.int64)
+    counts = np.concatenate(parts["counts"]).astype(np.int64)
     dep_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     dep_idx = (np.concatenate(parts["deps"]).astype(np.int64) if dep_ptr[-1]
                else np.zeros(0, dtype=np.int64))

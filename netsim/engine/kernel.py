@@ -61,6 +61,20 @@ def _before(ht, hq, i, t, seq):
     return ht[i] < t or (ht[i] == t and hq[i, 0] < seq)
 
 
+@njit(cache=True, inline="always")
+def _move(ht, hq, i, j):
+    """Heap slot i takes the entry of slot j."""
+    ht[i] = ht[j]
+    hq[i, 0], hq[i, 1], hq[i, 2] = hq[j, 0], hq[j, 1], hq[j, 2]
+
+
+@njit(cache=True, inline="always")
+def _place(ht, hq, i, t, seq, kind, ident):
+    """Heap slot i holds (t, seq, kind, ident)."""
+    ht[i] = t
+    hq[i, 0], hq[i, 1], hq[i, 2] = seq, kind, ident
+
+
 @njit(cache=True, inline="always")   # called per op: a call costs more
 def _push(ht, hq, size, t, seq, kind, ident):
     """Insert (t, seq, kind, ident) into a heap of ``size`` entries with room for one more."""
@@ -69,11 +83,9 @@ def _push(ht, hq, size, t, seq, kind, ident):
         parent = (i - 1) >> 1
         if _before(ht, hq, parent, t, seq):
             break
-        ht[i] = ht[parent]
-        hq[i, 0], hq[i, 1], hq[i, 2] = hq[parent, 0], hq[parent, 1], hq[parent, 2]
+        _move(ht, hq, i, parent)
         i = parent
-    ht[i] = t
-    hq[i, 0], hq[i, 1], hq[i, 2] = seq, kind, ident
+    _place(ht, hq, i, t, seq, kind, ident)
 
 
 @njit(cache=True, inline="always")   # called per op: a call costs more
@@ -91,11 +103,9 @@ def _pop(ht, hq, size):
             child += 1
         if ht[child] > t or (ht[child] == t and hq[child, 0] > seq):
             break
-        ht[i] = ht[child]
-        hq[i, 0], hq[i, 1], hq[i, 2] = hq[child, 0], hq[child, 1], hq[child, 2]
+        _move(ht, hq, i, child)
         i = child
-    ht[i] = t
-    hq[i, 0], hq[i, 1], hq[i, 2] = seq, kind, ident
+    _place(ht, hq, i, t, seq, kind, ident)
 
 
 @njit(cache=True)

@@ -66,10 +66,19 @@ def _links_topology(links: Any, source: str) -> Topology:
                 builder.add_node(end)
         if src == dst:
             raise InputError(f"{source}: links[{n}]: self-loop on node {links[n]['src']!r}")
-        try:
-            builder.add_link(src, dst, bandwidth, latency, name=name)
-        except NetsimError as err:
-            raise InputError(f"{source}: links[{n}]: {err}") from None
+        _add_link(builder, src, dst, bandwidth, latency, name, f"{source}: links[{n}]")
+    return _built(builder, source)
+
+
+def _add_link(builder, src: str, dst: str, bandwidth: float, latency: float, name: str,
+              where: str) -> None:
+    try:
+        builder.add_link(src, dst, bandwidth, latency, name=name)
+    except NetsimError as err:
+        raise InputError(f"{where}: {err}") from None
+
+
+def _built(builder, source: str) -> Topology:
     try:
         return builder.build()
     except NetsimError as err:
@@ -94,15 +103,9 @@ def _links_by_record(links: list, source: str) -> Topology:
         bandwidth, latency = model.bandwidth, model.latency
         if str(link["src"]) == str(link["dst"]):
             raise InputError(f"{where}: self-loop on node {link['src']!r}")
-        try:
-            builder.add_link(str(link["src"]), str(link["dst"]), bandwidth, latency,
-                             name=str(link["id"] if model.id is not None else f"l{n}"))
-        except NetsimError as err:
-            raise InputError(f"{where}: {err}") from None
-    try:
-        return builder.build()
-    except NetsimError as err:
-        raise InputError(f"{source}: links: {err}") from None
+        _add_link(builder, str(link["src"]), str(link["dst"]), bandwidth, latency,
+                  str(link["id"] if model.id is not None else f"l{n}"), where)
+    return _built(builder, source)
 
 
 def network_of(doc: Any, source: str) -> tuple[Topology, list]:

@@ -443,6 +443,7 @@ class _Execution:
         numpy loop left: the draining flows, their rates and the queued timed events."""
         from . import kernel
 
+        _say_if_compiling(kernel)
         i64, f64 = np.int64, np.float64
 
         def arr(values, dtype):
@@ -560,6 +561,21 @@ class _Execution:
                             self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
                             self.events, len(self.sub_op), self.timeline,
                             {"faults": self.fault_log} if self.fault_log else {})
+
+
+def _say_if_compiling(kernel) -> None:
+    """One line on an interactive terminal when the compiled loop is not cached yet: the
+    first long run after an install compiles it (15-25 s), which would look like a hang."""
+    import os
+    import sys
+
+    try:
+        cached = os.path.exists(kernel.run_events._cache._cache_file._index_path)
+    except AttributeError:          # another numba's cache layout: say nothing
+        return
+    if not cached and sys.stderr.isatty():
+        print("netsim: compiling the engine's event loop for this machine (once, about "
+              "20 s)", file=sys.stderr, flush=True)
 
 
 @functools.cache

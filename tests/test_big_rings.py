@@ -41,8 +41,8 @@ def _assert_same(a, b):
     assert a.tags == b.tags and a.num_ranks == b.num_ranks
 
 
-@pytest.mark.parametrize("op,algo", itertools.product(
-    ["allreduce", "allgather", "reducescatter"], ["ring", "bidir_ring"]))
+@pytest.mark.parametrize("op,algo", list(itertools.product(
+    ["allreduce", "allgather", "reducescatter"], ["ring", "bidir_ring"])))
 def test_the_bulk_ring_is_the_step_loop_op_by_op(monkeypatch, op, algo):
     for n, chunks in itertools.product([2, 3, 5, 8], [1, 3]):
         options = AlgoOptions(chunks=chunks, extra={"annotate": False})

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from .options import AlgoOptions
-from .plan import Plan
+from .plan import Plan, serial_computes
 from .registry import reason_from, register
 
 __all__ = ["reducing_switches", "switch_reason"]
@@ -98,12 +98,9 @@ def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOption
 
 def _serial_reductions(plan: Plan, switch: int, copies: np.ndarray, seconds: float,
                        previous) -> np.ndarray:
-    """One compute op per piece on the switch, each after the previous (one ALU)."""
-    done, previous = [], int(previous)
-    for row in copies.tolist():
-        previous = plan.compute1(switch, seconds, row + [previous])
-        done.append(previous)
-    return np.array(done, dtype=np.int64)
+    """One compute op per piece (row of ``copies``) on the switch, each after the previous
+    (one ALU), as one block of ops."""
+    return serial_computes(plan, switch, seconds, copies, int(previous))
 
 
 def _multicast(plan: Plan, s: int, j: int, ready: np.ndarray | None, C: int,

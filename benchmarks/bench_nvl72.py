@@ -9,6 +9,7 @@ schedule build, routing, the engine's symmetry search (timed on its own, outside
 makespan and peak RSS.
 
     python benchmarks/bench_nvl72.py [--sizes 16MiB,256MiB,4GB] [--auto 4GB] [--no-auto]
+        [--no-engine]
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import time
 from dataclasses import replace
 
 
-def one_case(size: float) -> dict:
-    """Run innetwork all-reduce of ``size`` bytes in this process; return its figures."""
+def one_case(size: float, engine: bool = True) -> dict:
+    """Run innetwork all-reduce of ``size`` bytes in this process; return its figures
+    (without ``engine``, only the build and routing ones)."""
     import numpy as np
 
     from netsim.algorithms import AlgoOptions, build_schedule
@@ -46,6 +48,9 @@ def one_case(size: float) -> dict:
     routes = route_schedule(topo, schedule, placement)
     out["route_s"] = time.perf_counter() - t
     out["flows"], out["incidences"] = int(routes.num_subflows), int(routes.nnz)
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if not engine:
+        return out
     t = time.perf_counter()
     classes = find_classes(schedule, routes, topo.bandwidth)
     out["symmetry_s"] = time.perf_counter() - t
@@ -73,22 +78,26 @@ def main() -> None:
     parser.add_argument("--sizes", default="16MiB,256MiB,4GB")
     parser.add_argument("--auto", default="4GB", help="size of the --algo auto run")
     parser.add_argument("--no-auto", action="store_true")
+    parser.add_argument("--no-engine", action="store_true", help="stop after routing")
     parser.add_argument("--one", help=argparse.SUPPRESS)       # child: run one case
     args = parser.parse_args()
     from netsim.units import parse_size
 
     if args.one:
-        print(json.dumps(one_case(parse_size(args.one, "size"))))
+        print(json.dumps(one_case(parse_size(args.one, "size"), not args.no_engine)))
         return
     print(f"{'size':>8} {'ops':>10} {'sends':>10} {'flows':>10} {'incid':>10} {'classes':>8} "
           f"{'events':>7} {'build s':>8} {'route s':>8} {'sym s':>7} {'engine s':>8} "
           f"{'wall s':>7} {'peak MB':>8} {'makespan s':>12}")
     for size in args.sizes.split(","):
-        done, wall, err = _child([__file__, "--one", size])
+        done, wall, err = _child([__file__, "--one", size]
+                                 + (["--no-engine"] if args.no_engine else []))
         if done is None:
             print(f"{size:>8}: failed: {err}")
             continue
-        r = json.loads(done.stdout.strip().splitlines()[-1])
+        r = {"classes": None, "events": "-", "symmetry_s": float("nan"),
+             "engine_s": float("nan"), "makespan_s": float("nan"),
+             **json.loads(done.stdout.strip().splitlines()[-1])}
         print(f"{size:>8} {r['ops']:>10,} {r['sends']:>10,} {r['flows']:>10,} "
               f"{r['incidences']:>10,} {r['classes'] or '-':>8} {r['events']:>7} "
               f"{r['build_s']:>8.2f} {r['route_s']:>8.2f} {r['symmetry_s']:>7.2f} "

@@ -79,3 +79,24 @@ def test_parallel_links_keep_one_wait_per_owner():
     s = build_schedule("allreduce", "innetwork", 4, 1e6,
                        AlgoOptions(topology=topo, extra={"annotate": False}))
     assert not (s.kind == 2).any()
+
+
+@pytest.mark.parametrize("factor", [0.0, 0.5])
+def test_one_barrier_keeps_finish_times_under_a_fault(monkeypatch, factor):
+    """A GPU -> switch link fails (rerouted) or slows mid-run: the copies still share one
+    path and finish together, so the barrier changes no finish time."""
+    from netsim.engine.faults import Fault
+
+    topo = _machine(8, 2, 5e10, latency=1e-6)
+    options = AlgoOptions(topology=topo, chunks=3, extra={"annotate": False})
+    new = build_schedule("allreduce", "innetwork", 8, 3e6, options)
+    monkeypatch.setattr(innetwork, "_one_link_each", lambda *args: False)
+    old = build_schedule("allreduce", "innetwork", 8, 3e6, options)
+    link = int(np.flatnonzero((topo.link_src == 1) & (topo.link_dst == new.extra_nodes[0]))[0])
+    fault = [Fault((link,), 5e-6, factor)]
+    nodes = list(range(8)) + list(new.extra_nodes)
+    from netsim.engine import simulate
+
+    a = simulate(topo, new, nodes, faults=fault)
+    b = simulate(topo, old, nodes, faults=fault)
+    np.testing.assert_allclose(a.op_finish[new.kind != 2], b.op_finish, rtol=1e-9, atol=0)

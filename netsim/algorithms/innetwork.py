@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from .options import AlgoOptions
-from .plan import Plan
+from .plan import Plan, serial_computes
 from .registry import reason_from, register
 
 __all__ = ["reducing_switches", "switch_reason"]
@@ -76,9 +76,28 @@ class _Streams:
         return ids
 
 
+def _one_link_each(num_ranks: int, options: AlgoOptions, switches: list[int]) -> bool:
+    """Whether every rank's node has exactly one link to every reducing switch (NVL72):
+    then a rank's copies to a switch all take that link, whatever the router."""
+    topo = options.topology
+    nodes = np.asarray(options.node_of_rank(num_ranks), dtype=np.int64)
+    if np.unique(nodes).size != nodes.size:
+        return False
+    to = np.isin(topo.link_src, nodes) & np.isin(topo.link_dst, switches)
+    pairs = topo.link_src[to] * topo.num_nodes + topo.link_dst[to]
+    return bool(to.sum() == nodes.size * len(switches) and np.unique(pairs).size == to.sum())
+
+
 def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOptions,
-                      streams: _Streams) -> np.ndarray:
-    """Chunk j of plane s, phase 1; returns (n,): when rank c holds its piece reduced."""
+                      streams: _Streams, together: bool = False) -> np.ndarray:
+    """Chunk j of plane s, phase 1; returns (n,): when rank c holds its piece reduced.
+
+    ``together``: a rank's n copies to the switch leave together (their previous chunks
+    did, by induction), take the same one link and carry the same bytes, so under max-min
+    they drain at one rate and finish together; then "the n copies of piece c have
+    arrived" is "every copy has arrived", one barrier. Same times, and the copies of
+    different owners become alike (the engine's symmetry classes merge them).
+    """
     n, P, C = plan.n, plan.total_ranks - plan.n, options.chunks
     ranks = np.arange(n, dtype=np.int64)
     src, owner = np.repeat(ranks, n), np.tile(ranks, n)
@@ -86,6 +105,8 @@ def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOption
         src, n + s, pieces=(((owner * P + s) * C + j))[:, None],
         deps=streams.after(f"up{s}", n * n)))
     copies = up.reshape(n, n).T                     # row c: the n copies of c's piece
+    if together:
+        copies = np.broadcast_to(plan.barriers(up[None, :]), (n, 1))
     rate = options.topology.node_attrs[node].get("reduce_bandwidth")
     if rate:
         copies = _serial_reductions(plan, n + s, copies, plan.piece_bytes / float(rate),
@@ -98,12 +119,9 @@ def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOption
 
 def _serial_reductions(plan: Plan, switch: int, copies: np.ndarray, seconds: float,
                        previous) -> np.ndarray:
-    """One compute op per piece on the switch, each after the previous (one ALU)."""
-    done, previous = [], int(previous)
-    for row in copies.tolist():
-        previous = plan.compute1(switch, seconds, row + [previous])
-        done.append(previous)
-    return np.array(done, dtype=np.int64)
+    """One compute op per piece (row of ``copies``) on the switch, each after the previous
+    (one ALU), as one block of ops."""
+    return serial_computes(plan, switch, seconds, copies, int(previous))
 
 
 def _multicast(plan: Plan, s: int, j: int, ready: np.ndarray | None, C: int,
@@ -125,9 +143,11 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
     """Chunk by chunk (options.chunks), plane by plane: the chunks pipeline through."""
     plan, switches = _plan(op, num_ranks, size, options)
     streams = _Streams()
+    together = reduce and _one_link_each(num_ranks, options, switches)
     for j in range(options.chunks):
         for s, node in enumerate(switches):
-            ready = _reduce_at_switch(plan, s, node, j, options, streams) if reduce else None
+            ready = (_reduce_at_switch(plan, s, node, j, options, streams, together)
+                     if reduce else None)
             if gather:
                 _multicast(plan, s, j, ready, options.chunks, streams)
     return replace(plan.build(), extra_nodes=tuple(int(node) for node in switches))

@@ -392,3 +392,36 @@ def one_phase(op: str, num_ranks: int, size: float, options, phase):
     plan = Plan(op, num_ranks, size, num_ranks, options)
     phase(plan, blocks(num_ranks, 1), no_deps(num_ranks))
     return plan.build()
+
+
+def serial_computes(plan: Plan, rank: int, seconds: float, deps: np.ndarray, after: int = -1,
+                    tag: str | None = None) -> np.ndarray:
+    """One compute op of ``seconds`` s on ``rank`` per row of ``deps`` (m, d), each also
+    after the one before (the first after op ``after``, -1 = none): one unit working
+    through a queue, added as one block (a chain inside a block, which :meth:`Plan.computes`
+    refuses). Returns the m op ids; the same ops as m calls of :meth:`Plan.compute1`.
+
+    >>> from netsim.algorithms import AlgoOptions
+    >>> plan = Plan("allreduce", 2, 8.0, 2, AlgoOptions())
+    >>> sent = plan.sends([0, 1], [1, 0], pieces=[[0], [1]])
+    >>> serial_computes(plan, 1, 1e-6, sent[:, None]).tolist()
+    [2, 3]
+    >>> plan.build().deps(3).tolist()
+    [1, 2]
+    """
+    plan._flush()
+    deps = np.asarray(deps, dtype=np.int64).reshape(len(deps), -1)
+    m, first = deps.shape[0], plan._count
+    if deps.size and deps.max() >= first or after >= first:
+        raise ValueError("a dependency names an op that is not in an earlier block")
+    ids = np.arange(first, first + m, dtype=np.int64)
+    previous = np.concatenate([[after], ids[:-1]])
+    both = np.sort(np.concatenate([deps, previous[:, None]], axis=1), axis=1)
+    keep = both >= 0
+    keep[:, 1:] &= both[:, 1:] != both[:, :-1]     # every dependency listed once
+    t = -1 if tag is None else plan._tags.setdefault(tag, len(plan._tags))
+    plan._blocks.append((np.full(m, COMPUTE, np.int8), np.full(m, rank, np.int64),
+                         np.full(m, -1, np.int64), np.zeros(m), np.full(m, float(seconds)),
+                         keep.sum(axis=1), both[keep], np.full(m, t, np.int64)))
+    plan._count += m
+    return ids

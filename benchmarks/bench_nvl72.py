@@ -1,0 +1,143 @@
+"""Where time and memory go in NVLS all-reduce on a GB200 NVL72 (issue 12).
+
+In-network all-reduce (``--algo innetwork``) on the 72 GPUs and 18 NVSwitch planes of
+``gb200-nvl72`` at each ``--sizes`` entry, one case per child process (so peak RSS is the
+case's own), then ``netsim coll allreduce --algo auto`` end to end at ``--auto`` size.
+Prints ops, sends, sub-flows, path incidences, events, the seconds of each phase --
+schedule build, routing, the engine's symmetry search (timed on its own, outside the run:
+"-" when the engine skips it), the whole engine run (which includes that search) -- the
+makespan and peak RSS.
+
+    python benchmarks/bench_nvl72.py [--sizes 16MiB,256MiB,4GB] [--auto 4GB] [--no-auto]
+        [--no-engine]
+
+Measured (2 cores shared with other jobs, load 2-3, so +-50% between runs; numpy 2.4,
+CPython 3.11), build and routing (``--no-engine``), main -> this branch:
+
+    size      ops          build s       route s   peak MB
+    16MiB      1,524,096   2.08 -> 0.99  1.0-1.5    ~330
+    256MiB     6,096,384   6.42 -> 3.32  1.4-1.8   ~1000
+    4GB       12,192,768   9.42 -> 6.22  3.1-3.5   ~1980
+
+(the rest of the build is ``Plan.build`` writing 12M ops into fresh arrays: 5.2 s of 11 s
+under cProfile at 4 GB). 16 MiB with the engine: 43,200 symmetry classes (84,096 with one
+wait per owner), 10,842 events, find_classes 5-9 s, engine 7-13 s (it includes that
+search), makespan 62.99582 us, unchanged to the last bit. 256 MiB (32 chunks) and 4 GB (64)
+have 6M and 12M path incidences, above the 4M at which the engine skips the symmetry
+search: the 256 MiB engine run (all 6M flows, no classes) did not finish in 14 min; with a
+progress callback it ran ~120 events/s, 24,809 events in 200 s covering 133 us of
+simulated time (the all-reduce takes ~700 us at 740 GB/s per GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+
+def one_case(size: float, engine: bool = True) -> dict:
+    """Run innetwork all-reduce of ``size`` bytes in this process; return its figures
+    (without ``engine``, only the build and routing ones)."""
+    import numpy as np
+
+    from netsim.algorithms import AlgoOptions, build_schedule
+    from netsim.engine import execute, route_schedule
+    from netsim.engine.symmetry import find_classes
+    from netsim.topology import parse_topology
+    from netsim.topology.calibration import calibrated_alpha, calibrated_gamma
+
+    topo = parse_topology("gb200-nvl72")
+    nodes = topo.first_endpoints(topo.num_endpoints)
+    options = AlgoOptions(topology=topo, placement=nodes, gamma=calibrated_gamma(topo),
+                          extra={"annotate": False})
+    out: dict = {"size": size}
+    t = time.perf_counter()
+    schedule = build_schedule("allreduce", "innetwork", nodes.size, size, options)
+    out["build_s"] = time.perf_counter() - t
+    out["ops"], out["sends"] = schedule.num_ops, schedule.num_sends
+    placement = np.concatenate([nodes, np.asarray(schedule.extra_nodes, np.int64)])
+    t = time.perf_counter()
+    routes = route_schedule(topo, schedule, placement)
+    out["route_s"] = time.perf_counter() - t
+    out["flows"], out["incidences"] = int(routes.num_subflows), int(routes.nnz)
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if not engine:
+        return out
+    t = time.perf_counter()
+    classes = find_classes(schedule, routes, topo.bandwidth)
+    out["symmetry_s"] = time.perf_counter() - t
+    out["classes"] = None if classes is None else int(classes.sub.max()) + 1
+    del classes
+    t = time.perf_counter()
+    result = execute(topo, schedule, routes, overhead=calibrated_alpha(topo))
+    out["engine_s"] = time.perf_counter() - t
+    out["events"], out["makespan_s"] = int(result.events), float(result.makespan)
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
+
+
+def _child(args: list[str]) -> tuple[dict | None, float, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        return None, wall, (done.stderr.strip().splitlines() or ["?"])[-1]
+    return done, wall, ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="16MiB,256MiB,4GB")
+    parser.add_argument("--auto", default="4GB", help="size of the --algo auto run")
+    parser.add_argument("--no-auto", action="store_true")
+    parser.add_argument("--no-engine", action="store_true", help="stop after routing")
+    parser.add_argument("--one", help=argparse.SUPPRESS)       # child: run one case
+    args = parser.parse_args()
+    from netsim.units import parse_size
+
+    if args.one:
+        print(json.dumps(one_case(parse_size(args.one, "size"), not args.no_engine)))
+        return
+    print(f"{'size':>8} {'ops':>10} {'sends':>10} {'flows':>10} {'incid':>10} {'classes':>8} "
+          f"{'events':>7} {'build s':>8} {'route s':>8} {'sym s':>7} {'engine s':>8} "
+          f"{'wall s':>7} {'peak MB':>8} {'makespan s':>12}")
+    for size in args.sizes.split(","):
+        done, wall, err = _child([__file__, "--one", size]
+                                 + (["--no-engine"] if args.no_engine else []))
+        if done is None:
+            print(f"{size:>8}: failed: {err}")
+            continue
+        r = {"classes": None, "events": "-", "symmetry_s": float("nan"),
+             "engine_s": float("nan"), "makespan_s": float("nan"),
+             **json.loads(done.stdout.strip().splitlines()[-1])}
+        print(f"{size:>8} {r['ops']:>10,} {r['sends']:>10,} {r['flows']:>10,} "
+              f"{r['incidences']:>10,} {r['classes'] or '-':>8} {r['events']:>7} "
+              f"{r['build_s']:>8.2f} {r['route_s']:>8.2f} {r['symmetry_s']:>7.2f} "
+              f"{r['engine_s']:>8.2f} {wall:>7.1f} {r['peak_rss'] / 2**20:>8.0f} "
+              f"{r['makespan_s']:>12.6g}", flush=True)
+    if not args.no_auto:
+        cmd = ["-m", "netsim", "coll", "allreduce", "--topo", "gb200-nvl72", "--algo", "auto",
+               "--size", args.auto, "--format", "json"]
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, *cmd], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        status = "ok" if done.returncode == 0 else f"failed: {done.stderr.strip()[-200:]}"
+        print(f"netsim coll allreduce --topo gb200-nvl72 --algo auto --size {args.auto}: "
+              f"{wall:.1f} s wall, peak RSS of the largest child so far {peak:.0f} MB, {status}")
+        if done.returncode == 0:
+            try:
+                rec = json.loads(done.stdout)["records"][0]
+                print(f"  picked {rec.get('algorithm')}, time {rec.get('time_s')} s, "
+                      f"candidates {rec.get('candidates')}")
+            except (ValueError, KeyError, IndexError):
+                pass
+
+
+if __name__ == "__main__":
+    main()

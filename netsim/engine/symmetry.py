@@ -347,20 +347,24 @@ def _k_mix(x):
 
 def _k_relabel(old, key):
     """Dense codes of the pairs (old[i], key[i]), numbered by first appearance (a hash
-    table of the distinct pairs, both stored: equal codes only for equal pairs)."""
+    table of the distinct pairs, both stored: equal codes only for equal pairs). The
+    table starts small and doubles: it stays as small as the classes (in cache) when there
+    are few, which is when the search pays."""
     n = old.size
-    size = 2
-    while size < 2 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
+    size = 256
     t_old = np.full(size, -1, np.int64)
     t_key = np.zeros(size, np.uint64)
     t_val = np.zeros(size, np.int64)
     out = np.empty(n, np.int64)
     count = 0
+    last_o, last_k, last = np.int64(-1), np.uint64(0), np.int64(0)
     for i in range(n):
         o = old[i]
         k = key[i]
+        if o == last_o and k == last_k:     # runs of equal pairs are common: no probe
+            out[i] = last
+            continue
+        mask = np.uint64(size - 1)
         j = _k_mix(k ^ _k_mix(np.uint64(o))) & mask
         while True:
             if t_old[j] == -1:
@@ -374,6 +378,22 @@ def _k_relabel(old, key):
                 out[i] = t_val[j]
                 break
             j = (j + np.uint64(1)) & mask
+        last_o, last_k, last = o, k, out[i]
+        if 2 * count > size:                 # at most half full: short probes
+            size *= 2
+            mask = np.uint64(size - 1)
+            n_old = np.full(size, -1, np.int64)
+            n_key = np.zeros(size, np.uint64)
+            n_val = np.zeros(size, np.int64)
+            for s in range(t_old.size):
+                if t_old[s] != -1:
+                    j = _k_mix(t_key[s] ^ _k_mix(np.uint64(t_old[s]))) & mask
+                    while n_old[j] != -1:
+                        j = (j + np.uint64(1)) & mask
+                    n_old[j] = t_old[s]
+                    n_key[j] = t_key[s]
+                    n_val[j] = t_val[s]
+            t_old, t_key, t_val = n_old, n_key, n_val
     return out, count
 
 
@@ -480,21 +500,25 @@ def _k_equitable(x_cls, nx, ptr, nb, y_cls, ny):
 
 _KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable")
 _kernels = None
+_numpy_work = 0                  # incidences searched with numpy in this process
 
 
 def _compiled(work: int):
     """The compiled kernels (a namespace), or None for the numpy search.
 
     None when :data:`COMPILED` is off, numba is missing, or numba is not yet imported and
-    ``work`` (incidences) is below :data:`COMPILED_AFTER`: importing numba and loading the
-    cached kernels costs about 0.5 s once per process, more than the numpy search of a
-    small problem.
+    the searches of this process (``work`` incidences now, plus those searched with numpy
+    so far) stay below :data:`COMPILED_AFTER`: importing numba and loading the cached
+    kernels costs about 0.75 s once per process, more than the numpy search of a small
+    problem; a sweep of small problems pays numpy until it has spent about that much, then
+    switches (rent, then buy: never more than twice the better choice).
     """
-    global _kernels
+    global _kernels, _numpy_work
     if not COMPILED:
         return None
     if _kernels is None:
-        if "numba" not in sys.modules and work < COMPILED_AFTER:
+        if "numba" not in sys.modules and _numpy_work + work < COMPILED_AFTER:
+            _numpy_work += work
             return None
         try:
             import numba

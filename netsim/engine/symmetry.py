@@ -498,7 +498,70 @@ def _k_equitable(x_cls, nx, ptr, nb, y_cls, ny):
     return True
 
 
-_KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable")
+def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, path_links,
+              max_rounds, max_classes, seed):
+    """The whole search in one call (a call from Python costs microseconds, a search of
+    a small problem a few hundred): start colours, rounds, exact checks. Returns
+    (found, op, sub, link); found is False when the classes are too many, refinement does
+    not settle or a check fails."""
+    n_ops, n_sub, n_links = dep_ptr.size - 1, sub_op.size, link_key.size
+    none = np.zeros(0, np.int64)
+    sub, n_sc = _k_relabel(np.zeros(n_sub, np.int64), sub_keys[0])
+    sub, n_sc = _k_relabel(sub, sub_keys[1])
+    if n_sc > max_classes:
+        return False, none, none, none
+    one_ptr = np.arange(n_sub + 1)
+    succ_ptr, succ_idx = _k_transpose(dep_ptr, dep_idx, n_ops)
+    osub_ptr, osub_idx = _k_transpose(one_ptr, sub_op, n_ops)
+    lsub_ptr, lsub_idx = _k_transpose(path_ptr, path_links, n_links)
+    op, n_oc = _k_relabel(np.zeros(n_ops, np.int64), op_keys[0])
+    for r in range(1, op_keys.shape[0]):
+        op, n_oc = _k_relabel(op, op_keys[r])
+    depth = _k_depths(dep_ptr, dep_idx, succ_ptr, succ_idx)
+    op, n_oc = _k_relabel(op, depth.view(np.uint64))
+    depth = _k_depths(succ_ptr, succ_idx, dep_ptr, dep_idx)
+    op, n_oc = _k_relabel(op, depth.view(np.uint64))
+    link, n_lc = _k_relabel(np.zeros(n_links, np.int64), link_key)
+    counts = (-1, -1, -1)
+    settled = False
+    op_sig = np.empty(n_ops, np.uint64)
+    sub_sig = np.empty(n_sub, np.uint64)
+    link_sig = np.empty(n_links, np.uint64)
+    for rounds in range(max_rounds):
+        if n_sc > max_classes:
+            return False, none, none, none
+        if (n_oc, n_sc, n_lc) == counts:
+            settled = True
+            break
+        counts = (n_oc, n_sc, n_lc)
+        salt = np.uint64(seed + 8 * rounds)
+        op_sig[:] = 0
+        sub_sig[:] = 0
+        link_sig[:] = 0
+        _k_signature(dep_ptr, dep_idx, op, salt, op_sig)
+        _k_signature(succ_ptr, succ_idx, op, salt + np.uint64(1), op_sig)
+        _k_signature(osub_ptr, osub_idx, sub, salt + np.uint64(2), op_sig)
+        _k_signature(one_ptr, sub_op, op, salt + np.uint64(3), sub_sig)
+        _k_signature(path_ptr, path_links, link, salt + np.uint64(4), sub_sig)
+        _k_signature(lsub_ptr, lsub_idx, sub, salt + np.uint64(5), link_sig)
+        op, n_oc = _k_relabel(op, op_sig)
+        sub, n_sc = _k_relabel(sub, sub_sig)
+        link, n_lc = _k_relabel(link, link_sig)
+    if not settled:
+        return False, none, none, none
+    ok = (_k_equitable(op, n_oc, dep_ptr, dep_idx, op, n_oc)
+          and _k_equitable(op, n_oc, succ_ptr, succ_idx, op, n_oc)
+          and _k_equitable(op, n_oc, osub_ptr, osub_idx, sub, n_sc)
+          and _k_equitable(sub, n_sc, one_ptr, sub_op, op, n_oc)
+          and _k_equitable(sub, n_sc, path_ptr, path_links, link, n_lc)
+          and _k_equitable(link, n_lc, lsub_ptr, lsub_idx, sub, n_sc))
+    return ok, op, sub, link
+
+
+#: Compiled in this order; each replaces its plain function as a module global, so the
+#: ones after it (_k_search last) call it compiled.
+_KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
+                 "_k_search")
 _kernels = None
 _numpy_work = 0                  # incidences searched with numpy in this process
 
@@ -524,10 +587,11 @@ def _compiled(work: int):
             import numba
         except ImportError:                 # pragma: no cover - exercised without numba only
             return None
-        # The kernels call _k_mix by its global name: compiled first, it is inlined.
+        # The kernels call each other by their global names: _k_mix is inlined.
         globals()["_k_mix"] = numba.njit(cache=True, inline="always")(_k_mix)
-        _kernels = SimpleNamespace(**{name: numba.njit(cache=True)(globals()[name])
-                                      for name in _KERNEL_NAMES})
+        for name in _KERNEL_NAMES:
+            globals()[name] = numba.njit(cache=True)(globals()[name])
+        _kernels = SimpleNamespace(**{name: globals()[name] for name in _KERNEL_NAMES})
     return _kernels
 
 
@@ -538,63 +602,24 @@ def _bits(values) -> np.ndarray:
 
 def _find_compiled(k, schedule: Schedule, routes, capacity, not_before,
                    overhead) -> Classes | None:
-    """:func:`find_classes` with the compiled kernels: the same refinement (start colours,
-    sums of random 64-bit values per neighbour colour, stop when no class count grows),
-    with hash tables in place of sorts; class ids are numbered by first appearance."""
+    """:func:`find_classes` with the compiled kernels (:func:`_k_search`): the same
+    refinement (start colours, sums of random 64-bit values per neighbour colour, stop when
+    no class count grows) and exact checks, with hash tables in place of sorts; class ids
+    are numbered by first appearance."""
     n_sub = len(routes.sub_req)
-    n_ops, n_links = schedule.num_ops, len(capacity)
+    n_ops = schedule.num_ops
     send_ops = np.flatnonzero(schedule.kind == SEND)
     sub_op = send_ops[routes.sub_req].astype(np.int64)
-    sub, n_sc = k._k_relabel(np.zeros(n_sub, np.int64),
-                             _bits(schedule.nbytes[sub_op] * routes.sub_frac))
-    sub, n_sc = k._k_relabel(sub, _bits(routes.sub_latency))
-    if n_sc > MAX_CLASS_SHARE * n_sub:
-        return None
-    path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
-    path_links = np.asarray(routes.path_links, dtype=np.int64)
-    dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
-    dep_idx = np.asarray(schedule.dep_idx, dtype=np.int64)
-    one_ptr = np.arange(n_sub + 1, dtype=np.int64)
-    succ_ptr, succ_idx = k._k_transpose(dep_ptr, dep_idx, n_ops)
-    osub_ptr, osub_idx = k._k_transpose(one_ptr, sub_op, n_ops)
-    lsub_ptr, lsub_idx = k._k_transpose(path_ptr, path_links, n_links)
-
     floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
     cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
-    op = np.zeros(n_ops, np.int64)
-    for key in (schedule.kind.astype(np.int64).view(np.uint64), _bits(schedule.nbytes),
-                _bits(cost), _bits(schedule.seconds), _bits(floor),
-                k._k_depths(dep_ptr, dep_idx, succ_ptr, succ_idx).view(np.uint64),
-                k._k_depths(succ_ptr, succ_idx, dep_ptr, dep_idx).view(np.uint64)):
-        op, n_oc = k._k_relabel(op, np.ascontiguousarray(key))
-    link, n_lc = k._k_relabel(np.zeros(n_links, np.int64), _bits(capacity))
-    counts = (-1, -1, -1)
-    for rounds in range(MAX_ROUNDS):
-        new_counts = (n_oc, n_sc, n_lc)
-        if n_sc > MAX_CLASS_SHARE * n_sub:
-            return None
-        if new_counts == counts:
-            break
-        counts = new_counts
-        salt = [np.uint64((0x5EED << 8) + 8 * rounds + t) for t in range(6)]
-        op_sig = np.zeros(n_ops, np.uint64)
-        k._k_signature(dep_ptr, dep_idx, op, salt[0], op_sig)
-        k._k_signature(succ_ptr, succ_idx, op, salt[1], op_sig)
-        k._k_signature(osub_ptr, osub_idx, sub, salt[2], op_sig)
-        sub_sig = np.zeros(n_sub, np.uint64)
-        k._k_signature(one_ptr, sub_op, op, salt[3], sub_sig)
-        k._k_signature(path_ptr, path_links, link, salt[4], sub_sig)
-        link_sig = np.zeros(n_links, np.uint64)
-        k._k_signature(lsub_ptr, lsub_idx, sub, salt[5], link_sig)
-        op, n_oc = k._k_relabel(op, op_sig)
-        sub, n_sc = k._k_relabel(sub, sub_sig)
-        link, n_lc = k._k_relabel(link, link_sig)
-    else:
-        return None
-    checks = [(op, n_oc, dep_ptr, dep_idx, op, n_oc), (op, n_oc, succ_ptr, succ_idx, op, n_oc),
-              (op, n_oc, osub_ptr, osub_idx, sub, n_sc), (sub, n_sc, one_ptr, sub_op, op, n_oc),
-              (sub, n_sc, path_ptr, path_links, link, n_lc),
-              (link, n_lc, lsub_ptr, lsub_idx, sub, n_sc)]
-    if not all(k._k_equitable(*check) for check in checks):
-        return None
-    return Classes(op=op, sub=sub, link=link)
+    op_keys = np.stack([schedule.kind.astype(np.int64).view(np.uint64), _bits(schedule.nbytes),
+                        _bits(cost), _bits(schedule.seconds), _bits(floor)])
+    sub_keys = np.stack([_bits(schedule.nbytes[sub_op] * routes.sub_frac),
+                         _bits(routes.sub_latency)])
+    found, op, sub, link = k._k_search(
+        op_keys, sub_keys, _bits(capacity), np.asarray(schedule.dep_ptr, dtype=np.int64),
+        np.asarray(schedule.dep_idx, dtype=np.int64), sub_op,
+        np.asarray(routes.path_ptr, dtype=np.int64),
+        np.asarray(routes.path_links, dtype=np.int64), MAX_ROUNDS,
+        int(MAX_CLASS_SHARE * n_sub), 0x5EED << 8)
+    return Classes(op=op, sub=sub, link=link) if found else None

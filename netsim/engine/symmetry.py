@@ -490,12 +490,12 @@ def _k_equitable(x_cls, nx, ptr, nb, y_cls, ny):
                 break
             for e in range(ptr[m], ptr[m + 1]):
                 tally[y_cls[nb[e]]] += 1
-            for e in range(ptr[m], ptr[m + 1]):
-                y = y_cls[nb[e]]
-                if tally[y] != ref[y]:
-                    ok = False
-            for e in range(ptr[m], ptr[m + 1]):
-                tally[y_cls[nb[e]]] = 0
+            for e in range(ptr[m], ptr[m + 1]):      # check and clear in one pass: a
+                y = y_cls[nb[e]]                     # cleared tally (0) was checked
+                if tally[y] != 0:
+                    if tally[y] != ref[y]:
+                        ok = False
+                    tally[y] = 0
             if not ok:
                 break
         for e in range(ptr[r], ptr[r + 1]):

@@ -28,6 +28,9 @@ REL = 1e-9
 @pytest.fixture(autouse=True)
 def search_every_case(monkeypatch):
     monkeypatch.setattr(symmetry, "MIN_SUBFLOWS", 0)
+    # The compiled search wherever numba is installed (the numpy one is compared with it
+    # below, partition for partition).
+    monkeypatch.setattr(symmetry, "COMPILED_AFTER", 0)
 
 
 def assert_same_as_reference(topo, schedule, placement=None, not_before=None):
@@ -229,3 +232,117 @@ def test_per_op_overheads_split_classes_and_match_the_reference(seed):
         ref = simulate(topo, schedule, overhead=overhead)
     np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
     np.testing.assert_allclose(fast.op_finish, overhead + 1e-7 + 1e-3, rtol=1e-12)
+
+
+# -- the compiled search (numba) against the numpy one ---------------------------------
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal up to the names of the classes: the pairs (a, b) are as many as either's."""
+    if a.shape != b.shape:
+        return False
+    if a.size == 0:
+        return True
+    pairs = np.unique(a * (int(b.max()) + 1) + b).size
+    return pairs == np.unique(a).size == np.unique(b).size
+
+
+def _both_searches(topo, schedule, placement=None, not_before=None, overhead=0.0):
+    from netsim.engine import default_placement, route_schedule
+
+    placement = default_placement(topo, schedule.num_ranks) if placement is None else placement
+    routes = route_schedule(topo, schedule, np.asarray(placement))
+    if len(routes.sub_req) == 0:                    # find_classes stops before searching
+        return None, None
+    kernels = symmetry._compiled(0)
+    assert kernels is not None
+    args = (schedule, routes, topo.bandwidth, not_before, overhead)
+    return symmetry._find_numpy(*args), symmetry._find_compiled(kernels, *args)
+
+
+def assert_same_search(*args, **kwargs):
+    slow, fast = _both_searches(*args, **kwargs)
+    assert (slow is None) == (fast is None)
+    if slow is not None:
+        for name in ("op", "sub", "link"):
+            assert _same_partition(getattr(slow, name), getattr(fast, name)), name
+    return fast
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_the_compiled_search_finds_the_numpy_partition_on_a_torus_ring(chunks):
+    pytest.importorskip("numba")
+    from netsim.algorithms import build_schedule
+    from netsim.algorithms.options import AlgoOptions
+
+    topo = torus((4, 4), bandwidth=1e9, latency=1e-7)
+    schedule = build_schedule("allreduce", "ring", 16, 1e6, AlgoOptions(chunks=chunks))
+    classes = assert_same_search(topo, schedule)
+    # Moving every rank one row down (r -> r + 4) maps the torus and the ring onto
+    # themselves: the classes are at most a quarter of the sends.
+    assert int(classes.sub.max()) + 1 <= schedule.num_ops // 4
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(machines, st.data())
+def test_the_compiled_search_finds_the_numpy_partition_on_random_dags(topo, data):
+    pytest.importorskip("numba")
+    endpoints = np.asarray(topo.endpoints)
+    ranks = data.draw(st.integers(1, min(6, endpoints.size)))
+    placement = np.asarray(data.draw(st.permutations(endpoints.tolist()))[:ranks])
+    schedule = data.draw(random_dag(ranks))
+    floors = data.draw(st.sampled_from([None, "some"]))
+    not_before = (None if floors is None else
+                  np.where(np.arange(schedule.num_ops) % 3 == 0, 1e-4, -0.0))
+    assert_same_search(topo, schedule, placement, not_before=not_before)
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(collective_cases(), st.sampled_from([1e3, 1e6]))
+def test_the_compiled_search_finds_the_numpy_partition_on_collectives(case, size):
+    pytest.importorskip("numba")
+    from netsim.algorithms import build_schedule
+
+    topo, op, algorithm, n, nodes, options, _ = case
+    if algorithm is None:
+        return
+    schedule = build_schedule(op, algorithm.name, n, size, options)
+    extra = schedule.meta.get("extra_placement") or []
+    assert_same_search(topo, schedule,
+                       np.concatenate([nodes, np.asarray(extra, dtype=np.int64)]))
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(st.integers(1, 8), st.integers(1, 6), st.integers(1, 4), st.integers(1, 4),
+       st.integers(0, 2**32 - 1))
+def test_the_compiled_equitable_check_agrees_with_the_numpy_one(rows, cols, nx, ny, seed):
+    # Random bipartite incidences and random partitions: the two exact checks agree, and
+    # a partition into singletons is always equitable.
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(seed)
+    degree = rng.integers(0, 4, size=rows)
+    ptr = np.concatenate([[0], np.cumsum(degree)]).astype(np.int64)
+    nb = rng.integers(0, cols, size=int(ptr[-1])).astype(np.int64)
+    x = rng.integers(0, nx, size=rows).astype(np.int64)
+    y = rng.integers(0, ny, size=cols).astype(np.int64)
+    x = np.unique(x, return_inverse=True)[1].astype(np.int64)   # dense ids
+    y = np.unique(y, return_inverse=True)[1].astype(np.int64)
+    k = symmetry._compiled(0)
+    expected = symmetry._equitable(x, ptr, nb, y)
+    assert k._k_equitable(x, int(x.max()) + 1, ptr, nb, y, int(y.max()) + 1) == expected
+    alone = np.arange(rows, dtype=np.int64)
+    assert k._k_equitable(alone, rows, ptr, nb, y, int(y.max()) + 1)
+
+
+def test_the_compiled_relabel_codes_pairs_exactly():
+    # Many more distinct pairs than the table starts with (it doubles): equal codes for
+    # equal pairs only, numbered by first appearance.
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(7)
+    old = rng.integers(0, 50, size=20_000).astype(np.int64)
+    key = rng.integers(0, 300, size=20_000).astype(np.uint64)
+    codes, count = symmetry._compiled(0)._k_relabel(old, key)
+    pairs = old * 300 + key.astype(np.int64)
+    assert count == np.unique(pairs).size
+    assert _same_partition(codes, np.unique(pairs, return_inverse=True)[1].astype(np.int64))
+    first = np.unique(codes, return_index=True)[1]
+    assert (np.diff(first) > 0).all()                 # class c appears before class c + 1

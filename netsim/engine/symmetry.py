@@ -28,6 +28,13 @@ colours. Hashes are only a way to find a candidate: the partition is used only a
 exact integer check that it is equitable (:func:`_equitable`), so a hash collision can
 cost compression, never correctness.
 
+With numba installed (the ``fast`` extra) the search runs compiled (:func:`_k_search`):
+the same start colours, rounds and exact checks, with hash tables and counting sorts in
+place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
+(benchmarks/bench_symmetry.py). It finds the same partition; only the class ids differ
+(numbered by first appearance). Small searches stay on numpy until numba pays
+(:func:`_compiled`).
+
 >>> from netsim.topology import ring
 >>> from netsim.schedule import sends_from_arrays
 >>> from netsim.engine import route_schedule
@@ -41,7 +48,9 @@ cost compression, never correctness.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -58,6 +67,15 @@ MAX_ROUNDS = 48
 #: Above this many path incidences a round costs seconds; the search is skipped (a mesh
 #: all-to-all of 1M flows over 22M incidences has only its 4-fold symmetry to give).
 MAX_INCIDENCES = 4_000_000
+#: False: the numpy search only, even with numba installed (tests compare the two).
+COMPILED = True
+#: Incidences (path links + dependencies + sub-flows) from which the search imports numba
+#: when nothing has yet; below, the numpy search is cheaper than the import (see _compiled).
+#: Measured: numpy searches 0.35-0.55 us per incidence (32x32 ring, dgx-h100 sweep, 16x16
+#: mesh all-to-all), the compiled one 3-7x less; importing numba and loading the kernels
+#: costs about 0.75 s. So 1M incidences is about 0.5 s of numpy: a 16x16 mesh all-to-all
+#: (0.76M) stays on numpy, a 1,024-rank ring (8.4M) does not.
+COMPILED_AFTER = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,15 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
         return None
     if len(routes.path_links) > MAX_INCIDENCES:
         return None
+    kernels = _compiled(len(routes.path_links) + len(schedule.dep_idx) + n_sub)
+    if kernels is not None:
+        return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead)
+    return _find_numpy(schedule, routes, capacity, not_before, overhead)
+
+
+def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead) -> Classes | None:
+    """:func:`find_classes` with numpy only: sorts where the compiled search hashes."""
+    n_sub = len(routes.sub_req)
     n_ops, n_links = schedule.num_ops, len(capacity)
     send_ops = np.flatnonzero(schedule.kind == SEND)
     sub_op = send_ops[routes.sub_req]
@@ -316,3 +343,294 @@ def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
     q_overhead = np.asarray(overhead, dtype=float)[op_rep] if np.ndim(overhead) else overhead
     return (q_schedule, q_routes, np.asarray(capacity, dtype=float)[link_rep], q_not_before,
             q_overhead)
+
+
+# --- The compiled search (numba; see _compiled) -------------------------------------------
+# Plain loops, compiled lazily by _compiled(): each is one O(n) pass where the numpy code
+# sorts (np.lexsort, np.unique, argsort) or loops over DAG levels in Python.
+
+def _k_mix(x):
+    """splitmix64's finaliser: a random-looking uint64 for every uint64 (a bijection)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _k_relabel(old, key):
+    """Dense codes of the pairs (old[i], key[i]), numbered by first appearance (a hash
+    table of the distinct pairs, both stored: equal codes only for equal pairs). The
+    table starts small and doubles: it stays as small as the classes (in cache) when there
+    are few, which is when the search pays."""
+    n = old.size
+    size = 256
+    t_old = np.full(size, -1, np.int64)
+    t_key = np.zeros(size, np.uint64)
+    t_val = np.zeros(size, np.int64)
+    out = np.empty(n, np.int64)
+    count = 0
+    last_o, last_k, last = np.int64(-1), np.uint64(0), np.int64(0)
+    for i in range(n):
+        o = old[i]
+        k = key[i]
+        if o == last_o and k == last_k:     # runs of equal pairs are common: no probe
+            out[i] = last
+            continue
+        mask = np.uint64(size - 1)
+        j = _k_mix(k ^ _k_mix(np.uint64(o))) & mask
+        while True:
+            if t_old[j] == -1:
+                t_old[j] = o
+                t_key[j] = k
+                t_val[j] = count
+                out[i] = count
+                count += 1
+                break
+            if t_old[j] == o and t_key[j] == k:
+                out[i] = t_val[j]
+                break
+            j = (j + np.uint64(1)) & mask
+        last_o, last_k, last = o, k, out[i]
+        if 2 * count > size:                 # at most half full: short probes
+            size *= 2
+            mask = np.uint64(size - 1)
+            n_old = np.full(size, -1, np.int64)
+            n_key = np.zeros(size, np.uint64)
+            n_val = np.zeros(size, np.int64)
+            for s in range(t_old.size):
+                if t_old[s] != -1:
+                    j = _k_mix(t_key[s] ^ _k_mix(np.uint64(t_old[s]))) & mask
+                    while n_old[j] != -1:
+                        j = (j + np.uint64(1)) & mask
+                    n_old[j] = t_old[s]
+                    n_key[j] = t_key[s]
+                    n_val[j] = t_val[s]
+            t_old, t_key, t_val = n_old, n_key, n_val
+    return out, count
+
+
+def _k_transpose(ptr, idx, n_cols):
+    """(tptr, owner): the CSR of the transposed incidence, rows in order within a column."""
+    tptr = np.zeros(n_cols + 1, np.int64)
+    for e in range(idx.size):
+        tptr[idx[e] + 1] += 1
+    for c in range(n_cols):
+        tptr[c + 1] += tptr[c]
+    fill = tptr[:-1].copy()
+    owner = np.empty(idx.size, np.int64)
+    for r in range(ptr.size - 1):
+        for e in range(ptr[r], ptr[r + 1]):
+            c = idx[e]
+            owner[fill[c]] = r
+            fill[c] += 1
+    return tptr, owner
+
+
+def _k_depths(ptr, idx, sptr, succ):
+    """Longest path (edges) from a source of the DAG with in-edges (ptr, idx), out-edges
+    (sptr, succ): Kahn's order, each node once."""
+    n = ptr.size - 1
+    waiting = np.empty(n, np.int64)
+    depth = np.zeros(n, np.int64)
+    queue = np.empty(n, np.int64)
+    tail = 0
+    for i in range(n):
+        waiting[i] = ptr[i + 1] - ptr[i]
+        if waiting[i] == 0:
+            queue[tail] = i
+            tail += 1
+    head = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for e in range(sptr[u], sptr[u + 1]):
+            v = succ[e]
+            if depth[u] + 1 > depth[v]:
+                depth[v] = depth[u] + 1
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                queue[tail] = v
+                tail += 1
+    return depth
+
+
+def _k_signature(ptr, nb, cls, salt, out):
+    """Adds to out[row] the wrapping sum of a random uint64 per class of each neighbour."""
+    for r in range(ptr.size - 1):
+        s = np.uint64(0)
+        for e in range(ptr[r], ptr[r + 1]):
+            s += _k_mix(np.uint64(cls[nb[e]]) ^ salt)
+        out[r] += s
+
+
+def _k_equitable(x_cls, nx, ptr, nb, y_cls, ny):
+    """:func:`_equitable`, in O(rows + incidences): each row's (class, count) tallies
+    against its class's first row's (same degree and same count for each neighbour class
+    it has: then the tallies are equal)."""
+    n = ptr.size - 1
+    start = np.zeros(nx + 1, np.int64)
+    for i in range(n):
+        start[x_cls[i] + 1] += 1
+    for c in range(nx):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    rows = np.empty(n, np.int64)
+    for i in range(n):
+        rows[fill[x_cls[i]]] = i
+        fill[x_cls[i]] += 1
+    ref = np.zeros(ny, np.int64)
+    tally = np.zeros(ny, np.int64)
+    for c in range(nx):
+        if start[c + 1] - start[c] < 2:
+            continue
+        r = rows[start[c]]
+        degree = ptr[r + 1] - ptr[r]
+        for e in range(ptr[r], ptr[r + 1]):
+            ref[y_cls[nb[e]]] += 1
+        ok = True
+        for k in range(start[c] + 1, start[c + 1]):
+            m = rows[k]
+            if ptr[m + 1] - ptr[m] != degree:
+                ok = False
+                break
+            for e in range(ptr[m], ptr[m + 1]):
+                tally[y_cls[nb[e]]] += 1
+            for e in range(ptr[m], ptr[m + 1]):      # check and clear in one pass: a
+                y = y_cls[nb[e]]                     # cleared tally (0) was checked
+                if tally[y] != 0:
+                    if tally[y] != ref[y]:
+                        ok = False
+                    tally[y] = 0
+            if not ok:
+                break
+        for e in range(ptr[r], ptr[r + 1]):
+            ref[y_cls[nb[e]]] = 0
+        if not ok:
+            return False
+    return True
+
+
+def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, path_links,
+              max_rounds, max_classes, seed):
+    """The whole search in one call (a call from Python costs microseconds, a search of
+    a small problem a few hundred): start colours, rounds, exact checks. Returns
+    (found, op, sub, link); found is False when the classes are too many, refinement does
+    not settle or a check fails."""
+    n_ops, n_sub, n_links = dep_ptr.size - 1, sub_op.size, link_key.size
+    none = np.zeros(0, np.int64)
+    sub, n_sc = _k_relabel(np.zeros(n_sub, np.int64), sub_keys[0])
+    sub, n_sc = _k_relabel(sub, sub_keys[1])
+    if n_sc > max_classes:
+        return False, none, none, none
+    one_ptr = np.arange(n_sub + 1)
+    succ_ptr, succ_idx = _k_transpose(dep_ptr, dep_idx, n_ops)
+    osub_ptr, osub_idx = _k_transpose(one_ptr, sub_op, n_ops)
+    lsub_ptr, lsub_idx = _k_transpose(path_ptr, path_links, n_links)
+    op, n_oc = _k_relabel(np.zeros(n_ops, np.int64), op_keys[0])
+    for r in range(1, op_keys.shape[0]):
+        op, n_oc = _k_relabel(op, op_keys[r])
+    depth = _k_depths(dep_ptr, dep_idx, succ_ptr, succ_idx)
+    op, n_oc = _k_relabel(op, depth.view(np.uint64))
+    depth = _k_depths(succ_ptr, succ_idx, dep_ptr, dep_idx)
+    op, n_oc = _k_relabel(op, depth.view(np.uint64))
+    link, n_lc = _k_relabel(np.zeros(n_links, np.int64), link_key)
+    counts = (-1, -1, -1)
+    settled = False
+    op_sig = np.empty(n_ops, np.uint64)
+    sub_sig = np.empty(n_sub, np.uint64)
+    link_sig = np.empty(n_links, np.uint64)
+    for rounds in range(max_rounds):
+        if n_sc > max_classes:
+            return False, none, none, none
+        if (n_oc, n_sc, n_lc) == counts:
+            settled = True
+            break
+        counts = (n_oc, n_sc, n_lc)
+        salt = np.uint64(seed + 8 * rounds)
+        op_sig[:] = 0
+        sub_sig[:] = 0
+        link_sig[:] = 0
+        _k_signature(dep_ptr, dep_idx, op, salt, op_sig)
+        _k_signature(succ_ptr, succ_idx, op, salt + np.uint64(1), op_sig)
+        _k_signature(osub_ptr, osub_idx, sub, salt + np.uint64(2), op_sig)
+        _k_signature(one_ptr, sub_op, op, salt + np.uint64(3), sub_sig)
+        _k_signature(path_ptr, path_links, link, salt + np.uint64(4), sub_sig)
+        _k_signature(lsub_ptr, lsub_idx, sub, salt + np.uint64(5), link_sig)
+        op, n_oc = _k_relabel(op, op_sig)
+        sub, n_sc = _k_relabel(sub, sub_sig)
+        link, n_lc = _k_relabel(link, link_sig)
+    if not settled:
+        return False, none, none, none
+    ok = (_k_equitable(op, n_oc, dep_ptr, dep_idx, op, n_oc)
+          and _k_equitable(op, n_oc, succ_ptr, succ_idx, op, n_oc)
+          and _k_equitable(op, n_oc, osub_ptr, osub_idx, sub, n_sc)
+          and _k_equitable(sub, n_sc, one_ptr, sub_op, op, n_oc)
+          and _k_equitable(sub, n_sc, path_ptr, path_links, link, n_lc)
+          and _k_equitable(link, n_lc, lsub_ptr, lsub_idx, sub, n_sc))
+    return ok, op, sub, link
+
+
+#: Compiled in this order; each replaces its plain function as a module global, so the
+#: ones after it (_k_search last) call it compiled.
+_KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
+                 "_k_search")
+_kernels = None
+_numpy_work = 0                  # incidences searched with numpy in this process
+
+
+def _compiled(work: int):
+    """The compiled kernels (a namespace), or None for the numpy search.
+
+    None when :data:`COMPILED` is off, numba is missing, or numba is not yet imported and
+    the searches of this process (``work`` incidences now, plus those searched with numpy
+    so far) stay below :data:`COMPILED_AFTER`: importing numba and loading the cached
+    kernels costs about 0.75 s once per process, more than the numpy search of a small
+    problem; a sweep of small problems pays numpy until it has spent about that much, then
+    switches (rent, then buy: never more than twice the better choice).
+    """
+    global _kernels, _numpy_work
+    if not COMPILED:
+        return None
+    if _kernels is None:
+        if "numba" not in sys.modules and _numpy_work + work < COMPILED_AFTER:
+            _numpy_work += work
+            return None
+        try:
+            import numba
+        except ImportError:                 # pragma: no cover - exercised without numba only
+            return None
+        # The kernels call each other by their global names: _k_mix is inlined.
+        globals()["_k_mix"] = numba.njit(cache=True, inline="always")(_k_mix)
+        for name in _KERNEL_NAMES:
+            globals()[name] = numba.njit(cache=True)(globals()[name])
+        _kernels = SimpleNamespace(**{name: globals()[name] for name in _KERNEL_NAMES})
+    return _kernels
+
+
+def _bits(values) -> np.ndarray:
+    """uint64 keys equal exactly when the float values are equal (-0.0 is 0.0)."""
+    return (np.asarray(values, dtype=float).reshape(-1) + 0.0).view(np.uint64)
+
+
+def _find_compiled(k, schedule: Schedule, routes, capacity, not_before,
+                   overhead) -> Classes | None:
+    """:func:`find_classes` with the compiled kernels (:func:`_k_search`): the same
+    refinement (start colours, sums of random 64-bit values per neighbour colour, stop when
+    no class count grows) and exact checks, with hash tables in place of sorts; class ids
+    are numbered by first appearance."""
+    n_sub = len(routes.sub_req)
+    n_ops = schedule.num_ops
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    sub_op = send_ops[routes.sub_req].astype(np.int64)
+    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
+    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
+    op_keys = np.stack([schedule.kind.astype(np.int64).view(np.uint64), _bits(schedule.nbytes),
+                        _bits(cost), _bits(schedule.seconds), _bits(floor)])
+    sub_keys = np.stack([_bits(schedule.nbytes[sub_op] * routes.sub_frac),
+                         _bits(routes.sub_latency)])
+    found, op, sub, link = k._k_search(
+        op_keys, sub_keys, _bits(capacity), np.asarray(schedule.dep_ptr, dtype=np.int64),
+        np.asarray(schedule.dep_idx, dtype=np.int64), sub_op,
+        np.asarray(routes.path_ptr, dtype=np.int64),
+        np.asarray(routes.path_links, dtype=np.int64), MAX_ROUNDS,
+        int(MAX_CLASS_SHARE * n_sub), 0x5EED << 8)
+    return Classes(op=op, sub=sub, link=link) if found else None

@@ -62,3 +62,42 @@ def test_format_nccl_reads_back_as_a_measured_log(tmp_path, capsys):
         us = record["time_s"] * 1e6
         step = 1.0 if us >= 10000 else 0.1 if us >= 100 else 0.01
         assert abs(record["measured_time_s"] * 1e6 - us) <= step / 2 + 1e-9
+
+
+def test_a_busbw_printed_as_zero_is_read_beside_its_time(tmp_path):
+    """nccl-tests prints busbw with two decimals, so small sizes show 0.00: a log row and
+    a CSV with a time column keep the row (compared by time); without a time, 0 is still
+    refused. ``time_us`` is read as nccl-tests prints it."""
+    import pytest
+
+    from netsim.errors import InputError
+    from netsim.run.measured import read_measured
+
+    log = tmp_path / "small.log"
+    log.write_text(HEADER + "           8             2     float     sum      -1    33.18"
+                            "    0.00    0.00      0    32.90    0.00    0.00      0\n")
+    assert read_measured(log) == [{"size_bytes": 8.0, "time_s": 33.18e-6, "busbw_GBps": 0.0}]
+    csv = tmp_path / "curve.csv"
+    csv.write_text("# source: a published curve\nsize_bytes,time_us,busbw_GBps\n"
+                   "8,33.18,0.00\n1048576,47.5,38.64\n")
+    rows = read_measured(csv)
+    assert [r["time_s"] for r in rows] == [33.18e-6, 47.5e-6]
+    assert rows[0]["busbw_GBps"] == 0.0
+    untimed = tmp_path / "untimed.csv"
+    untimed.write_text("size_bytes,busbw_GBps\n8,0.00\n")
+    with pytest.raises(InputError, match="untimed.csv:2: column 'busbw_GBps'"):
+        read_measured(untimed)
+
+
+def test_the_published_h100_curves_compare_with_measured(capsys):
+    """Every published curve kept in benchmarks/data is readable by --measured as it is."""
+    from pathlib import Path
+
+    from netsim.run.measured import read_measured
+
+    data = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
+    curves = sorted(data.glob("nvidia_h100_*.csv"))
+    assert curves
+    for curve in curves:
+        rows = read_measured(curve)
+        assert rows and all(r["time_s"] > 0 for r in rows), curve.name

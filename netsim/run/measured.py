@@ -7,7 +7,8 @@ An nccl-tests log (the output of ``all_reduce_perf`` and friends, recognised by 
 
 A measured file is CSV with a header row and one row per message size: ``size_bytes``
 (bytes, nccl-tests' size: all-reduce buffer, all-gather output ...) and ``busbw_GBps``
-(GB/s, GB = 1e9 B) and/or ``time_s`` (s); other columns are ignored and lines starting
+(GB/s, GB = 1e9 B) and/or ``time_s`` (s) or ``time_us`` (us; a busbw of 0, as printed
+below 0.005 GB/s, is then allowed); other columns are ignored and lines starting
 with ``#`` are comments. Sizes may carry units (``1MiB``). Every error is one line naming
 the file, the line and the column.
 
@@ -47,12 +48,15 @@ def _lines(path: Path) -> list[tuple[int, str]]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def _number(path: Path, line: int, column: str, text: str, size: bool) -> float:
+def _number(path: Path, line: int, column: str, text: str, size: bool,
+            zero_ok: bool = False) -> float:
+    """A positive number (``zero_ok``: or 0, as nccl-tests prints a busbw below 0.005 GB/s
+    beside the time that measures the row)."""
     try:
         value = parse_size(text, column) if size else float(text)
     except (ValueError, NetsimError):
         value = math.nan
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
         raise InputError(f"{path}:{line}: column {column!r}: expected a positive number, "
                          f"got {text!r}")
     return value
@@ -104,7 +108,7 @@ def read_nccl_tests(path: str | Path, text: str | None = None) -> list[dict[str,
         size, seconds, busbw = (fields[at[key]] for key in ("size", time_key, "busbw"))
         row = {"size_bytes": _number(path, number, "size", size, True),
                "time_s": _number(path, number, "time", seconds, False) / 1e6,
-               "busbw_GBps": _number(path, number, "busbw", busbw, False)}
+               "busbw_GBps": _number(path, number, "busbw", busbw, False, zero_ok=True)}
         earlier = _find(out, row["size_bytes"])
         if earlier is not None:
             raise InputError(f"{path}:{number}: size {size!r} is also on line "
@@ -131,17 +135,22 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
     numbers, texts = zip(*lines)
     rows = list(csv.reader(texts))
     header = [h.strip() for h in rows[0]]
-    values = [c for c in _VALUES if c in header]
+    values = [c for c in (*_VALUES, "time_us") if c in header]
+    timed = "time_s" in header or "time_us" in header
     if "size_bytes" not in header or not values:
         raise InputError(f"{path}:{numbers[0]}: header needs 'size_bytes' and 'busbw_GBps' "
-                         f"or 'time_s' (found: {', '.join(header) or 'nothing'})")
+                         f"or 'time_s' or 'time_us' (found: {', '.join(header) or 'nothing'})")
     out, out_lines = [], []
     for line, row in zip(numbers[1:], rows[1:]):
         if len(row) != len(header):
             raise InputError(f"{path}:{line}: expected {len(header)} columns, got {len(row)}")
         cells = dict(zip(header, (c.strip() for c in row)))
-        parsed = {c: _number(path, line, c, cells[c], c == "size_bytes")
+        parsed = {c: _number(path, line, c, cells[c], c == "size_bytes",
+                             zero_ok=timed and c == "busbw_GBps")
                   for c in ("size_bytes", *values)}
+        if "time_us" in parsed:                 # as nccl-tests prints it; time_s wins
+            micro = parsed.pop("time_us") / 1e6
+            parsed.setdefault("time_s", micro)
         # One row per size: a second one is either a copy or a contradiction, and which
         # of them the comparison used would be an accident of the order.
         earlier = _find(out, parsed["size_bytes"])

@@ -431,61 +431,60 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         changed = False
         n_grown = 0
         tau = np.inf           # smallest saturation level of the links that lose flows
-        if True:
-            t_heap = ht[0] if size > 0 else np.inf
-            dt_fluid = np.inf
+        t_heap = ht[0] if size > 0 else np.inf
+        dt_fluid = np.inf
+        for i in range(n_active):
+            f = active[i]
+            finish_dt[i] = remaining[f] / rate[f]
+            if finish_dt[i] < dt_fluid:
+                dt_fluid = finish_dt[i]
+        fluid = now + dt_fluid <= t_heap
+        t_next = now + dt_fluid if fluid else t_heap
+        if t_next == np.inf:
+            status = DONE
+            break
+        dt = t_next - now
+        if n_active > 0 and dt > 0:
             for i in range(n_active):
                 f = active[i]
-                finish_dt[i] = remaining[f] / rate[f]
-                if finish_dt[i] < dt_fluid:
-                    dt_fluid = finish_dt[i]
-            fluid = now + dt_fluid <= t_heap
-            t_next = now + dt_fluid if fluid else t_heap
-            if t_next == np.inf:
-                status = DONE
-                break
-            dt = t_next - now
-            if n_active > 0 and dt > 0:
-                for i in range(n_active):
-                    f = active[i]
-                    remaining[f] -= rate[f] * dt
-            now = t_next
-            if n_active > 0:
-                limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) \
-                    + tolerance * t_next
-                kept = 0
-                n_done = 0
-                for i in range(n_active):
-                    f = active[i]
-                    if finish_dt[i] <= limit or remaining[f] <= _REL_TOL * sub_bytes[f]:
-                        done_subs[n_done] = f
-                        n_done += 1
-                        for j in range(path_start[f], path_start[f] + path_len[f]):
-                            link = path_links[j]
-                            link_count[link] -= np.int64(np.rint(weight[j])) if weighted else 1
-                            if link_count[link] == 0:        # busy from busy_from to now
-                                link_busy[link] += now - busy_from[link]
-                            tau = min(tau, level[path_links[j]])
-                    else:
-                        active[kept] = f
-                        kept += 1
-                n_active = kept
-                if n_done:
-                    changed = True
-                    n_stack = 0
-                    for k in range(n_done):
-                        f = done_subs[k]
-                        remaining[f] = 0.0
-                        sub_done[f] = True
-                        op = sub_op[f]
-                        subs_left[op] -= 1
-                        if subs_left[op] == 0:
-                            stack[n_stack] = op
-                            n_stack += 1
-                    ht, hq, size, seq = _finish_ops(
-                        stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                        op_start, op_finish, ht, hq, size, seq)
+                remaining[f] -= rate[f] * dt
+        now = t_next
+        if n_active > 0:
+            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) \
+                + tolerance * t_next
+            kept = 0
+            n_done = 0
+            for i in range(n_active):
+                f = active[i]
+                if finish_dt[i] <= limit or remaining[f] <= _REL_TOL * sub_bytes[f]:
+                    done_subs[n_done] = f
+                    n_done += 1
+                    for j in range(path_start[f], path_start[f] + path_len[f]):
+                        link = path_links[j]
+                        link_count[link] -= np.int64(np.rint(weight[j])) if weighted else 1
+                        if link_count[link] == 0:        # busy from busy_from to now
+                            link_busy[link] += now - busy_from[link]
+                        tau = min(tau, level[link])
+                else:
+                    active[kept] = f
+                    kept += 1
+            n_active = kept
+            if n_done:
+                changed = True
+                n_stack = 0
+                for k in range(n_done):
+                    f = done_subs[k]
+                    remaining[f] = 0.0
+                    sub_done[f] = True
+                    op = sub_op[f]
+                    subs_left[op] -= 1
+                    if subs_left[op] == 0:
+                        stack[n_stack] = op
+                        n_stack += 1
+                ht, hq, size, seq = _finish_ops(
+                    stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                    op_start, op_finish, ht, hq, size, seq)
         horizon = t_next + _REL_TOL * max(dt, 0.0)
         while size > 0 and ht[0] <= horizon:
             what, ident = hq[0, 1], hq[0, 2]

@@ -51,9 +51,9 @@ def one_case(spec: str, size: float, engine: bool, order: str = "auto") -> dict:
     import numpy as np
 
     from netsim.algorithms import AlgoOptions, build_schedule
-    from netsim.engine import execute, route_schedule
-    from netsim.engine.symmetry import find_classes
+    from netsim.engine import route_schedule
     from netsim.topology import parse_topology
+    from engine_stages import timed_engine
 
     topo = parse_topology(spec)
     nodes = topo.first_endpoints(topo.num_endpoints)
@@ -74,16 +74,7 @@ def one_case(spec: str, size: float, engine: bool, order: str = "auto") -> dict:
     out["hops"] = routes.nnz / max(out["flows"], 1)
     out["rss_routed"] = _rss_bytes() - base
     if engine:
-        t = time.perf_counter()
-        classes = find_classes(schedule, routes, topo.bandwidth)
-        out["symmetry_s"] = time.perf_counter() - t
-        out["classes"] = None if classes is None else int(classes.sub.max()) + 1
-        del classes
-        t = time.perf_counter()
-        result = execute(topo, schedule, routes)
-        out["simulate_s"] = time.perf_counter() - t
-        out["events"] = int(result.events)
-        out["makespan_s"] = float(result.makespan)
+        out.update(timed_engine(topo, schedule, routes))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["peak_rss"] = peak
     out["bytes_per_send"] = (peak - base) / max(out["sends"], 1)
@@ -125,7 +116,7 @@ def main() -> None:
             return format(r[key], fmt) if r.get(key) is not None else "-"
         print(f"{r['topology']:>14} {r['ranks']:>6} {r['sends']:>10} {r['flows']:>10} "
               f"{r['incidences']:>10} {f('events', '>7')} {r['build_s']:>8.2f} "
-              f"{r['route_s']:>8.2f} {f('symmetry_s', '>7.2f')} {f('simulate_s', '>8.2f')} "
+              f"{r['route_s']:>8.2f} {f('symmetry_s', '>7.2f')} {f('engine_s', '>8.2f')} "
               f"{wall:>7.1f} {r['peak_rss'] / 2**20:>8.0f} {r['bytes_per_send']:>7.0f} {r['hops']:>5.2f}")
 
 

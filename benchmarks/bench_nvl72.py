@@ -46,9 +46,9 @@ def one_case(size: float, engine: bool = True) -> dict:
     import numpy as np
 
     from netsim.algorithms import AlgoOptions, build_schedule
-    from netsim.engine import execute, route_schedule
-    from netsim.engine.symmetry import find_classes
+    from netsim.engine import route_schedule
     from netsim.topology import parse_topology
+    from engine_stages import timed_engine
     from netsim.topology.calibration import calibrated_alpha, calibrated_gamma
 
     topo = parse_topology("gb200-nvl72")
@@ -68,15 +68,7 @@ def one_case(size: float, engine: bool = True) -> dict:
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if not engine:
         return out
-    t = time.perf_counter()
-    classes = find_classes(schedule, routes, topo.bandwidth)
-    out["symmetry_s"] = time.perf_counter() - t
-    out["classes"] = None if classes is None else int(classes.sub.max()) + 1
-    del classes
-    t = time.perf_counter()
-    result = execute(topo, schedule, routes, overhead=calibrated_alpha(topo))
-    out["engine_s"] = time.perf_counter() - t
-    out["events"], out["makespan_s"] = int(result.events), float(result.makespan)
+    out.update(timed_engine(topo, schedule, routes, overhead=calibrated_alpha(topo)))
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return out
 

@@ -117,10 +117,12 @@ def test_distinct_pairs_index_back_to_every_request(num_nodes):
 
 
 def test_a_ring_that_does_not_fit_fails_at_once_with_the_estimate():
+    # timed reductions (gamma): no block form (tests/test_engine_blocks.py), the full build
     set_max_memory(2**30)
     try:
         with pytest.raises(ResourceError) as err:
-            run_collective("allreduce", "torus:128x128", "ring", "1GiB")
+            run_collective("allreduce", "torus:128x128", "ring", "1GiB",
+                           options=AlgoOptions(gamma=1e12))
     finally:
         set_max_memory(None)
     message = str(err.value)
@@ -152,13 +154,13 @@ def test_the_estimate_scales_with_sends_and_links():
 def test_the_cli_refuses_in_one_line_and_exits_2(capsys):
     try:
         with pytest.raises(SystemExit) as done:
-            main(["--max-memory", "256MiB", "coll", "allreduce", "--topo", "torus:32x32",
+            main(["--max-memory", "16MiB", "coll", "allreduce", "--topo", "torus:32x32",
                   "--algo", "ring"])
     finally:
         set_max_memory(None)
     assert done.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "would need about" in err and "256 MiB --max-memory" in err
+    assert err.count("\n") == 1 and "would need about" in err and "16 MiB --max-memory" in err
 
 
 def test_after_the_build_the_schedule_s_own_sends_and_links_are_counted():

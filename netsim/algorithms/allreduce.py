@@ -20,7 +20,7 @@ from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows, settle
 from .reducescatter import direct_phase as direct_reduce_scatter
 from .registry import register
-from .rings import bidir_ring_schedule, ring_schedule
+from .rings import bidir_ring_schedule, ring_blocks_for, ring_schedule
 from .trees import broadcast_down, double_binary_trees, reduce_up
 
 __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubling",
@@ -29,12 +29,14 @@ __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubli
 OP = "allreduce"
 
 
-@register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n")
+@register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n",
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True))
 def ring(num_ranks: int, size: float, options: AlgoOptions):
     return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=True)
 
 
-@register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer")
+@register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer",
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True, bidirectional=True))
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
     return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
                                all_gather=True)

@@ -65,6 +65,10 @@ class Algorithm:
     requires: str | None = None
     check: Check | None = None
     pipelined: bool = False
+    #: Optional: the same schedule as a :class:`~netsim.schedule.BlockSchedule` (identical
+    #: blocks of sends, simulated with one send per block when they are one symmetry
+    #: class), or None where it is not made of such blocks. Runners try it first.
+    blocks: Callable | None = None
 
     def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
         """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
@@ -115,9 +119,12 @@ def _is_power_of_two(n: int) -> bool:
 
 def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
              requires: str | None = None, check: Check | None = None,
-             pipelined: bool = False):
+             pipelined: bool = False, blocks: Callable | None = None):
     """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
 
+    ``blocks(num_ranks, size, options)``, when given, returns the same schedule as a
+    :class:`~netsim.schedule.BlockSchedule` (or None where it has no such form): runners
+    simulate that without building the full schedule (:mod:`netsim.engine.blocks`).
     The registry is open: a user module may register more algorithms the same way.
     """
     if op not in _REGISTRY:
@@ -134,7 +141,11 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
             # Callers of Algorithm.build may leave chunks=None: the algorithm's own depth.
             return build(num_ranks, size, algorithm.resolve(size, options))
 
-        _REGISTRY[op][name] = replace(algorithm, build=build_with_defaults)
+        def blocks_with_defaults(num_ranks: int, size: float, options: AlgoOptions):
+            return blocks(num_ranks, size, algorithm.resolve(size, options))
+
+        _REGISTRY[op][name] = replace(algorithm, build=build_with_defaults,
+                                      blocks=blocks_with_defaults if blocks else None)
         return build
 
     return decorate

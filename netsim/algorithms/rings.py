@@ -21,7 +21,8 @@ import numpy as np
 
 from .plan import Plan, blocks, join, no_deps, set_rows
 
-__all__ = ["ring_steps", "bidir_rings", "ring_schedule", "bidir_ring_schedule"]
+__all__ = ["ring_steps", "bidir_rings", "ring_schedule", "bidir_ring_schedule", "ring_blocks",
+           "ring_blocks_for"]
 
 #: Build the steps after the first as one recipe when nothing reduces or annotates (the
 #: same ops as the step loop; False forces the loop, which the tests compare it with).
@@ -69,6 +70,65 @@ def bidir_ring_schedule(op: str, num_ranks: int, size: float, options, *,
     ring_steps(plan, rings, chunks, no_deps(num_ranks), reduce_scatter=reduce_scatter,
                all_gather=all_gather, slices=c)
     return plan.build()
+
+
+def ring_blocks(op: str, num_ranks: int, size: float, options, *, reduce_scatter: bool,
+                all_gather: bool, bidirectional: bool = False):
+    """The schedule of :func:`ring_schedule` (or, ``bidirectional``, of
+    :func:`bidir_ring_schedule`) as a :class:`~netsim.schedule.BlockSchedule`: one block
+    per step and slice, the R x k sends of every ring position, op for op the same schedule
+    once expanded. None where that schedule is not made of identical blocks of sends: with
+    reductions that cost time (``options.gamma``), when sends carry their pieces
+    (annotation), or with fewer than two steps.
+
+    Block b (= step x slices + slice) waits for block b - 1 through the identity (each
+    position sends in order) and, after the first step, for block b - slices through "the
+    previous position of the ring" (what it forwards was received from there).
+    """
+    from ..schedule import BlockSchedule
+    from .orders import rank_order
+
+    c = options.chunks
+    rings_of = 2 if bidirectional else 1
+    plan = Plan(op, num_ranks, size, rings_of * num_ranks * c, options)
+    k = num_ranks
+    steps = (k - 1) * (int(reduce_scatter) + int(all_gather))
+    if plan.gamma is not None or plan.annotate or k < 2 or steps < 2:
+        return None
+    order = rank_order(options.order, num_ranks, options)
+    rings = np.stack([order, order[::-1]]) if bidirectional else order[None, :]
+    rings = np.asarray(rings, dtype=np.int64)
+    m = rings.size
+    position = np.tile(np.arange(k), rings.shape[0])
+    previous = np.arange(m, dtype=np.int64) + np.where(position == 0, k - 1, -1)
+    n_blocks = steps * c
+    b = np.arange(n_blocks, dtype=np.int64)
+    degree = (b >= 1).astype(np.int64) + (b >= c)
+    dep_ptr = np.zeros(n_blocks + 1, np.int64)
+    np.cumsum(degree, out=dep_ptr[1:])
+    # in order: the receive it forwards (b - slices), then its previous send (b - 1)
+    dep_idx = np.empty(int(dep_ptr[-1]), np.int64)
+    dep_perm = np.empty_like(dep_idx)
+    two = b >= c
+    dep_idx[dep_ptr[:-1][two]], dep_perm[dep_ptr[:-1][two]] = b[two] - c, 1
+    one = (b >= 1) & ~two
+    dep_idx[dep_ptr[:-1][one]], dep_perm[dep_ptr[:-1][one]] = b[one] - 1, 0
+    dep_idx[dep_ptr[1:][two] - 1], dep_perm[dep_ptr[1:][two] - 1] = b[two] - 1, 0
+    return BlockSchedule(num_ranks=num_ranks, src=rings.ravel(),
+                         dst=np.roll(rings, -1, axis=1).ravel(), nbytes=plan.piece_bytes,
+                         blocks=n_blocks, dep_ptr=dep_ptr, dep_idx=dep_idx,
+                         dep_perm=dep_perm, perms=(np.arange(m, dtype=np.int64), previous),
+                         meta=dict(plan.meta))
+
+
+def ring_blocks_for(op: str, *, reduce_scatter: bool, all_gather: bool,
+                    bidirectional: bool = False):
+    """The ``blocks`` builder of a registered ring algorithm (:func:`ring_blocks` with
+    these phases), for ``register(..., blocks=...)``."""
+    def build(num_ranks: int, size: float, options):
+        return ring_blocks(op, num_ranks, size, options, reduce_scatter=reduce_scatter,
+                           all_gather=all_gather, bidirectional=bidirectional)
+    return build
 
 
 def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: np.ndarray,

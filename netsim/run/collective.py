@@ -166,6 +166,11 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     if "annotate" not in options.extra:     # what each send carries: only verify and export
         options = replace(options, extra={**options.extra, "annotate": False})  # read it
+    result = _simulate_blocks(algo, topology, size, nodes, options, alpha, router, progress,
+                              faults, used, model, tolerance)
+    if result is not None:
+        return result
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
@@ -184,6 +189,40 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     return result
 
 
+def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, alpha: float,
+                     router, progress, faults, used: dict | None, model: str,
+                     tolerance: float) -> Result | None:
+    """The run of ``algo`` on one send per block (:mod:`netsim.engine.blocks`) when it has
+    a block form here (a ring without timed reductions) and its blocks are symmetry
+    classes; None otherwise (the caller builds the full schedule). Fluid model only, and
+    no faults: a fault breaks the symmetry the blocks rely on."""
+    from ..budget import require_memory
+    from ..engine.blocks import BYTES_PER_BLOCK, BYTES_PER_BLOCK_SEND, simulate_blocks
+
+    if getattr(algo, "blocks", None) is None or model != "fluid" or faults:
+        return None
+    # the block schedule itself: a few arrays of one entry per block (n sends)
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology,
+                 per_send=BYTES_PER_BLOCK / max(nodes.size, 1))
+    blocks = algo.blocks(nodes.size, size, options)
+    if blocks is None or blocks.num_ranks != nodes.size:
+        return None
+    require_memory(blocks.num_sends * BYTES_PER_BLOCK_SEND,
+                   f"{algo.op} {algo.name} on {nodes.size} ranks ({blocks.num_sends:.3g} sends "
+                   f"in {blocks.blocks} blocks)", advice="fewer ranks or fewer chunks")
+    machine = fabric_topology(topology, blocks)
+    blocks = blocks.scaled(blocks.meta.get("wire_factor", 1.0))
+    result = simulate_blocks(machine, blocks, nodes, router=router,
+                             overhead=blocks.meta.get("overhead", alpha), progress=progress,
+                             tolerance=tolerance)
+    if result is None:
+        return None
+    result.placement = nodes
+    if used is not None:
+        used[algo.name] = machine
+    return result
+
+
 def fabric_topology(topology, schedule):
     """The machine as ``schedule`` sees it: with a calibration of ``fabric: auto``, the
     ring-fabric rates for schedules that say ``meta['fabric'] == 'ring'`` (tt_ring)."""
@@ -192,23 +231,28 @@ def fabric_topology(topology, schedule):
     return on_fabric(topology, schedule.meta.get("fabric"))
 
 
-def _check_scale(op: str, n: int, chunks: int, topology) -> None:
+def _check_scale(op: str, n: int, chunks: int, topology, *,
+                 per_send: float | None = None) -> None:
     """Refuse runs whose schedules would not fit in memory, before building them.
 
     The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
     crosses at least one link, and a ring laid on the machine's own ring crosses exactly
     one, so the estimate counts one link per send: what cannot fit even so is refused
-    (an all-to-all's sends cross the mean distance). :data:`MAX_SENDS` stays as a cap
-    on typos (a billion chunks) when ``--max-memory`` allows almost anything.
+    (an all-to-all's sends cross the mean distance). A block run (``per_send``: its bytes
+    per send of the full schedule) keeps only per-op times. :data:`MAX_SENDS` stays as a
+    cap on typos (a billion chunks) when ``--max-memory`` allows almost anything.
     """
-    from ..budget import require_sends
+    from ..budget import require_memory, require_sends
 
     sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
     if op in ("broadcast", "reduce"):
         sends = chunks * max(n - 1, 1)
-    require_sends(sends, topology, f"{op} on {n} ranks in {chunks} chunks",
-                  hops=None if op == "alltoall" else 1.0,
-                  advice="fewer ranks or fewer chunks")
+    what, advice = f"{op} on {n} ranks in {chunks} chunks", "fewer ranks or fewer chunks"
+    if per_send is not None:
+        require_memory(sends * per_send, f"{what} ({sends:.3g} sends)", advice=advice)
+    else:
+        require_sends(sends, topology, what, hops=None if op == "alltoall" else 1.0,
+                      advice=advice)
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
@@ -381,7 +425,6 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     options.check(nodes.size)
     alpha = _check_alpha(alpha)
     _check_order(options.order)
-    _check_scale(op, nodes.size, int(options.chunks or 1), topo)
     candidates, pick = resolve_algorithms(op, algorithm)
     faults = resolve_faults(faults, topo)
 

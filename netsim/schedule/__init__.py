@@ -16,12 +16,14 @@
 from .ir import (BARRIER, COMPUTE, MAX_SENDS, SEND, Schedule, ScheduleBuilder, concurrent,
                  load_schedule, read_json, save_schedule, schedule_from_dict,
                  sends_from_arrays, sequential)
+from .blocks import BlockSchedule
 from .flowfile import FlowSet, flows_from_dict, load_flow_file
 from .flowtable import (TABLE_SUFFIXES, flows_to_table, load_flow_table, require_pyarrow,
                         write_flow_table)
 from .traffic import PATTERNS, all_to_all, make_pattern, permutation, shift
 
 __all__ = ["SEND", "COMPUTE", "BARRIER", "MAX_SENDS", "Schedule", "ScheduleBuilder",
+           "BlockSchedule",
            "concurrent", "sequential", "sends_from_arrays", "schedule_from_dict",
            "load_schedule", "save_schedule", "read_json",
            "FlowSet", "load_flow_file", "flows_from_dict",

@@ -11,7 +11,10 @@ For a collective of S bytes the builder
    and applies the protocol: every send carries ``1 / efficiency`` bytes on the wire (LL
    moves 4 B of data per 8 B line, LL128 120 B per 128 B line), every message costs the
    protocol's per-step latency at the sender (``hwLat``) instead of the preset's alpha,
-   and every rank first spends the algorithm's base latency (``baseLat``).
+   and every rank first spends the algorithm's base latency (``baseLat``);
+4. runs, beside the collective, the host time nccl-tests spends enqueuing one iteration
+   (:mod:`.harness`: one thread drives every GPU, as in all published ``-g N`` curves), so
+   the time is the larger of the two, as nccl-tests measures it with back-to-back launches.
 
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
@@ -20,7 +23,9 @@ tuner's own prediction), which the collective runner copies into its records.
 
 Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
-is otherwise read from the preset's name (hopper when unknown).
+is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
+GPUs one host thread enqueues for (default: all ranks, nccl-tests ``-g N``; 1 for one
+process per GPU, ``-g 1``; 0 for the device time alone).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -35,13 +40,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import InputError
-from ...schedule import Schedule, ScheduleBuilder, sequential
+from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
 from ..registry import get_algorithm, register
+from .harness import host_time
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
                      NcclView, candidates, protocol_efficiency)
 
-__all__ = ["nccl_view", "nccl_choice", "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET"]
+__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
+           "GPU_ARCH_OF_PRESET"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
 GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
@@ -114,6 +121,15 @@ def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> C
     return min(allowed, key=lambda c: c.time_us)   # tuning.choose's rule, over `allowed`
 
 
+def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
+    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``, default all
+    ``num_ranks``: nccl-tests ``-g N``, how every published full curve was run)."""
+    value = options.extra.get("gpus_per_thread", num_ranks)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"gpus_per_thread must be an integer >= 0, got {value!r}")
+    return value
+
+
 def _why_not(op: str):
     def check(num_ranks: int, options: AlgoOptions) -> str | None:
         if options.topology is None:
@@ -147,6 +163,15 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
         for rank in range(num_ranks):
             prefix.compute(rank, base, tag="nccl-launch")
         schedule = replace(sequential(prefix.build(), schedule), meta=dict(schedule.meta))
+    threads = gpus_per_thread(num_ranks, options)
+    host = host_time(threads)
+    if host > 0:
+        # nccl-tests enqueues iterations back to back and divides the wall time by their
+        # number: an iteration lasts the longer of the GPUs' work and the host's enqueue,
+        # so the host runs beside the collective (a branch nothing waits for).
+        enqueue = ScheduleBuilder(num_ranks)
+        enqueue.compute(0, host, tag="nccl-tests-host")
+        schedule = replace(concurrent(schedule, enqueue.build()), meta=dict(schedule.meta))
     meta = dict(schedule.meta)
     meta["overhead"] = step
     # Sends keep their payload bytes (what the verifier checks); the runner multiplies them by
@@ -154,6 +179,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     meta["wire_factor"] = 1.0 / efficiency
     meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
                       "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
+                      "gpus_per_thread": threads, "host_s": host,
                       "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}
     return replace(schedule, meta=meta)
 

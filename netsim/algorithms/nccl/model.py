@@ -25,7 +25,9 @@ Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a 
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
 is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
 GPUs one host thread enqueues for (default: all ranks, nccl-tests ``-g N``; 1 for one
-process per GPU, ``-g 1``; 0 for the device time alone).
+process per GPU, ``-g 1``; 0 for the device time alone). ``options.chunks`` above 1 sets
+the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
+(``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -42,10 +44,10 @@ from dataclasses import replace
 from ...errors import InputError
 from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
-from ..registry import get_algorithm, register
+from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
-                     NcclView, candidates, protocol_efficiency)
+                     NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
            "GPU_ARCH_OF_PRESET"]
@@ -62,6 +64,7 @@ NETSIM_ALGORITHM = {
     "reduce": {"ring": "chain"},
 }
 _US = 1e-6
+_MAX_NVLS_DEPTH = 64
 
 
 def _arch(options: AlgoOptions) -> str:
@@ -143,14 +146,24 @@ def _why_not(op: str):
     return check
 
 
+def _depth(algorithm: str, size: float, view: NcclView, options: AlgoOptions) -> int:
+    """Pipeline chunks of a pipelined pick: the caller's ``chunks`` above 1; else NVLS as
+    NCCL cuts it (:func:`.tuning.nvls_pipeline_depth`, at most 64: deeper pipelines cost the
+    engine more and change the time by under 2%, from 1 GiB), tree netsim's default."""
+    if options.chunks is not None and options.chunks > 1:
+        return options.chunks
+    if algorithm == "nvls":
+        return min(_MAX_NVLS_DEPTH, nvls_pipeline_depth(size, view))
+    return default_chunks(size)
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
     inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
-    # 'nccl' is registered as pipelined, so options.chunks is the caller's or the pipelined
-    # default: pipelined algorithms (NVLS, tree) take it, the others their own default.
-    inner_options = replace(options, chunks=options.chunks if inner.pipelined else None)
+    inner_options = replace(options, chunks=_depth(choice.algorithm, size, view, options)
+                            if inner.pipelined else None)
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
@@ -195,7 +208,7 @@ def _register(op: str) -> None:
     build.auto = False
     register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
              f"2.30.7), run by the engine with the protocol's efficiency and latencies",
-             check=_why_not(op), pipelined=True)(build)
+             check=_why_not(op))(build)
 
 
 for _op in NETSIM_ALGORITHM:

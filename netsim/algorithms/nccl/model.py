@@ -24,8 +24,9 @@ tuner's own prediction), which the collective runner copies into its records.
 Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
 is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
-GPUs one host thread enqueues for (default: all ranks, nccl-tests ``-g N``; 1 for one
-process per GPU, ``-g 1``; 0 for the device time alone). ``options.chunks`` above 1 sets
+GPUs one host thread enqueues for (default: all ranks up to the GPUs of one host,
+:data:`GPUS_PER_HOST`, nccl-tests ``-g N``; 1 for one process per GPU, ``-g 1``; 0 for the
+device time alone). ``options.chunks`` above 1 sets
 the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
 (``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
 
@@ -50,11 +51,16 @@ from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOL
                      NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
-           "GPU_ARCH_OF_PRESET"]
+           "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
 GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
                       "dgx-b200": "blackwell", "gb200-nvl72": "blackwell"}
+#: GPUs one host drives, per preset: the most one nccl-tests thread can enqueue for (DGX:
+#: 8 GPUs per server; GB200 NVL72: 4 per compute tray, 2 GB200 superchips of 1 Grace and 2
+#: Blackwell each). Other topologies: every rank.
+GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200": 8,
+                 "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
 NETSIM_ALGORITHM = {
     "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork"},
@@ -67,12 +73,16 @@ _US = 1e-6
 _MAX_NVLS_DEPTH = 64
 
 
+def _preset(options: AlgoOptions, table: dict):
+    name = getattr(options.topology, "name", "") or ""
+    return next((value for preset, value in table.items()
+                 if name == preset or name.startswith(preset + ",")), None)
+
+
 def _arch(options: AlgoOptions) -> str:
     arch = options.extra.get("gpu_arch")
     if arch is None:
-        name = getattr(options.topology, "name", "") or ""
-        arch = next((a for preset, a in GPU_ARCH_OF_PRESET.items()
-                     if name == preset or name.startswith(preset + ",")), "hopper")
+        arch = _preset(options, GPU_ARCH_OF_PRESET) or "hopper"
     if arch not in ARCHS:
         raise InputError(f"gpu_arch {arch!r} is not one of {', '.join(ARCHS)}")
     return arch
@@ -125,9 +135,12 @@ def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> C
 
 
 def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
-    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``, default all
-    ``num_ranks``: nccl-tests ``-g N``, how every published full curve was run)."""
-    value = options.extra.get("gpus_per_thread", num_ranks)
+    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``; default the
+    ranks, at most the GPUs of one host: nccl-tests ``-g N``, how every published full
+    curve was run)."""
+    value = options.extra.get("gpus_per_thread")
+    if value is None:
+        return min(num_ranks, _preset(options, GPUS_PER_HOST) or num_ranks)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"gpus_per_thread must be an integer >= 0, got {value!r}")
     return value

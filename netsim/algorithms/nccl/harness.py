@@ -15,7 +15,7 @@ kernel of each communicator in turn (``cudaSetDevice``, ``ncclLaunchPrepare``,
 netsim models it as ``host_s = gpus_per_thread x LAUNCH_PER_GPU_S``, one constant for every
 op, size and GPU count. ``LAUNCH_PER_GPU_S`` = 5.0 us is fitted once over all published
 single-node H100 curves (``python benchmarks/fit_nccl_host.py``: least squares on the log
-error of 86 points up to 16 MiB, 4.99 us); the same shape and a close value (4.24 us per
+error of 86 points up to 16 MiB, 4.97 us); the same shape and a close value (4.24 us per
 GPU) come out of an independent A100 sweep of ``-g 2 .. 8``
 (NVIDIA/nccl-tests#123: 10.0, 13.8, 16.9, 20.8, 25.2, 29.5, 33.7 us, ring LL, one channel),
 whose times are proportional to the GPU count while NCCL's device latency model grows
@@ -30,7 +30,7 @@ from __future__ import annotations
 __all__ = ["LAUNCH_PER_GPU_S", "host_time"]
 
 #: Host time to enqueue one collective on one GPU from a multi-GPU thread (s). Fitted
-#: globally (one value for every curve and size) by benchmarks/fit_nccl_host.py: 4.99 us.
+#: globally (one value for every curve and size) by benchmarks/fit_nccl_host.py: 4.97 us.
 LAUNCH_PER_GPU_S = 5.0e-6
 
 

@@ -4,10 +4,12 @@ For every curve in ``benchmarks/data/nvidia_h100_*gpu_*_nccltests_*.csv`` (sourc
 file's header) this runs what a user would type, ``netsim coll OP --topo dgx-h100 --algo
 nccl --sizes ...`` (plus ``--ranks 4`` for the 4-GPU curves), through the same
 ``run_collective`` the CLI uses, and prints one Markdown table per curve: size, published
-time, netsim time, error (netsim / published - 1, on time as ``--measured`` does), NCCL
-choice, and whether the issue's tolerance holds (20% from 64 KiB, 50% below). Nothing is
-fitted. Run: ``python benchmarks/bench_nccl_curves.py`` (about 2 minutes; ``--quick`` keeps
-every fourth size). The tables are quoted in docs/calibration.md.
+time, netsim time, error (netsim / published - 1, on time as ``--measured`` does), the
+device time alone (``gpus_per_thread`` 0: without nccl-tests' host bound), NCCL choice, and
+whether the issue's tolerance holds (20% from 64 KiB, 50% below). One global parameter is
+fitted (the host time per GPU, benchmarks/fit_nccl_host.py), nothing per size or curve.
+Run: ``python benchmarks/bench_nccl_curves.py`` (about 20 s; ``--quick`` keeps every fourth
+size). The tables are quoted in docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from netsim.algorithms import AlgoOptions
 from netsim.run import run_collective
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -49,9 +52,11 @@ def compare(name: str, op: str, ranks: int, every: int = 1) -> list[dict]:
     rows = []
     for size, t_pub in published(name)[::every]:
         run = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks)
+        device = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
+                                options=AlgoOptions(extra={"gpus_per_thread": 0})).time_s
         err = run.time_s / t_pub - 1.0
         rows.append({"size": size, "published_us": t_pub * 1e6, "netsim_us": run.time_s * 1e6,
-                     "error": err, "choice": run.record()["nccl"],
+                     "device_us": device * 1e6, "error": err, "choice": run.record()["nccl"],
                      "ok": abs(err) <= tolerance(size)})
     return rows
 
@@ -68,11 +73,13 @@ def main(quick: bool) -> None:
         start = time.perf_counter()
         rows = compare(name, op, ranks, 4 if quick else 1)
         print(f"\n{name} ({op}, {ranks} GPUs)\n")
-        print("| size | published (us) | netsim (us) | error | NCCL choice | within tolerance |")
-        print("|---|---|---|---|---|---|")
+        print("| size | published (us) | netsim (us) | error | device alone (us) | NCCL choice "
+              "| within tolerance |")
+        print("|---|---|---|---|---|---|---|")
         for r in rows:
             print(f"| {fmt_size(r['size'])} | {r['published_us']:.2f} | {r['netsim_us']:.2f} | "
-                  f"{100 * r['error']:+.1f}% | {r['choice']} | {'yes' if r['ok'] else 'NO'} |")
+                  f"{100 * r['error']:+.1f}% | {r['device_us']:.2f} | {r['choice']} | "
+                  f"{'yes' if r['ok'] else 'NO'} |")
         bad = [r for r in rows if not r["ok"]]
         print(f"\n{len(rows) - len(bad)} of {len(rows)} sizes within tolerance; "
               f"{time.perf_counter() - start:.1f} s", flush=True)

@@ -3,10 +3,10 @@
 The DGX H100 NVLink split over its 4 NVSwitch chips (5/4/4/5, not retrieved from a public
 source) and the in-switch (NVLS) reduction rates (H100: derived from the published ~480
 GB/s; B200 and NVL72: 2.25 x H100, assumed) are varied; every run uses default flags with
-``--algo nccl`` (NCCL's choice, run by the engine), except NVL72 whose NVLS runs use
-``--chunks 4`` to keep 72 ranks x 18 switches quick (its figures are therefore lower bounds
-of the deeply pipelined busbw). Run: ``python benchmarks/bench_nvidia_sensitivity.py``
-(about 5 minutes; ``--quick`` skips NVL72). Results are quoted in docs/calibration.md.
+``--algo nccl`` (NCCL's choice, run by the engine; NVLS pipelined as NCCL cuts it). On
+gb200-nvl72 NCCL's tuner picks NVLS at 1 GiB and ring at 16 GiB, so only the 1 GiB figure
+depends on the reduction rate. Run: ``python benchmarks/bench_nvidia_sensitivity.py``
+(about 2 minutes; ``--quick`` skips NVL72). Results are quoted in docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -14,17 +14,16 @@ from __future__ import annotations
 import sys
 import time
 
-from netsim.algorithms import AlgoOptions
 from netsim.run import run_collective
 
 GiB = 1 << 30
 
 
-def row(label: str, spec: str, op: str, options=None) -> None:
+def row(label: str, spec: str, op: str) -> None:
     start = time.perf_counter()
     cells = []
     for size in (GiB, 16 * GiB):
-        run = run_collective(op, spec, "nccl", size, options=options)
+        run = run_collective(op, spec, "nccl", size)
         cells.append(f"{run.busbw_GBps:7.1f} ({run.record()['nccl']})")
     print(f"| {label:<34} | {op:<9} | {' | '.join(cells)} | {time.perf_counter() - start:5.1f} s |",
           flush=True)
@@ -44,8 +43,8 @@ def main(quick: bool) -> None:
             "allreduce")
     if not quick:
         for label, rate in (("-25%", 115.5), ("as preset", 154.0), ("+25%", 192.5)):
-            row(f"gb200-nvl72 reduce_bw {rate} GB/s ({label}), chunks 4",
-                f"gb200-nvl72,reduce_bw={rate}GB/s", "allreduce", AlgoOptions(chunks=4))
+            row(f"gb200-nvl72 reduce_bw {rate} GB/s ({label})",
+                f"gb200-nvl72,reduce_bw={rate}GB/s", "allreduce")
 
 
 if __name__ == "__main__":

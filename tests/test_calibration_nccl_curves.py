@@ -4,10 +4,11 @@ published time - 1| <= 20% from 64 KiB and <= 50% below, is asserted where netsi
 
 Sizes where it does not are listed in ``SHORT`` and run as xfail (not strict, so a model that
 gets better shows XPASS instead of failing); their errors are in docs/calibration.md
-("Full nccl-tests curves") and come from ``python benchmarks/bench_nccl_curves.py``. Nothing
-here is fitted; the tolerances are the issue's. The 8-GPU all-reduce curves are subsampled
-up to 128 MiB (NVLS runs cost ~2 s each above that; 8 and 16 GiB are checked in
-tests/test_nccl_model.py), the ring curves run at every published size.
+("Full nccl-tests curves") and come from ``python benchmarks/bench_nccl_curves.py``. One
+global parameter is fitted (the host time per GPU of nccl-tests' -g N launches,
+benchmarks/fit_nccl_host.py), nothing per size or curve; the tolerances are the issue's. The
+8-GPU all-reduce curves run up to 128 MiB (8 and 16 GiB are checked in
+tests/test_nccl_model.py), the ring curves at every published size.
 """
 
 from __future__ import annotations
@@ -31,27 +32,32 @@ AR8_MP = "nvidia_h100_8gpu_allreduce_nccltests_multiprocess_32MiB_16GiB.csv"
 AG8_MP = "nvidia_h100_8gpu_allgather_nccltests_multiprocess_32MiB_16GiB.csv"
 AR4 = "nvidia_h100_4gpu_allreduce_nccltests_waynehacking8.csv"
 AG4 = "nvidia_h100_4gpu_allgather_nccltests_waynehacking8.csv"
-#: file -> (op, ranks, sizes to run or None for every published size)
+#: file -> (op, ranks, largest size to run or None for every published size)
 CURVES = {
-    AR8: ("allreduce", 8, [8, 4 * KiB, 64 * KiB, 256 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB,
-                           16 * MiB, 32 * MiB, 64 * MiB, 128 * MiB]),
+    AR8: ("allreduce", 8, 128 * MiB),
+    AR8_NVLS: ("allreduce", 8, 128 * MiB),
     AG8: ("allgather", 8, None),
-    AR8_MP: ("allreduce", 8, [32 * MiB, 64 * MiB]),
+    AR8_MP: ("allreduce", 8, 64 * MiB),
     AG8_MP: ("allgather", 8, None),
     AR4: ("allreduce", 4, None),
     AG4: ("allgather", 4, None),
 }
-#: Sizes where netsim's default is outside the tolerance today (docs/calibration.md). Below
-#: 2-4 MiB every published curve sits on a flat floor (8 GPUs: 33-37 us, 4 GPUs: 17-24 us,
-#: all single-process ``-g N`` runs) that netsim's NCCL latencies (15.0 / 10.8 us at 8 GPUs)
-#: do not reach; the 4-GPU all-gather is also 21-38% slower than netsim from 4 to 64 MiB.
+#: Sizes where netsim's default is outside the tolerance today (docs/calibration.md), why:
+#: * 8-GPU all-gather 64 KiB: 57.13 us between 36.03 (32 KiB) and 41.99 (128 KiB), a
+#:   non-monotone published point (noise); netsim 40.0 us, -30%.
+#: * 4-GPU all-reduce 64 KiB .. 1 MiB: that box's all-reduce floor (22.7-28.7 us) is 39%
+#:   above its all-gather floor (16.8-22.5 us) in the same run; one host cost per GPU
+#:   (20 us at 4 GPUs) cannot give both: -22% to -30%.
+#: * 4-GPU all-gather 4 .. 64 MiB: netsim 21-38% faster; NCCL's tuner picks ring/Simple on
+#:   12 channels there as on 8 GPUs, where the same model is within 16% (not explained).
 SHORT = {
-    AR8: lambda s: s < 2 * MiB or s == 8 * MiB,
-    AG8: lambda s: s < 4 * MiB,
+    AR8: lambda s: False,
+    AR8_NVLS: lambda s: False,
+    AG8: lambda s: s == 64 * KiB,
     AR8_MP: lambda s: False,
     AG8_MP: lambda s: False,
-    AR4: lambda s: s < 2 * MiB,
-    AG4: lambda s: s < 2 * MiB or 4 * MiB <= s <= 64 * MiB,
+    AR4: lambda s: 64 * KiB <= s <= MiB,
+    AG4: lambda s: 4 * MiB <= s <= 64 * MiB,
 }
 
 
@@ -68,9 +74,9 @@ def tolerance(size: float) -> float:
 
 
 def cases():
-    for name, (op, ranks, sizes) in CURVES.items():
+    for name, (op, ranks, largest) in CURVES.items():
         published = {int(r["size_bytes"]): r["time_us"] * 1e-6 for r in read_curve(name)[1]}
-        for size in sizes or sorted(published):
+        for size in sorted(s for s in published if largest is None or s <= largest):
             marks = [pytest.mark.xfail(strict=False, reason="outside the issue's tolerance "
                                        "today: docs/calibration.md")] if SHORT[name](size) else []
             yield pytest.param(name, op, ranks, size, published[size], marks=marks,

@@ -130,3 +130,81 @@ def test_galaxy_bh_calibration_reproduces_blackhole_ring_measurements(op):
 def test_auto_stays_the_fastest_netsim_algorithm():
     run = run_collective("allgather", "dgx-h100", "auto", "1MiB")
     assert "nccl" not in run.candidates and run.algorithm != "nccl"
+
+
+DEVICE_ONLY = AlgoOptions(extra={"gpus_per_thread": 0})
+
+
+@pytest.mark.parametrize("op,ranks,size", [("allreduce", 8, 8), ("allreduce", 8, 1 << 20),
+                                           ("allgather", 4, 64 << 10),
+                                           ("allreduce", 8, 64 << 20)])
+def test_time_is_the_larger_of_device_and_host_enqueue(op, ranks, size):
+    """nccl-tests -g N: one thread enqueues N GPUs per iteration; back-to-back iterations
+    make the time per iteration max(device time, N x launch per GPU) (harness.py)."""
+    from netsim.algorithms.nccl.harness import LAUNCH_PER_GPU_S
+
+    run = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks)
+    device = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
+                            options=DEVICE_ONLY).time_s
+    assert run.time_s == pytest.approx(max(device, ranks * LAUNCH_PER_GPU_S), rel=1e-12)
+    assert run.record()["host_s"] == pytest.approx(ranks * LAUNCH_PER_GPU_S)
+    assert run.record()["gpus_per_thread"] == ranks
+    one = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
+                         options=AlgoOptions(extra={"gpus_per_thread": 1}))
+    assert one.time_s == pytest.approx(device)      # -g 1: one launch hides under the GPU
+
+
+def test_gpus_per_thread_must_be_a_count():
+    with pytest.raises(Exception, match="gpus_per_thread"):
+        run_collective("allreduce", "dgx-h100", "nccl", 8,
+                       options=AlgoOptions(extra={"gpus_per_thread": -1}))
+
+
+def test_host_launch_constant_is_the_least_squares_fit_of_the_floors():
+    """LAUNCH_PER_GPU_S is the least-squares fit (log error) of max(device, N h) over the
+    published -g N curves up to 16 MiB (benchmarks/fit_nccl_host.py): the squared error
+    grows 0.1 us either side of it."""
+    import math
+
+    from netsim.algorithms.nccl.harness import LAUNCH_PER_GPU_S
+
+    rows = []
+    for name, op, n in (("8gpu_allreduce_nccltests_voltagepark", "allreduce", 8),
+                        ("8gpu_allreduce_nccltests_together_1MiB_8GiB", "allreduce", 8),
+                        ("8gpu_allgather_nccltests_together", "allgather", 8),
+                        ("4gpu_allreduce_nccltests_waynehacking8", "allreduce", 4),
+                        ("4gpu_allgather_nccltests_waynehacking8", "allgather", 4)):
+        for row in read_measured(DATA / f"nvidia_h100_{name}.csv"):
+            if row["size_bytes"] <= 16 << 20:
+                device = run_collective(op, "dgx-h100", "nccl", row["size_bytes"], ranks=n,
+                                        options=DEVICE_ONLY).time_s
+                rows.append((n, device, row["time_s"]))
+
+    def cost(h):
+        return sum(math.log(max(d, n * h) / t) ** 2 for n, d, t in rows)
+
+    h = LAUNCH_PER_GPU_S
+    assert len(rows) == 86
+    assert cost(h) < cost(h - 0.1e-6) and cost(h) < cost(h + 0.1e-6)
+
+
+def test_nvls_is_cut_in_nccl_chunks():
+    """enqueue.cc: 128 KiB chunks, 64 / 32 / 16 KiB below 64 / 8 / 2 x channels x heads x
+    chunk; the pipeline depth is the loop count size / (channels x heads x chunk)."""
+    from netsim.algorithms.nccl.tuning import nvls_chunk_size, nvls_pipeline_depth
+
+    concurrent = 16 * 8                                   # H100: 16 channels x 8 heads
+    for size in (1 << 20, 2 << 20, 8 << 20, 64 << 20, 1 << 30, 4 << 30):
+        chunk = nvls_chunk_size(size, H100)
+        assert chunk in (16384, 32768, 65536, 131072)
+        bigger = 2 * chunk
+        limit = {32768: 2, 65536: 8, 131072: 64}.get(bigger)
+        assert chunk == 131072 or size < limit * concurrent * bigger
+        depth = nvls_pipeline_depth(size, H100)
+        assert (depth - 1) * concurrent * chunk < size <= depth * concurrent * chunk
+    size = 8 << 20
+    default = run_collective("allreduce", "dgx-h100", "nccl", size)
+    assert default.record()["nccl_algorithm"] == "nvls"
+    forced = run_collective("allreduce", "dgx-h100", "nccl", size,
+                            options=AlgoOptions(chunks=nvls_pipeline_depth(size, H100)))
+    assert default.time_s == forced.time_s

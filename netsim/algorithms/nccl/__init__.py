@@ -3,7 +3,9 @@
 :mod:`.tuning` holds NCCL's tuner (protocols LL/LL128/Simple, base and per-step latencies,
 bus bandwidths, channel counts; NVIDIA/nccl 2.30.7 ``src/graph/tuning.cc``);
 :mod:`.model` registers ``nccl`` for allreduce, allgather, reducescatter, broadcast and
-reduce: NCCL's choice, run through netsim's engine with the protocol's costs applied.
+reduce: NCCL's choice, run through netsim's engine with the protocol's costs applied;
+:mod:`.harness` holds nccl-tests' host side (one thread enqueuing every GPU of ``-g N``),
+which bounds the time per iteration at small sizes.
 
 >>> from netsim.algorithms.nccl import NcclView, choose
 >>> choose("allgather", NcclView(ranks=8, gpu_bw=370.8, nvls=True), 64 << 20).protocol

@@ -11,7 +11,10 @@ For a collective of S bytes the builder
    and applies the protocol: every send carries ``1 / efficiency`` bytes on the wire (LL
    moves 4 B of data per 8 B line, LL128 120 B per 128 B line), every message costs the
    protocol's per-step latency at the sender (``hwLat``) instead of the preset's alpha,
-   and every rank first spends the algorithm's base latency (``baseLat``).
+   and every rank first spends the algorithm's base latency (``baseLat``);
+4. runs, beside the collective, the host time nccl-tests spends enqueuing one iteration
+   (:mod:`.harness`: one thread drives every GPU, as in all published ``-g N`` curves), so
+   the time is the larger of the two, as nccl-tests measures it with back-to-back launches.
 
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
@@ -20,7 +23,12 @@ tuner's own prediction), which the collective runner copies into its records.
 
 Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
-is otherwise read from the preset's name (hopper when unknown).
+is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
+GPUs one host thread enqueues for (default: all ranks up to the GPUs of one host,
+:data:`GPUS_PER_HOST`, nccl-tests ``-g N``; 1 for one process per GPU, ``-g 1``; 0 for the
+device time alone). ``options.chunks`` above 1 sets
+the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
+(``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -35,17 +43,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import InputError
-from ...schedule import Schedule, ScheduleBuilder, sequential
+from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
-from ..registry import get_algorithm, register
+from ..registry import default_chunks, get_algorithm, register
+from .harness import host_time
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
-                     NcclView, candidates, protocol_efficiency)
+                     NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
-__all__ = ["nccl_view", "nccl_choice", "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET"]
+__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
+           "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
 GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
                       "dgx-b200": "blackwell", "gb200-nvl72": "blackwell"}
+#: GPUs one host drives, per preset: the most one nccl-tests thread can enqueue for (DGX:
+#: 8 GPUs per server; GB200 NVL72: 4 per compute tray, 2 GB200 superchips of 1 Grace and 2
+#: Blackwell each). Other topologies: every rank.
+GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200": 8,
+                 "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
 NETSIM_ALGORITHM = {
     "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork"},
@@ -55,14 +70,19 @@ NETSIM_ALGORITHM = {
     "reduce": {"ring": "chain"},
 }
 _US = 1e-6
+_MAX_NVLS_DEPTH = 64
+
+
+def _preset(options: AlgoOptions, table: dict):
+    name = getattr(options.topology, "name", "") or ""
+    return next((value for preset, value in table.items()
+                 if name == preset or name.startswith(preset + ",")), None)
 
 
 def _arch(options: AlgoOptions) -> str:
     arch = options.extra.get("gpu_arch")
     if arch is None:
-        name = getattr(options.topology, "name", "") or ""
-        arch = next((a for preset, a in GPU_ARCH_OF_PRESET.items()
-                     if name == preset or name.startswith(preset + ",")), "hopper")
+        arch = _preset(options, GPU_ARCH_OF_PRESET) or "hopper"
     if arch not in ARCHS:
         raise InputError(f"gpu_arch {arch!r} is not one of {', '.join(ARCHS)}")
     return arch
@@ -114,6 +134,18 @@ def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> C
     return min(allowed, key=lambda c: c.time_us)   # tuning.choose's rule, over `allowed`
 
 
+def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
+    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``; default the
+    ranks, at most the GPUs of one host: nccl-tests ``-g N``, how every published full
+    curve was run)."""
+    value = options.extra.get("gpus_per_thread")
+    if value is None:
+        return min(num_ranks, _preset(options, GPUS_PER_HOST) or num_ranks)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"gpus_per_thread must be an integer >= 0, got {value!r}")
+    return value
+
+
 def _why_not(op: str):
     def check(num_ranks: int, options: AlgoOptions) -> str | None:
         if options.topology is None:
@@ -127,14 +159,24 @@ def _why_not(op: str):
     return check
 
 
+def _depth(algorithm: str, size: float, view: NcclView, options: AlgoOptions) -> int:
+    """Pipeline chunks of a pipelined pick: the caller's ``chunks`` above 1; else NVLS as
+    NCCL cuts it (:func:`.tuning.nvls_pipeline_depth`, at most 64: deeper pipelines cost the
+    engine more and change the time by under 2%, from 1 GiB), tree netsim's default."""
+    if options.chunks is not None and options.chunks > 1:
+        return options.chunks
+    if algorithm == "nvls":
+        return min(_MAX_NVLS_DEPTH, nvls_pipeline_depth(size, view))
+    return default_chunks(size)
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
     inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
-    # 'nccl' is registered as pipelined, so options.chunks is the caller's or the pipelined
-    # default: pipelined algorithms (NVLS, tree) take it, the others their own default.
-    inner_options = replace(options, chunks=options.chunks if inner.pipelined else None)
+    inner_options = replace(options, chunks=_depth(choice.algorithm, size, view, options)
+                            if inner.pipelined else None)
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
@@ -147,6 +189,15 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
         for rank in range(num_ranks):
             prefix.compute(rank, base, tag="nccl-launch")
         schedule = replace(sequential(prefix.build(), schedule), meta=dict(schedule.meta))
+    threads = gpus_per_thread(num_ranks, options)
+    host = host_time(threads)
+    if host > 0:
+        # nccl-tests enqueues iterations back to back and divides the wall time by their
+        # number: an iteration lasts the longer of the GPUs' work and the host's enqueue,
+        # so the host runs beside the collective (a branch nothing waits for).
+        enqueue = ScheduleBuilder(num_ranks)
+        enqueue.compute(0, host, tag="nccl-tests-host")
+        schedule = replace(concurrent(schedule, enqueue.build()), meta=dict(schedule.meta))
     meta = dict(schedule.meta)
     meta["overhead"] = step
     # Sends keep their payload bytes (what the verifier checks); the runner multiplies them by
@@ -154,6 +205,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     meta["wire_factor"] = 1.0 / efficiency
     meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
                       "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
+                      "gpus_per_thread": threads, "host_s": host,
                       "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}
     return replace(schedule, meta=meta)
 
@@ -169,7 +221,7 @@ def _register(op: str) -> None:
     build.auto = False
     register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
              f"2.30.7), run by the engine with the protocol's efficiency and latencies",
-             check=_why_not(op), pipelined=True)(build)
+             check=_why_not(op))(build)
 
 
 for _op in NETSIM_ALGORITHM:

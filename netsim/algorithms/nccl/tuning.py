@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates", "choose",
            "ring_graph", "nvls_graph", "channels_for", "BASE_LATENCY_US", "HW_LATENCY_US",
-           "protocol_efficiency"]
+           "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms netsim models (PAT needs one GPU per node; CollNet a SHARP network).
@@ -70,8 +70,11 @@ _SPEEDS_INTRA = {
 }
 _MAX_CHANNELS = 32          # MAXCHANNELS / 2: rings a search may return before duplication
 _NVLS_MAX_ARITY = 32        # NCCL_MAX_NVLS_ARITY (device.h)
-#: NVLS channels at run time: enqueue.cc "NVLS should not need more than 16 channels".
-NVLS_CHANNELS = 16
+#: NVLS channels at run time (one node): transport/nvls.cc NVLS_NCHANNELS_SM90 (16) and
+#: NVLS_NCHANNELS_SM100_NVL (24); enqueue.cc launches ``comm->nvlsChannels`` of them.
+NVLS_CHANNELS = {"volta": 16, "ampere": 16, "hopper": 16, "blackwell": 24}
+#: NCCL_NVLS_CHUNKSIZE default (transport/nvls.cc), bytes.
+NVLS_CHUNK_SIZE = 128 * 1024
 
 # -- device.h / comm.h: threads per channel and bytes per thread before adding channels ----
 _MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
@@ -216,7 +219,7 @@ def channels_for(algorithm: str, protocol: str, size: float, view: NcclView) -> 
     12
     """
     if algorithm == "nvls":
-        return NVLS_CHANNELS
+        return NVLS_CHANNELS[view.arch]
     channels, _ = ring_graph(view)
     threads = _MAX_THREADS[protocol]
     threshold = _THREAD_THRESHOLD[protocol] * (view.ranks if (algorithm, protocol)
@@ -224,6 +227,34 @@ def channels_for(algorithm: str, protocol: str, size: float, view: NcclView) -> 
     while size < channels * threads * threshold and channels >= 2:
         channels -= 1
     return channels
+
+
+def nvls_chunk_size(size: float, view: NcclView) -> int:
+    """Bytes per NVLS chunk for a collective of ``size`` bytes (enqueue.cc, NVLS branch of
+    the chunk size: 128 KiB, halved to 64 / 32 / 16 KiB while the size is under 64 / 8 / 2
+    times channels x heads x chunk).
+
+    >>> nvls_chunk_size(8 << 20, NcclView(ranks=8, nvls=True)), nvls_chunk_size(1 << 30,
+    ...     NcclView(ranks=8, nvls=True))
+    (32768, 131072)
+    """
+    concurrent = NVLS_CHANNELS[view.arch] * nvls_graph(view)[0]
+    chunk = NVLS_CHUNK_SIZE
+    for factor, smaller in ((64, 65536), (8, 32768), (2, 16384)):
+        if size < factor * concurrent * chunk and chunk > smaller:
+            chunk = smaller
+    return chunk
+
+
+def nvls_pipeline_depth(size: float, view: NcclView) -> int:
+    """Chunks one NVLS channel moves one after another for its slice of one head (rank):
+    ``ceil(size / (channels x heads x chunk))``, NCCL's loop count (enqueue.cc).
+
+    >>> [nvls_pipeline_depth(s << 20, NcclView(ranks=8, nvls=True)) for s in (2, 8, 64, 1024)]
+    [1, 2, 8, 64]
+    """
+    concurrent = NVLS_CHANNELS[view.arch] * nvls_graph(view)[0]
+    return max(1, math.ceil(size / (concurrent * nvls_chunk_size(size, view))))
 
 
 def candidates(op: str, view: NcclView, size: float) -> list[Choice]:

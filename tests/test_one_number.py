@@ -32,7 +32,9 @@ def _records(doc):
 
 @pytest.mark.parametrize("topo, algo, size", [("dgx-h100", "ring", "1MiB"),
                                               ("t3000,links=1", "tt_ring", "4MiB"),
-                                              ("mesh:4x4", "auto", "64KiB")])
+                                              ("mesh:4x4", "auto", "64KiB"),
+                                              ("torus:4x4", "ring", "1MiB"),
+                                              ("torus:8x8", "bidir_ring", "32MiB")])
 def test_coll_compare_scenario_and_python_agree(topo, algo, size, capsys, tmp_path):
     python = run_collective("allreduce", topo, algo, size).time_s
     coll = _records(_json(capsys, "coll", "allreduce", "--topo", topo, "--algo", algo,

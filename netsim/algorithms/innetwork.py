@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from .options import AlgoOptions
+from .innetwork_planes import plane_classes
 from .plan import Plan, serial_computes
 from .registry import reason_from, register
 
@@ -55,10 +56,19 @@ switch_reason = reason_from(reducing_switches, "innetwork")
 
 
 def _plan(op: str, num_ranks: int, size: float, options: AlgoOptions):
+    """(plan, every plane's switch, the classes of planes to build: one plane each when
+    ``options.extra["planes"]`` asks for it and nothing is annotated, else None)."""
     switches = reducing_switches(num_ranks, options)
+    classes = None
+    if options.extra.get("planes") and options.extra.get("annotate") is False:
+        classes = plane_classes(options.node_of_rank(num_ranks), options.topology, switches)
+        if len(classes) == len(switches):       # no two planes alike: nothing to save
+            classes = None
+    built = len(switches) if classes is None else len(classes)
+    # Pieces are those of every plane (bytes per piece do not depend on what is built).
     plan = Plan(op, num_ranks, size, num_ranks * len(switches) * options.chunks, options,
-                extra_ranks=len(switches))
-    return plan, switches
+                extra_ranks=built)
+    return plan, switches, classes
 
 
 class _Streams:
@@ -89,7 +99,8 @@ def _one_link_each(num_ranks: int, options: AlgoOptions, switches: list[int]) ->
 
 
 def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOptions,
-                      streams: _Streams, together: bool = False) -> np.ndarray:
+                      streams: _Streams, together: bool = False, *, P: int,
+                      rank: int) -> np.ndarray:
     """Chunk j of plane s, phase 1; returns (n,): when rank c holds its piece reduced.
 
     ``together``: a rank's n copies to the switch leave together (their previous chunks
@@ -109,11 +120,11 @@ def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOption
         copies = np.broadcast_to(plan.barriers(up[None, :]), (n, 1))
     rate = options.topology.node_attrs[node].get("reduce_bandwidth")
     if rate:
-        copies = _serial_reductions(plan, n + s, copies, plan.piece_bytes / float(rate),
+        copies = _serial_reductions(plan, rank, copies, plan.piece_bytes / float(rate),
                                     streams.after(f"alu{s}", ()))
         streams.record(f"alu{s}", copies[-1])
     return streams.record(f"down{s}", plan.sends(
-        n + s, ranks, pieces=((ranks * P + s) * C + j)[:, None],
+        rank, ranks, pieces=((ranks * P + s) * C + j)[:, None],
         deps=[copies, streams.after(f"down{s}", n)]))
 
 
@@ -125,32 +136,51 @@ def _serial_reductions(plan: Plan, switch: int, copies: np.ndarray, seconds: flo
 
 
 def _multicast(plan: Plan, s: int, j: int, ready: np.ndarray | None, C: int,
-               streams: _Streams) -> None:
-    """Chunk j of plane s, phase 2: rank c stores its piece on the switch, which sends it
-    to every rank."""
-    n, P = plan.n, plan.total_ranks - plan.n
+               streams: _Streams, *, P: int, rank: int) -> None:
+    """Chunk j of plane s (of ``P``; the switch is ``rank``), phase 2: rank c stores its
+    piece on the switch, which sends it to every rank."""
+    n = plan.n
     ranks = np.arange(n, dtype=np.int64)
     piece = (ranks * P + s) * C + j
     stored = streams.record(f"store{s}", plan.sends(
-        ranks, n + s, pieces=piece[:, None], deps=[ready, streams.after(f"store{s}", n)]))
+        ranks, rank, pieces=piece[:, None], deps=[ready, streams.after(f"store{s}", n)]))
     streams.record(f"cast{s}", plan.sends(
-        n + s, np.tile(ranks, n), pieces=np.repeat(piece, n)[:, None],
+        rank, np.tile(ranks, n), pieces=np.repeat(piece, n)[:, None],
         deps=[np.repeat(stored, n), streams.after(f"cast{s}", n * n)]))
 
 
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce: bool,
            gather: bool):
-    """Chunk by chunk (options.chunks), plane by plane: the chunks pipeline through."""
-    plan, switches = _plan(op, num_ranks, size, options)
+    """Chunk by chunk (options.chunks), plane by plane: the chunks pipeline through.
+
+    With ``options.extra["planes"]`` (and no annotation) only the first plane of every
+    class of alike planes (:func:`.innetwork_planes.plane_classes`) is built, as its own
+    switch rank; ``meta["planes"]`` then says how the full build lays out its ops, for
+    :func:`.innetwork_planes.plane_map` (the runner checks, simulates these planes and
+    expands the result to every plane).
+    """
+    plan, switches, classes = _plan(op, num_ranks, size, options)
+    built = list(range(len(switches))) if classes is None else [c[0] for c in classes]
     streams = _Streams()
     together = reduce and _one_link_each(num_ranks, options, switches)
+    group = [0] * len(built)                    # ops of one plane and chunk, per class
     for j in range(options.chunks):
-        for s, node in enumerate(switches):
-            ready = (_reduce_at_switch(plan, s, node, j, options, streams, together)
-                     if reduce else None)
+        for k, s in enumerate(built):
+            start, rank = len(plan), num_ranks + k
+            ready = (_reduce_at_switch(plan, s, switches[s], j, options, streams, together,
+                                       P=len(switches), rank=rank) if reduce else None)
             if gather:
-                _multicast(plan, s, j, ready, options.chunks, streams)
-    return replace(plan.build(), extra_nodes=tuple(int(node) for node in switches))
+                _multicast(plan, s, j, ready, options.chunks, streams, P=len(switches),
+                           rank=rank)
+            group[k] = len(plan) - start
+    schedule = plan.build()
+    meta = schedule.meta
+    if classes is not None:
+        meta = {**meta, "planes": {"switches": tuple(switches), "chunks": options.chunks,
+                                   "classes": tuple(tuple(c) for c in classes),
+                                   "group": tuple(group), "kinds": schedule.kind}}
+    return replace(schedule, meta=meta,
+                   extra_nodes=tuple(int(switches[s]) for s in built))
 
 
 @register("allreduce", "innetwork", "NVLS/SHARP: switches reduce (ld_reduce) and multicast "

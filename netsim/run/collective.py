@@ -164,6 +164,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
               packet=None, tolerance: float = 0.0) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
+    from ..algorithms.innetwork_planes import expand_result, plane_map
+
     if "annotate" not in options.extra:     # what each send carries: only verify and export
         options = replace(options, extra={**options.extra, "annotate": False})  # read it
     result = _simulate_blocks(algo, topology, size, nodes, options, alpha, router, progress,
@@ -171,10 +173,18 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     if result is not None:
         return result
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)
-    schedule = algo.build(nodes.size, size, options)
+    # Alike, independent in-network planes are built and simulated once per class (exact;
+    # checked below) unless a fault or the packet model may treat them differently.
+    one_plane = not faults and model == "fluid" and "planes" not in options.extra
+    schedule = algo.build(nodes.size, size, replace(
+        options, extra={**options.extra, "planes": True}) if one_plane else options)
+    machine = fabric_topology(topology, schedule)
+    planes = plane_map(machine, schedule, nodes, router) if one_plane else None
+    if one_plane and planes is None and "planes" in schedule.meta:    # not alike: all of them
+        schedule = algo.build(nodes.size, size, options)
+        machine = fabric_topology(topology, schedule)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    machine = fabric_topology(topology, schedule)
     _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
                  placement, router)
     if used is not None:
@@ -185,6 +195,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     result = simulate_model(machine, schedule, placement, router=router,
                             overhead=schedule.meta.get("overhead", alpha), progress=progress,
                             faults=faults, model=model, packet=packet, tolerance=tolerance)
+    result = result if planes is None else expand_result(result, planes, nodes)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
 

@@ -1,0 +1,244 @@
+"""In-network reduction one plane per class: build and simulate each kind of plane once.
+
+The planes of :mod:`.innetwork` (one reducing switch each) are independent: every op of
+plane s involves switch s only, its streams chain its own ops, and its sends cross only
+the links between the ranks and switch s. Planes whose switches have the same reduction
+rate and whose links have the same capacities and latencies, rank by rank, are isomorphic:
+the same ops on the same kind of links, so max-min gives them the same rates at every
+moment and the same op times. Simulating one plane per class (with the bytes a plane
+carries) then gives every plane's times, and each link of another plane of the class
+carries what the corresponding link of the simulated plane carries.
+
+* :func:`plane_classes` groups the planes by what the topology says of them (the builder
+  asks for it with ``options.extra["planes"]``);
+* :func:`plane_map` checks at run time, by routing every (rank, switch) pair of every plane,
+  that the routes of a plane map link by link onto those of its class's simulated plane
+  (same sub-flows, fractions, capacities, latencies) and that no two planes share a link;
+  None when they do not (the caller then builds every plane);
+* :func:`expand_result` turns the run of the simulated planes into the result of the
+  whole schedule: per-op times of every plane's ops in the full build's op order, per-link
+  loads of every plane's links, the full flow count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..schedule import SEND
+
+__all__ = ["PlaneMap", "plane_classes", "plane_map", "expand_result"]
+
+
+def _rate(topo, node: int):
+    """A switch's reduction rate (bytes/s) or None, as the builder reads it."""
+    rate = topo.node_attrs[node].get("reduce_bandwidth")
+    return float(rate) if rate else None
+
+
+def plane_classes(nodes: np.ndarray, topo, switches: list[int]) -> list[list[int]]:
+    """Plane indices (into ``switches``) grouped by reduction rate and, rank by rank, the
+    (capacity, latency) of the links between the rank's node and the switch, both ways;
+    classes ordered by their first plane, planes ascending.
+
+    >>> from netsim.topology import parse_topology
+    >>> topo = parse_topology("dgx-h100")      # 4 NVSwitches cabled 5/4/4/5 per GPU
+    >>> switches = [int(v) for v in np.flatnonzero(topo.is_switch)]
+    >>> plane_classes(topo.first_endpoints(8), topo, switches)
+    [[0, 3], [1, 2]]
+    """
+    nodes = np.asarray(nodes, dtype=np.int64)
+    src, dst = topo.link_src, topo.link_dst
+    groups: dict[tuple, list[int]] = {}
+    for s, switch in enumerate(switches):
+        key: list = [_rate(topo, switch), topo.can_reduce(switch)]
+        for node in nodes.tolist():
+            for links in (np.flatnonzero((src == node) & (dst == switch)),
+                          np.flatnonzero((src == switch) & (dst == node))):
+                key.append(tuple(sorted(zip(topo.bandwidth[links].tolist(),
+                                            topo.latency[links].tolist()))))
+        groups.setdefault(tuple(key), []).append(s)
+    return sorted(groups.values())
+
+
+@dataclass(frozen=True)
+class PlaneMap:
+    """How the run of one plane per class expands to every plane (see :func:`plane_map`).
+
+    ``links[k]``: (members of class k, links of its simulated plane) link ids, row i the
+    links of member i that correspond to row 0's; ``flows[k]``: sub-flows of one plane of
+    class k; ``gather``: for every op of the full schedule, the op of the simulated one
+    whose times it has; ``switches``: every plane's switch node, in plane order.
+    """
+
+    links: tuple[np.ndarray, ...]
+    flows: tuple[int, ...]
+    gather: np.ndarray
+    switches: tuple[int, ...]
+    classes: tuple[tuple[int, ...], ...]
+
+
+def _plane_block(schedule, planes: dict) -> int | None:
+    """Where the planes' ops start in ``schedule`` (a wrapper such as nccl may put shared
+    ops without sends before and after them), or None if they are not found whole."""
+    kinds = np.asarray(planes["kinds"])
+    count = kinds.size
+    kind = schedule.kind
+    for offset in range(schedule.num_ops - count + 1):
+        if np.array_equal(kind[offset:offset + count], kinds):
+            outside = np.concatenate([kind[:offset], kind[offset + count:]])
+            return offset if not (outside == SEND).any() else None
+    return None
+
+
+def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | None:
+    """Check that the planes of ``schedule.meta["planes"]`` (one simulated per class) are
+    isomorphic and share no link on ``machine`` under ``router``; return the map from the
+    simulated planes to every plane, or None (build every plane) when they are not.
+
+    Routes are compared pair by pair, so the router must route by (source, destination)
+    alone (``router.pair_only``: spray, not a hash of the flow id).
+    """
+    from ..routing import default_router, route
+
+    planes = schedule.meta.get("planes")
+    router = default_router(machine) if router is None else router
+    if planes is None or schedule.paths or not getattr(router, "pair_only", False):
+        return None
+    offset = _plane_block(schedule, planes)
+    if offset is None:
+        return None
+    n, switches = int(nodes.size), [int(v) for v in planes["switches"]]
+    classes = [list(c) for c in planes["classes"]]
+    if tuple(schedule.extra_nodes) != tuple(switches[c[0]] for c in classes):
+        return None
+    for members in classes:         # the builder grouped by these; the machine may differ
+        if len({(_rate(machine, switches[s]), machine.can_reduce(switches[s]))
+                for s in members}) > 1:
+            return None
+    sends = np.flatnonzero(schedule.kind == SEND)
+    src, dst = schedule.src[sends], schedule.dst[sends]
+    up = dst >= n                   # rank -> switch; else switch -> rank
+    if ((src >= n) == up).any():    # a send between two ranks or two switches
+        return None
+    rank, k = np.where(up, src, dst), np.where(up, dst, src) - n
+    key = (up * len(classes) + k) * n + rank
+    pairs, per_pair = np.unique(key, return_counts=True)
+    p_rank, p_k, p_up = pairs % n, (pairs // n) % len(classes), pairs // (n * len(classes))
+    # Every pair of every class, for every member plane of that class.
+    req_pair, req_plane = [], []
+    for c, members in enumerate(classes):
+        mine = np.flatnonzero(p_k == c)
+        for s in members:
+            req_pair.append(mine)
+            req_plane.append(np.full(mine.size, s))
+    req_pair, req_plane = np.concatenate(req_pair), np.concatenate(req_plane)
+    switch_node = np.asarray(switches, dtype=np.int64)[req_plane]
+    rank_node = np.asarray(nodes, dtype=np.int64)[p_rank[req_pair]]
+    going_up = p_up[req_pair].astype(bool)
+    routes = route(machine, np.where(going_up, rank_node, switch_node),
+                   np.where(going_up, switch_node, rank_node), router=router)
+    subs = np.diff(routes.sub_ptr)
+    lengths = np.diff(routes.path_ptr)
+    links_out, flows, seen = [], [], 0
+    at = 0
+    for c, members in enumerate(classes):
+        mine = int((p_k == c).sum())
+        rows = [np.arange(at + i * mine, at + (i + 1) * mine) for i in range(len(members))]
+        at += mine * len(members)
+        per_plane = [_plane_routes(routes, r, subs, lengths) for r in rows]
+        first = per_plane[0]
+        for other in per_plane[1:]:
+            if not _same_shape(machine, first, other):
+                return None
+        table = np.stack([p[3] for p in per_plane])             # members x incidences
+        a, first_at = np.unique(table[0], return_index=True)
+        table = table[:, first_at]                              # one column per link
+        # Consistent: the same simulated link always maps to the same member link.
+        for i in range(1, len(members)):
+            if np.unique(np.stack([per_plane[0][3], per_plane[i][3]]), axis=1).shape[1] \
+                    != a.size:
+                return None
+        links_out.append(table)
+        seen += table.size
+        flows.append(int((subs[rows[0]] * per_pair[p_k == c]).sum()))
+    every = np.concatenate([t.ravel() for t in links_out])
+    if np.unique(every).size != seen:        # two planes share a link (or map twice)
+        return None
+    gather = _gather(schedule.num_ops, offset, planes, classes)
+    return PlaneMap(tuple(links_out), tuple(flows), gather, tuple(switches),
+                    tuple(tuple(c) for c in classes))
+
+
+def _plane_routes(routes, rows: np.ndarray, subs: np.ndarray, lengths: np.ndarray):
+    """(sub-flows per request, fractions, path lengths, links) of requests ``rows``."""
+    sub_rows = np.concatenate([np.arange(routes.sub_ptr[r], routes.sub_ptr[r + 1])
+                               for r in rows.tolist()]) if rows.size else np.zeros(0, int)
+    links = np.concatenate([routes.path_links[routes.path_ptr[s]:routes.path_ptr[s + 1]]
+                            for s in sub_rows.tolist()]) if sub_rows.size else np.zeros(0, int)
+    return subs[rows], routes.sub_frac[sub_rows], lengths[sub_rows], np.asarray(links)
+
+
+def _same_shape(machine, a, b) -> bool:
+    """Same sub-flows, fractions and path lengths, link by link the same capacity and
+    latency."""
+    return (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+            and np.array_equal(a[2], b[2])
+            and np.array_equal(machine.bandwidth[a[3]], machine.bandwidth[b[3]])
+            and np.array_equal(machine.latency[a[3]], machine.latency[b[3]]))
+
+
+def _gather(num_ops: int, offset: int, planes: dict, classes: list[list[int]]) -> np.ndarray:
+    """For every op of the full build, the op of the built schedule with its times.
+
+    Both builds go chunk by chunk, plane by plane (:func:`.innetwork._build`): chunk j of
+    the built one holds the simulated planes' ops (class k: ``group[k]`` ops), chunk j of
+    the full one every plane's. Ops outside the planes (before ``offset`` and after) are
+    shared and kept once.
+    """
+    group = np.asarray(planes["group"], dtype=np.int64)       # ops of one plane, per class
+    chunks = int(planes["chunks"])
+    of_plane = np.empty(sum(len(c) for c in classes), dtype=np.int64)
+    for c, members in enumerate(classes):
+        of_plane[members] = c
+    built = int(group.sum())                                  # ops per chunk, built
+    built_at = np.concatenate([[0], np.cumsum(group)[:-1]])
+    parts = []
+    for s, c in enumerate(of_plane.tolist()):
+        ids = (np.arange(chunks, dtype=np.int64)[:, None] * built + built_at[c]
+               + np.arange(group[c], dtype=np.int64)[None, :])
+        parts.append(ids)
+    # full order: chunk-major, plane by plane inside a chunk
+    inner = np.concatenate(parts, axis=1).ravel() if parts else np.zeros(0, np.int64)
+    tail = num_ops - offset - chunks * built
+    return np.concatenate([np.arange(offset, dtype=np.int64), inner + offset,
+                           np.arange(tail, dtype=np.int64) + offset + chunks * built])
+
+
+def expand_result(result, pm: PlaneMap, nodes: np.ndarray):
+    """The result of the full schedule from the run of one plane per class (``pm`` from
+    :func:`plane_map`): per-op arrays in the full build's op order, every plane's links
+    loaded as its class's simulated plane, the full sub-flow count."""
+    link_bytes, busy = result.link_bytes.copy(), result.link_busy.copy()
+    peak = result.link_peak_flows.copy()
+    flows = int(result.num_flows)
+    for table, one in zip(pm.links, pm.flows):
+        for arr in (link_bytes, busy, peak):
+            arr[table[1:]] = arr[table[0]][None, :]
+        flows += (table.shape[0] - 1) * one
+    g = pm.gather
+
+    def per_op(values):
+        return None if values is None else np.asarray(values)[g]
+
+    meta = {**result.meta, "planes": {"planes": len(pm.switches),
+                                      "simulated": len(pm.classes)}}
+    return replace(result, op_release=per_op(result.op_release),
+                   op_start=per_op(result.op_start), op_finish=per_op(result.op_finish),
+                   op_tags=per_op(result.op_tags),
+                   op_ids=None if result.op_ids is None else tuple(range(g.size)),
+                   link_bytes=link_bytes, link_busy=busy, link_peak_flows=peak,
+                   num_flows=flows, meta=meta,
+                   placement=np.concatenate([np.asarray(nodes, np.int64),
+                                             np.asarray(pm.switches, np.int64)]))

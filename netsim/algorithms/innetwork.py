@@ -108,12 +108,13 @@ def _reduce_at_switch(plan: Plan, s: int, node: int, j: int, options: AlgoOption
     they drain at one rate and finish together; then "the n copies of piece c have
     arrived" is "every copy has arrived", one barrier. Same times, and the copies of
     different owners become alike (the engine's symmetry classes merge them).
+    ``P`` is the number of planes, ``rank`` the switch's rank in the schedule.
     """
-    n, P, C = plan.n, plan.total_ranks - plan.n, options.chunks
+    n, C = plan.n, options.chunks
     ranks = np.arange(n, dtype=np.int64)
     src, owner = np.repeat(ranks, n), np.tile(ranks, n)
     up = streams.record(f"up{s}", plan.sends(
-        src, n + s, pieces=(((owner * P + s) * C + j))[:, None],
+        src, rank, pieces=(((owner * P + s) * C + j))[:, None],
         deps=streams.after(f"up{s}", n * n)))
     copies = up.reshape(n, n).T                     # row c: the n copies of c's piece
     if together:

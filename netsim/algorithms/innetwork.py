@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from .options import AlgoOptions
-from .innetwork_planes import plane_classes
+from .innetwork_planes import built_planes, plane_classes
 from .plan import Plan, serial_computes
 from .registry import reason_from, register
 
@@ -56,15 +56,16 @@ switch_reason = reason_from(reducing_switches, "innetwork")
 
 
 def _plan(op: str, num_ranks: int, size: float, options: AlgoOptions):
-    """(plan, every plane's switch, the classes of planes to build: one plane each when
-    ``options.extra["planes"]`` asks for it and nothing is annotated, else None)."""
+    """(plan, every plane's switch, the classes of alike planes, of which only
+    :func:`.innetwork_planes.built_planes` are built, when ``options.extra["planes"]`` asks
+    for it and nothing is annotated, else None)."""
     switches = reducing_switches(num_ranks, options)
     classes = None
     if options.extra.get("planes") and options.extra.get("annotate") is False:
         classes = plane_classes(options.node_of_rank(num_ranks), options.topology, switches)
-        if len(classes) == len(switches):       # no two planes alike: nothing to save
+        if len(built_planes(classes)) == len(switches):    # every plane built: no saving
             classes = None
-    built = len(switches) if classes is None else len(classes)
+    built = len(switches) if classes is None else len(built_planes(classes))
     # Pieces are those of every plane (bytes per piece do not depend on what is built).
     plan = Plan(op, num_ranks, size, num_ranks * len(switches) * options.chunks, options,
                 extra_ranks=built)
@@ -154,17 +155,17 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
            gather: bool):
     """Chunk by chunk (options.chunks), plane by plane: the chunks pipeline through.
 
-    With ``options.extra["planes"]`` (and no annotation) only the first plane of every
-    class of alike planes (:func:`.innetwork_planes.plane_classes`) is built, as its own
-    switch rank; ``meta["planes"]`` then says how the full build lays out its ops, for
+    With ``options.extra["planes"]`` (and no annotation) only the first planes of every
+    class of alike planes (:func:`.innetwork_planes.built_planes`) are built, each as its
+    own switch rank; ``meta["planes"]`` then says how the full build lays out its ops, for
     :func:`.innetwork_planes.plane_map` (the runner checks, simulates these planes and
     expands the result to every plane).
     """
     plan, switches, classes = _plan(op, num_ranks, size, options)
-    built = list(range(len(switches))) if classes is None else [c[0] for c in classes]
+    built = list(range(len(switches))) if classes is None else built_planes(classes)
     streams = _Streams()
     together = reduce and _one_link_each(num_ranks, options, switches)
-    group = [0] * len(built)                    # ops of one plane and chunk, per class
+    group = [0] * len(built)                    # ops of one plane and chunk, per built one
     for j in range(options.chunks):
         for k, s in enumerate(built):
             start, rank = len(plan), num_ranks + k

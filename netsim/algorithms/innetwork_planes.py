@@ -9,8 +9,9 @@ moment and the same op times. Simulating one plane per class (with the bytes a p
 carries) then gives every plane's times, and each link of another plane of the class
 carries what the corresponding link of the simulated plane carries.
 
-* :func:`plane_classes` groups the planes by what the topology says of them (the builder
-  asks for it with ``options.extra["planes"]``);
+* :func:`plane_classes` groups the planes by what the topology says of them, and the
+  builder builds :func:`built_planes` of them (two per class, for the engine's symmetry
+  search) when ``options.extra["planes"]`` asks for it;
 * :func:`plane_map` checks at run time, by routing every (rank, switch) pair of every plane,
   that the routes of a plane map link by link onto those of its class's simulated plane
   (same sub-flows, fractions, capacities, latencies) and that no two planes share a link;
@@ -62,18 +63,37 @@ def plane_classes(nodes: np.ndarray, topo, switches: list[int]) -> list[list[int
     return sorted(groups.values())
 
 
+#: Planes built per class: two, not one, so that the engine's symmetry search, which gives
+#: up when its classes are more than half the flows (engine.symmetry.MAX_CLASS_SHARE),
+#: still finds the classes inside a plane (they merge the two copies): one NVLS plane alone
+#: has as many classes as half its flows, and without them the engine solves every flow
+#: (GB200 NVL72, 4 GB: 164 s against about 60 s).
+COPIES = 2
+
+
+def built_planes(classes: list[list[int]]) -> list[int]:
+    """The planes to build: the first :data:`COPIES` of every class, ascending.
+
+    >>> built_planes([[0, 3], [1, 2, 4, 5], [6]])
+    [0, 1, 2, 3, 6]
+    """
+    return sorted(s for members in classes for s in members[:COPIES])
+
+
 @dataclass(frozen=True)
 class PlaneMap:
     """How the run of one plane per class expands to every plane (see :func:`plane_map`).
 
-    ``links[k]``: (members of class k, links of its simulated plane) link ids, row i the
+    ``links[k]``: (members of class k, links of its first plane) link ids, row i the
     links of member i that correspond to row 0's; ``flows[k]``: sub-flows of one plane of
-    class k; ``gather``: for every op of the full schedule, the op of the simulated one
-    whose times it has; ``switches``: every plane's switch node, in plane order.
+    class k; ``built[k]``: how many planes of class k were simulated; ``gather``: for
+    every op of the full schedule, the op of the simulated one whose times it has;
+    ``switches``: every plane's switch node, in plane order.
     """
 
     links: tuple[np.ndarray, ...]
     flows: tuple[int, ...]
+    built: tuple[int, ...]
     gather: np.ndarray
     switches: tuple[int, ...]
     classes: tuple[tuple[int, ...], ...]
@@ -93,7 +113,7 @@ def _plane_block(schedule, planes: dict) -> int | None:
 
 
 def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | None:
-    """Check that the planes of ``schedule.meta["planes"]`` (one simulated per class) are
+    """Check that the planes of ``schedule.meta["planes"]`` (some built per class) are
     isomorphic and share no link on ``machine`` under ``router``; return the map from the
     simulated planes to every plane, or None (build every plane) when they are not.
 
@@ -111,19 +131,26 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
         return None
     n, switches = int(nodes.size), [int(v) for v in planes["switches"]]
     classes = [list(c) for c in planes["classes"]]
-    if tuple(schedule.extra_nodes) != tuple(switches[c[0]] for c in classes):
+    built = built_planes(classes)
+    if tuple(schedule.extra_nodes) != tuple(switches[s] for s in built):
         return None
     for members in classes:         # the builder grouped by these; the machine may differ
         if len({(_rate(machine, switches[s]), machine.can_reduce(switches[s]))
                 for s in members}) > 1:
             return None
+    # The switch rank of every class's first plane (the one compared with its members).
+    first = {n + built.index(members[0]): c for c, members in enumerate(classes)}
     sends = np.flatnonzero(schedule.kind == SEND)
     src, dst = schedule.src[sends], schedule.dst[sends]
     up = dst >= n                   # rank -> switch; else switch -> rank
     if ((src >= n) == up).any():    # a send between two ranks or two switches
         return None
-    rank, k = np.where(up, src, dst), np.where(up, dst, src) - n
-    key = (up * len(classes) + k) * n + rank
+    rank, switch = np.where(up, src, dst), np.where(up, dst, src)
+    of_class = np.full(n + len(built), -1, dtype=np.int64)
+    of_class[list(first)] = list(first.values())
+    k = of_class[switch]
+    keep = k >= 0                   # sends of the first plane of a class
+    key = (up[keep] * len(classes) + k[keep]) * n + rank[keep]
     pairs, per_pair = np.unique(key, return_counts=True)
     p_rank, p_k, p_up = pairs % n, (pairs // n) % len(classes), pairs // (n * len(classes))
     # Every pair of every class, for every member plane of that class.
@@ -166,9 +193,10 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     every = np.concatenate([t.ravel() for t in links_out])
     if np.unique(every).size != seen:        # two planes share a link (or map twice)
         return None
-    gather = _gather(schedule.num_ops, offset, planes, classes)
-    return PlaneMap(tuple(links_out), tuple(flows), gather, tuple(switches),
-                    tuple(tuple(c) for c in classes))
+    gather = _gather(schedule.num_ops, offset, planes, classes, built)
+    return PlaneMap(tuple(links_out), tuple(flows),
+                    tuple(len([s for s in c if s in built]) for c in classes), gather,
+                    tuple(switches), tuple(tuple(c) for c in classes))
 
 
 def _plane_routes(routes, rows: np.ndarray, subs: np.ndarray, lengths: np.ndarray):
@@ -189,51 +217,51 @@ def _same_shape(machine, a, b) -> bool:
             and np.array_equal(machine.latency[a[3]], machine.latency[b[3]]))
 
 
-def _gather(num_ops: int, offset: int, planes: dict, classes: list[list[int]]) -> np.ndarray:
+def _gather(num_ops: int, offset: int, planes: dict, classes: list[list[int]],
+            built: list[int]) -> np.ndarray:
     """For every op of the full build, the op of the built schedule with its times.
 
     Both builds go chunk by chunk, plane by plane (:func:`.innetwork._build`): chunk j of
-    the built one holds the simulated planes' ops (class k: ``group[k]`` ops), chunk j of
-    the full one every plane's. Ops outside the planes (before ``offset`` and after) are
-    shared and kept once.
+    the built one holds the built planes' ops (plane ``built[i]``: ``group[i]`` ops), chunk
+    j of the full one every plane's; a plane not built has the times of the first plane of
+    its class. Ops outside the planes (before ``offset`` and after) are shared, kept once.
     """
-    group = np.asarray(planes["group"], dtype=np.int64)       # ops of one plane, per class
+    group = np.asarray(planes["group"], dtype=np.int64)       # ops of one plane, per built
     chunks = int(planes["chunks"])
-    of_plane = np.empty(sum(len(c) for c in classes), dtype=np.int64)
-    for c, members in enumerate(classes):
-        of_plane[members] = c
-    built = int(group.sum())                                  # ops per chunk, built
+    source = np.empty(sum(len(c) for c in classes), dtype=np.int64)   # plane -> built index
+    for members in classes:
+        source[members] = built.index(members[0])
+    for i, s in enumerate(built):
+        source[s] = i
+    per_chunk = int(group.sum())                              # ops per chunk, built
     built_at = np.concatenate([[0], np.cumsum(group)[:-1]])
-    parts = []
-    for s, c in enumerate(of_plane.tolist()):
-        ids = (np.arange(chunks, dtype=np.int64)[:, None] * built + built_at[c]
-               + np.arange(group[c], dtype=np.int64)[None, :])
-        parts.append(ids)
-    # full order: chunk-major, plane by plane inside a chunk
+    parts = [np.arange(chunks, dtype=np.int64)[:, None] * per_chunk + built_at[i]
+             + np.arange(group[i], dtype=np.int64)[None, :] for i in source.tolist()]
+    # the full order: chunk by chunk, plane by plane inside a chunk
     inner = np.concatenate(parts, axis=1).ravel() if parts else np.zeros(0, np.int64)
-    tail = num_ops - offset - chunks * built
+    tail = num_ops - offset - chunks * per_chunk
     return np.concatenate([np.arange(offset, dtype=np.int64), inner + offset,
-                           np.arange(tail, dtype=np.int64) + offset + chunks * built])
+                           np.arange(tail, dtype=np.int64) + offset + chunks * per_chunk])
 
 
 def expand_result(result, pm: PlaneMap, nodes: np.ndarray):
-    """The result of the full schedule from the run of one plane per class (``pm`` from
+    """The result of the full schedule from the run of a few planes per class (``pm`` from
     :func:`plane_map`): per-op arrays in the full build's op order, every plane's links
     loaded as its class's simulated plane, the full sub-flow count."""
     link_bytes, busy = result.link_bytes.copy(), result.link_busy.copy()
     peak = result.link_peak_flows.copy()
     flows = int(result.num_flows)
-    for table, one in zip(pm.links, pm.flows):
+    for table, one, built in zip(pm.links, pm.flows, pm.built):
         for arr in (link_bytes, busy, peak):
             arr[table[1:]] = arr[table[0]][None, :]
-        flows += (table.shape[0] - 1) * one
+        flows += (table.shape[0] - built) * one
     g = pm.gather
 
     def per_op(values):
         return None if values is None else np.asarray(values)[g]
 
     meta = {**result.meta, "planes": {"planes": len(pm.switches),
-                                      "simulated": len(pm.classes)}}
+                                      "simulated": int(sum(pm.built))}}
     return replace(result, op_release=per_op(result.op_release),
                    op_start=per_op(result.op_start), op_finish=per_op(result.op_finish),
                    op_tags=per_op(result.op_tags),

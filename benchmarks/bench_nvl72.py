@@ -40,26 +40,37 @@ import time
 from dataclasses import replace
 
 
-def one_case(size: float, engine: bool = True) -> dict:
+def one_case(size: float, engine: bool = True, planes: bool = True) -> dict:
     """Run innetwork all-reduce of ``size`` bytes in this process; return its figures
-    (without ``engine``, only the build and routing ones)."""
+    (without ``engine``, only the build and routing ones). ``planes``: build two of the
+    18 alike planes, check them (``check_s``: netsim.algorithms.innetwork_planes.plane_map)
+    and expand the result to all 18 (``expand_s``), as ``netsim coll`` does; else all 18."""
     import numpy as np
 
     from netsim.algorithms import AlgoOptions, build_schedule
-    from netsim.engine import route_schedule
+    from netsim.algorithms.innetwork_planes import expand_result, plane_map
+    from netsim.engine import execute, route_schedule
+    from netsim.engine.symmetry import find_classes
     from netsim.topology import parse_topology
-    from engine_stages import timed_engine
     from netsim.topology.calibration import calibrated_alpha, calibrated_gamma
 
     topo = parse_topology("gb200-nvl72")
     nodes = topo.first_endpoints(topo.num_endpoints)
     options = AlgoOptions(topology=topo, placement=nodes, gamma=calibrated_gamma(topo),
-                          extra={"annotate": False})
-    out: dict = {"size": size}
+                          extra={"annotate": False, "planes": planes})
+    out: dict = {"size": size, "planes": planes}
     t = time.perf_counter()
     schedule = build_schedule("allreduce", "innetwork", nodes.size, size, options)
     out["build_s"] = time.perf_counter() - t
     out["ops"], out["sends"] = schedule.num_ops, schedule.num_sends
+    out["built"] = len(schedule.extra_nodes)
+    pm = None
+    if planes:
+        t = time.perf_counter()
+        pm = plane_map(topo, schedule, nodes)
+        out["check_s"] = time.perf_counter() - t
+        if pm is None:
+            raise SystemExit("the planes were not found alike")
     placement = np.concatenate([nodes, np.asarray(schedule.extra_nodes, np.int64)])
     t = time.perf_counter()
     routes = route_schedule(topo, schedule, placement)
@@ -68,7 +79,20 @@ def one_case(size: float, engine: bool = True) -> dict:
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if not engine:
         return out
-    out.update(timed_engine(topo, schedule, routes, overhead=calibrated_alpha(topo)))
+    t = time.perf_counter()
+    classes = find_classes(schedule, routes, topo.bandwidth)
+    out["symmetry_s"] = time.perf_counter() - t
+    out["classes"] = None if classes is None else int(classes.sub.max()) + 1
+    del classes
+    t = time.perf_counter()
+    result = execute(topo, schedule, routes, overhead=calibrated_alpha(topo))
+    out["engine_s"] = time.perf_counter() - t
+    if pm is not None:
+        t = time.perf_counter()
+        result = expand_result(result, pm, nodes)
+        out["expand_s"] = time.perf_counter() - t
+    out.update(events=int(result.events), makespan_s=float(result.makespan),
+               all_flows=int(result.num_flows))
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return out
 
@@ -88,30 +112,39 @@ def main() -> None:
     parser.add_argument("--auto", default="4GB", help="size of the --algo auto run")
     parser.add_argument("--no-auto", action="store_true")
     parser.add_argument("--no-engine", action="store_true", help="stop after routing")
+    parser.add_argument("--no-full", action="store_true",
+                        help="only the planes path (not all 18 planes built: 'before')")
     parser.add_argument("--one", help=argparse.SUPPRESS)       # child: run one case
+    parser.add_argument("--full", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     from netsim.units import parse_size
 
     if args.one:
-        print(json.dumps(one_case(parse_size(args.one, "size"), not args.no_engine)))
+        print(json.dumps(one_case(parse_size(args.one, "size"), not args.no_engine,
+                                  planes=not args.full)))
         return
-    print(f"{'size':>8} {'ops':>10} {'sends':>10} {'flows':>10} {'incid':>10} {'classes':>8} "
-          f"{'events':>7} {'build s':>8} {'route s':>8} {'sym s':>7} {'engine s':>8} "
-          f"{'wall s':>7} {'peak MB':>8} {'makespan s':>12}")
+    print(f"{'size':>8} {'path':>6} {'ops':>10} {'flows':>10} {'classes':>8} {'events':>7} "
+          f"{'build s':>8} {'check s':>7} {'route s':>8} {'sym s':>7} {'engine s':>8} "
+          f"{'expand s':>8} {'wall s':>7} {'peak MB':>8} {'makespan s':>14}")
     for size in args.sizes.split(","):
-        done, wall, err = _child([__file__, "--one", size]
-                                 + (["--no-engine"] if args.no_engine else []))
-        if done is None:
-            print(f"{size:>8}: failed: {err}")
-            continue
-        r = {"classes": None, "events": "-", "symmetry_s": float("nan"),
-             "engine_s": float("nan"), "makespan_s": float("nan"),
-             **json.loads(done.stdout.strip().splitlines()[-1])}
-        print(f"{size:>8} {r['ops']:>10,} {r['sends']:>10,} {r['flows']:>10,} "
-              f"{r['incidences']:>10,} {r['classes'] or '-':>8} {r['events']:>7} "
-              f"{r['build_s']:>8.2f} {r['route_s']:>8.2f} {r['symmetry_s']:>7.2f} "
-              f"{r['engine_s']:>8.2f} {wall:>7.1f} {r['peak_rss'] / 2**20:>8.0f} "
-              f"{r['makespan_s']:>12.6g}", flush=True)
+        for full in ([] if args.no_full else [True]) + [False]:
+            done, wall, err = _child([__file__, "--one", size]
+                                     + (["--no-engine"] if args.no_engine else [])
+                                     + (["--full"] if full else []))
+            if done is None:
+                print(f"{size:>8}: failed: {err}")
+                continue
+            r = {"classes": None, "events": "-", "symmetry_s": float("nan"),
+                 "engine_s": float("nan"), "makespan_s": float("nan"),
+                 "check_s": float("nan"), "expand_s": float("nan"),
+                 **json.loads(done.stdout.strip().splitlines()[-1])}
+            path = "all18" if full else f"{r['built']}of18"
+            print(f"{size:>8} {path:>6} {r['ops']:>10,} {r['flows']:>10,} "
+                  f"{r['classes'] or '-':>8} {r['events']:>7} "
+                  f"{r['build_s']:>8.2f} {r['check_s']:>7.2f} {r['route_s']:>8.2f} "
+                  f"{r['symmetry_s']:>7.2f} {r['engine_s']:>8.2f} {r['expand_s']:>8.2f} "
+                  f"{wall:>7.1f} {r['peak_rss'] / 2**20:>8.0f} {r['makespan_s']:>14.9g}",
+                  flush=True)
     if not args.no_auto:
         cmd = ["-m", "netsim", "coll", "allreduce", "--topo", "gb200-nvl72", "--algo", "auto",
                "--size", args.auto, "--format", "json"]

@@ -86,15 +86,15 @@ class PlaneMap:
 
     ``links[k]``: (members of class k, links of its first plane) link ids, row i the
     links of member i that correspond to row 0's; ``flows[k]``: sub-flows of one plane of
-    class k; ``built[k]``: how many planes of class k were simulated; ``gather``: for
-    every op of the full schedule, the op of the simulated one whose times it has;
+    class k; ``built[k]``: how many planes of class k were simulated; ``ops``: how the
+    ops of the full schedule take those of the simulated one (:class:`_OpLayout`);
     ``switches``: every plane's switch node, in plane order.
     """
 
     links: tuple[np.ndarray, ...]
     flows: tuple[int, ...]
     built: tuple[int, ...]
-    gather: np.ndarray
+    ops: "_OpLayout"
     switches: tuple[int, ...]
     classes: tuple[tuple[int, ...], ...]
 
@@ -193,9 +193,9 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     every = np.concatenate([t.ravel() for t in links_out])
     if np.unique(every).size != seen:        # two planes share a link (or map twice)
         return None
-    gather = _gather(schedule.num_ops, offset, planes, classes, built)
+    layout = _OpLayout.of(schedule.num_ops, offset, planes, classes, built)
     return PlaneMap(tuple(links_out), tuple(flows),
-                    tuple(len([s for s in c if s in built]) for c in classes), gather,
+                    tuple(len([s for s in c if s in built]) for c in classes), layout,
                     tuple(switches), tuple(tuple(c) for c in classes))
 
 
@@ -217,31 +217,54 @@ def _same_shape(machine, a, b) -> bool:
             and np.array_equal(machine.latency[a[3]], machine.latency[b[3]]))
 
 
-def _gather(num_ops: int, offset: int, planes: dict, classes: list[list[int]],
-            built: list[int]) -> np.ndarray:
-    """For every op of the full build, the op of the built schedule with its times.
+@dataclass(frozen=True)
+class _OpLayout:
+    """Where the ops of every plane are, in the built schedule and in the full one.
 
     Both builds go chunk by chunk, plane by plane (:func:`.innetwork._build`): chunk j of
-    the built one holds the built planes' ops (plane ``built[i]``: ``group[i]`` ops), chunk
-    j of the full one every plane's; a plane not built has the times of the first plane of
-    its class. Ops outside the planes (before ``offset`` and after) are shared, kept once.
+    the built one holds the built planes' ops (``built_at[i]``, ``group[i]`` ops for plane
+    ``built[i]``), chunk j of the full one every plane's (``full_at[s]``); a plane not
+    built has the times of the first plane of its class (``source[s]``, a built index).
+    The ``offset`` ops before the planes and those after them are shared, kept once.
     """
-    group = np.asarray(planes["group"], dtype=np.int64)       # ops of one plane, per built
-    chunks = int(planes["chunks"])
-    source = np.empty(sum(len(c) for c in classes), dtype=np.int64)   # plane -> built index
-    for members in classes:
-        source[members] = built.index(members[0])
-    for i, s in enumerate(built):
-        source[s] = i
-    per_chunk = int(group.sum())                              # ops per chunk, built
-    built_at = np.concatenate([[0], np.cumsum(group)[:-1]])
-    parts = [np.arange(chunks, dtype=np.int64)[:, None] * per_chunk + built_at[i]
-             + np.arange(group[i], dtype=np.int64)[None, :] for i in source.tolist()]
-    # the full order: chunk by chunk, plane by plane inside a chunk
-    inner = np.concatenate(parts, axis=1).ravel() if parts else np.zeros(0, np.int64)
-    tail = num_ops - offset - chunks * per_chunk
-    return np.concatenate([np.arange(offset, dtype=np.int64), inner + offset,
-                           np.arange(tail, dtype=np.int64) + offset + chunks * per_chunk])
+
+    num_ops: int
+    offset: int
+    chunks: int
+    group: np.ndarray
+    built_at: np.ndarray
+    full_at: np.ndarray
+    source: np.ndarray
+
+    @classmethod
+    def of(cls, num_ops: int, offset: int, planes: dict, classes: list[list[int]],
+           built: list[int]) -> "_OpLayout":
+        group = np.asarray(planes["group"], dtype=np.int64)    # ops of one plane, built
+        source = np.empty(sum(len(c) for c in classes), dtype=np.int64)
+        for members in classes:
+            source[members] = built.index(members[0])
+        for i, s in enumerate(built):
+            source[s] = i
+        sizes = group[source]
+        return cls(num_ops, offset, int(planes["chunks"]), group,
+                   np.concatenate([[0], np.cumsum(group)[:-1]]),
+                   np.concatenate([[0], np.cumsum(sizes)[:-1]]), source)
+
+    def expand(self, values: np.ndarray) -> np.ndarray:
+        """Per-op ``values`` of the built schedule -> those of the full one (block copies,
+        no index array of the full length)."""
+        values = np.asarray(values)
+        per, full = int(self.group.sum()), int(self.group[self.source].sum())
+        start, end = self.offset, self.offset + self.chunks * per
+        out = np.empty(self.num_ops - self.chunks * per + self.chunks * full, values.dtype)
+        out[:start] = values[:start]
+        out[start + self.chunks * full:] = values[end:]
+        built = values[start:end].reshape(self.chunks, per)
+        into = out[start:start + self.chunks * full].reshape(self.chunks, full)
+        for s, i in enumerate(self.source.tolist()):
+            g, a, b = int(self.group[i]), int(self.full_at[s]), int(self.built_at[i])
+            into[:, a:a + g] = built[:, b:b + g]
+        return out
 
 
 def expand_result(result, pm: PlaneMap, nodes: np.ndarray):
@@ -255,17 +278,15 @@ def expand_result(result, pm: PlaneMap, nodes: np.ndarray):
         for arr in (link_bytes, busy, peak):
             arr[table[1:]] = arr[table[0]][None, :]
         flows += (table.shape[0] - built) * one
-    g = pm.gather
-
     def per_op(values):
-        return None if values is None else np.asarray(values)[g]
+        return None if values is None else pm.ops.expand(values)
 
     meta = {**result.meta, "planes": {"planes": len(pm.switches),
                                       "simulated": int(sum(pm.built))}}
     return replace(result, op_release=per_op(result.op_release),
                    op_start=per_op(result.op_start), op_finish=per_op(result.op_finish),
                    op_tags=per_op(result.op_tags),
-                   op_ids=None if result.op_ids is None else tuple(range(g.size)),
+                   op_ids=None,          # a collective's ops are their index
                    link_bytes=link_bytes, link_busy=busy, link_peak_flows=peak,
                    num_flows=flows, meta=meta,
                    placement=np.concatenate([np.asarray(nodes, np.int64),

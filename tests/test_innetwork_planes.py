@@ -137,3 +137,13 @@ def test_faults_and_annotation_build_every_plane():
     run = run_collective("allreduce", topo, "innetwork", 1e6,
                          faults=[FaultSpec(link, "degrade", 0.5, 1e-6)])
     assert "planes" not in run.result.meta
+
+
+def test_the_approximate_mode_gives_the_same_time():
+    """--tolerance merges completions within a window of the event time: the planes' events
+    are at the same times whether 2 or 5 planes run, so the merged run is the same."""
+    topo = _machine(8, 5, 2e10, 1e-6)
+    runs = [run_collective("allreduce", topo, "innetwork", 4e6, tolerance=1e-3,
+                           options=AlgoOptions(chunks=3, extra=extra))
+            for extra in ({}, {"planes": False})]
+    _same(runs[0].result, runs[1].result, 5, 2)

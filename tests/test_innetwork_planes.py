@@ -147,3 +147,21 @@ def test_the_approximate_mode_gives_the_same_time():
                            options=AlgoOptions(chunks=3, extra=extra))
             for extra in ({}, {"planes": False})]
     _same(runs[0].result, runs[1].result, 5, 2)
+
+
+def test_a_dependency_between_planes_is_refused():
+    """The check reads the dependencies too: an op of one built plane waiting for an op of
+    the other makes the planes not independent."""
+    from dataclasses import replace as with_fields
+
+    topo = _machine(4, 3, None)
+    nodes = topo.first_endpoints(4)
+    options = AlgoOptions(topology=topo, chunks=1, extra={"annotate": False, "planes": True})
+    schedule = build_schedule("allgather", "innetwork", 4, 1e6, options)
+    assert plane_map(topo, schedule, nodes) is not None
+    group = schedule.meta["planes"]["group"][0]      # plane 1's first op waits for plane 0's
+    ptr, idx = schedule.dep_ptr.copy(), schedule.dep_idx.copy()
+    assert ptr[group] == ptr[group + 1]              # it waited for nothing
+    idx = np.insert(idx, ptr[group], 0)
+    ptr[group + 1:] += 1
+    assert plane_map(topo, with_fields(schedule, dep_ptr=ptr, dep_idx=idx), nodes) is None

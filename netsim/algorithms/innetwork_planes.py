@@ -194,6 +194,8 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     if np.unique(every).size != seen:        # two planes share a link (or map twice)
         return None
     layout = _OpLayout.of(schedule.num_ops, offset, planes, classes, built)
+    if not layout.independent(schedule):
+        return None
     return PlaneMap(tuple(links_out), tuple(flows),
                     tuple(len([s for s in c if s in built]) for c in classes), layout,
                     tuple(switches), tuple(tuple(c) for c in classes))
@@ -249,6 +251,21 @@ class _OpLayout:
         return cls(num_ops, offset, int(planes["chunks"]), group,
                    np.concatenate([[0], np.cumsum(group)[:-1]]),
                    np.concatenate([[0], np.cumsum(sizes)[:-1]]), source)
+
+    def independent(self, schedule) -> bool:
+        """Whether no op of a built plane waits for an op of another plane (or for a shared
+        op after the planes): then each plane's times are its own."""
+        per = int(self.group.sum())
+        start, end = self.offset, self.offset + self.chunks * per
+        plane = np.full(schedule.num_ops, -1, dtype=np.int64)     # -1: shared
+        plane[start:end] = np.tile(np.repeat(np.arange(self.group.size), self.group),
+                                   self.chunks)
+        ptr = np.asarray(schedule.dep_ptr)
+        waits = np.repeat(np.arange(schedule.num_ops), np.diff(ptr))
+        on = np.asarray(schedule.dep_idx)
+        inside = plane[waits] >= 0
+        return bool(((plane[on[inside]] == plane[waits[inside]])
+                     | (on[inside] < start)).all())
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-op ``values`` of the built schedule -> those of the full one (block copies,

@@ -101,15 +101,17 @@ class PlaneMap:
 
 def _plane_block(schedule, planes: dict) -> int | None:
     """Where the planes' ops start in ``schedule`` (a wrapper such as nccl may put shared
-    ops without sends before and after them), or None if they are not found whole."""
-    kinds = np.asarray(planes["kinds"])
-    count = kinds.size
-    kind = schedule.kind
-    for offset in range(schedule.num_ops - count + 1):
-        if np.array_equal(kind[offset:offset + count], kinds):
-            outside = np.concatenate([kind[:offset], kind[offset + count:]])
-            return offset if not (outside == SEND).any() else None
-    return None
+    ops without sends before and after them), or None if they are not found whole: the
+    first send of each fixes the one place they can start."""
+    kinds, kind = np.asarray(planes["kinds"]), schedule.kind
+    sends, own = np.flatnonzero(kind == SEND), np.flatnonzero(kinds == SEND)
+    if not sends.size or sends.size != own.size:     # a send outside the planes
+        return None
+    offset = int(sends[0] - own[0])
+    if offset < 0 or offset + kinds.size > kind.size \
+            or not np.array_equal(kind[offset:offset + kinds.size], kinds):
+        return None
+    return offset
 
 
 def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | None:
@@ -123,8 +125,10 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     from ..routing import default_router, route
 
     planes = schedule.meta.get("planes")
+    if planes is None:
+        return None
     router = default_router(machine) if router is None else router
-    if planes is None or schedule.paths or not getattr(router, "pair_only", False):
+    if schedule.paths or not getattr(router, "pair_only", False):
         return None
     offset = _plane_block(schedule, planes)
     if offset is None:

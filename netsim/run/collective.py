@@ -173,14 +173,14 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     if result is not None:
         return result
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)
-    # Alike, independent in-network planes are built and simulated once per class (exact;
+    # Alike, independent in-network planes are built and simulated a few per class (exact;
     # checked below) unless a fault or the packet model may treat them differently.
-    one_plane = not faults and model == "fluid" and "planes" not in options.extra
+    by_class = not faults and model == "fluid" and "planes" not in options.extra
     schedule = algo.build(nodes.size, size, replace(
-        options, extra={**options.extra, "planes": True}) if one_plane else options)
+        options, extra={**options.extra, "planes": True}) if by_class else options)
     machine = fabric_topology(topology, schedule)
-    planes = plane_map(machine, schedule, nodes, router) if one_plane else None
-    if one_plane and planes is None and "planes" in schedule.meta:    # not alike: all of them
+    planes = plane_map(machine, schedule, nodes, router) if by_class else None
+    if by_class and planes is None and "planes" in schedule.meta:     # not alike: all of them
         schedule = algo.build(nodes.size, size, options)
         machine = fabric_topology(topology, schedule)
     extra = schedule.extra_nodes

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 
@@ -149,15 +151,21 @@ def main() -> None:
         cmd = ["-m", "netsim", "coll", "allreduce", "--topo", "gb200-nvl72", "--algo", "auto",
                "--size", args.auto, "--format", "json"]
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, *cmd], capture_output=True, text=True)
+        with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+            child = subprocess.Popen([sys.executable, *cmd], stdout=out_f, stderr=err_f)
+            _, status_word, usage = os.wait4(child.pid, 0)   # this child's own rusage
+            out_f.seek(0), err_f.seek(0)
+            out, err = out_f.read(), err_f.read()
         wall = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        status = "ok" if done.returncode == 0 else f"failed: {done.stderr.strip()[-200:]}"
+        code = os.waitstatus_to_exitcode(status_word)
+        cpu = f"{usage.ru_utime:.1f} s user, {usage.ru_stime:.1f} s sys"
+        peak = f"{usage.ru_maxrss / 1024:.0f} MB peak RSS"
+        status = "ok" if code == 0 else f"failed: {err.strip()[-200:]}"
         print(f"netsim coll allreduce --topo gb200-nvl72 --algo auto --size {args.auto}: "
-              f"{wall:.1f} s wall, peak RSS of the largest child so far {peak:.0f} MB, {status}")
-        if done.returncode == 0:
+              f"{wall:.1f} s wall, {cpu}, {peak}, {status}")
+        if code == 0:
             try:
-                rec = json.loads(done.stdout)["records"][0]
+                rec = json.loads(out)["records"][0]
                 print(f"  picked {rec.get('algorithm')}, time {rec.get('time_s')} s, "
                       f"candidates {rec.get('candidates')}")
             except (ValueError, KeyError, IndexError):

@@ -2,31 +2,37 @@
 
 In-network all-reduce (``--algo innetwork``) on the 72 GPUs and 18 NVSwitch planes of
 ``gb200-nvl72`` at each ``--sizes`` entry, one case per child process (so peak RSS is the
-case's own), then ``netsim coll allreduce --algo auto`` end to end at ``--auto`` size.
-Prints ops, sends, sub-flows, path incidences, events, the seconds of each phase --
-schedule build, routing, the engine's symmetry search (timed on its own, outside the run:
-"-" when the engine skips it), the whole engine run (which includes that search) -- the
-makespan and peak RSS.
+case's own), built two ways: ``all18``, every plane (before), and ``2of18``, two of the 18
+alike planes, as ``netsim coll`` now does (netsim.algorithms.innetwork_planes: the runner
+checks that the planes map link by link, simulates two and expands the result to all 18).
+Then ``netsim coll allreduce --algo auto`` end to end at ``--auto`` size. Prints ops, sub-flows,
+symmetry classes, events, the seconds of each phase -- schedule build, the planes check,
+routing, the engine's symmetry search (timed on its own, outside the run), the whole engine
+run (which includes that search again), the expansion to 18 planes -- wall, peak RSS and the
+makespan.
 
     python benchmarks/bench_nvl72.py [--sizes 16MiB,256MiB,4GB] [--auto 4GB] [--no-auto]
-        [--no-engine]
+        [--no-engine] [--no-full]
 
-Measured (2 cores shared with other jobs, load 2-3, so +-50% between runs; numpy 2.4,
-CPython 3.11), build and routing (``--no-engine``), main -> this branch:
+Measured 2026-12-03 on the 2-core machine shared with other jobs (load 4-10, so wall times
+are +-50% and the two paths were not timed side by side; CPU seconds are steadier):
 
-    size      ops          build s       route s   peak MB
-    16MiB      1,524,096   2.08 -> 0.99  1.0-1.5    ~330
-    256MiB     6,096,384   6.42 -> 3.32  1.4-1.8   ~1000
-    4GB       12,192,768   9.42 -> 6.22  3.1-3.5   ~1980
+    size    path   ops         classes  events   build  check  route  sym    engine  expand  peak MB
+    16MiB   all18   1,524,240   43,200   10,842   0.86   -      0.59    1.97    2.84   -        652
+    16MiB   2of18     169,360   43,200   10,842   0.06   0.39   0.03    0.71    2.18   0.02     277
+    256MiB  all18   6,096,960  172,800  168,788   0.88   -      0.40    5.62   29.44   -       2085
+    256MiB  2of18     677,440  172,800  168,788   0.18   0.34   0.03    1.14   33.92   1.04     580
+    4GB     all18  12,193,920  345,600  356,221   7.98   -      5.40   31.32  162.82   -       4013
+    4GB     2of18   1,354,880  345,600  356,221   0.37   0.56   0.08    3.63   76.24   1.62     899
 
-(the rest of the build is ``Plan.build`` writing 12M ops into fresh arrays: 5.2 s of 11 s
-under cProfile at 4 GB). 16 MiB with the engine: 43,200 symmetry classes (84,096 with one
-wait per owner), 10,842 events, find_classes 5-9 s, engine 7-13 s (it includes that
-search), makespan 62.99582 us, unchanged to the last bit. 256 MiB (32 chunks) and 4 GB (64)
-have 6M and 12M path incidences, above the 4M at which the engine skips the symmetry
-search: the 256 MiB engine run (all 6M flows, no classes) did not finish in 14 min; with a
-progress callback it ran ~120 events/s, 24,809 events in 200 s covering 133 us of
-simulated time (the all-reduce takes ~700 us at 740 GB/s per GPU).
+Makespans equal to the last bit (62.99582373549583 us, 519.064904400078 us,
+5955.579608283303 us). The engine's classes and events are the same both ways: two planes
+merge into the same quotient as 18, and the compiled event loop (engine/kernel.py) on it is
+what remains -- about 1 s CPU at 16 MiB, 24-33 s at 256 MiB, about 33 s at 4 GB. Its work per
+event is a few passes over every draining class (about 10k at 4 GB: one per (owner, rank)
+multicast stream, which the switch's serial ALU makes all distinct), times 356k events.
+One plane alone is slower (164 s at 4 GB): its classes are more than half its flows, so the
+engine's symmetry search gives up and every flow is solved.
 """
 
 from __future__ import annotations

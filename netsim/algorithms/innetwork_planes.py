@@ -179,10 +179,8 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
         rows = [np.arange(at + i * mine, at + (i + 1) * mine) for i in range(len(members))]
         at += mine * len(members)
         per_plane = [_plane_routes(routes, r, subs, lengths) for r in rows]
-        first = per_plane[0]
-        for other in per_plane[1:]:
-            if not _same_shape(machine, first, other):
-                return None
+        if not all(_same_shape(machine, per_plane[0], other) for other in per_plane[1:]):
+            return None
         table = np.stack([p[3] for p in per_plane])             # members x incidences
         a, first_at = np.unique(table[0], return_index=True)
         table = table[:, first_at]                              # one column per link

@@ -176,6 +176,7 @@ def phases(path: Path) -> None:
     """CPU seconds of each step of the command, in a fresh process (imports included)."""
     code = f"""
 import gc, time
+from dataclasses import replace
 laps, t = [], time.process_time()
 def lap(name):
     global t
@@ -185,15 +186,20 @@ import netsim.cli.flows
 from netsim.schedule import load_flow_file
 from netsim.engine import route_schedule
 from netsim.engine.executor import execute
+from netsim.routing.explicit import ExplicitPaths
 from netsim.report import flow_records_fast, json_bytes
 lap("imports")
 gc.disable()
 flowset = load_flow_file({str(path)!r})
 gc.freeze(); gc.enable()
 lap("load+validate")
-routes = route_schedule(flowset.topology, flowset.schedule, np.arange(flowset.topology.num_nodes))
+schedule, router = flowset.schedule, None
+if isinstance(schedule.paths, ExplicitPaths) and schedule.paths.every:   # as simulate_flows
+    schedule, router = replace(schedule, paths={{}}), schedule.paths
+routes = route_schedule(flowset.topology, schedule, np.arange(flowset.topology.num_nodes),
+                        router)
 lap("route")
-result = execute(flowset.topology, flowset.schedule, routes, not_before=flowset.not_before)
+result = execute(flowset.topology, schedule, routes, not_before=flowset.not_before)
 result.op_ids = flowset.flow_ids
 lap("engine")
 json_bytes({{"records": flow_records_fast(result), "links": result.link_records()}})

@@ -25,6 +25,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..routing.core import gather
+from ..routing.explicit import ExplicitPaths
 from ..units import MAX_SIZE, parse_size, parse_time
 from ..topology.model import Topology
 from .ir import Schedule
@@ -59,7 +61,9 @@ class Refused(Exception):
 class FlowColumns:
     """Flows as columns. ``ids``, ``src``, ``dst`` and the flat ``path_links`` and
     ``dep_ids`` hold names as the file gives them (strings or integers); ``path_ptr`` and
-    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed)."""
+    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed). ``path_ids``,
+    when a reader has already resolved the names, holds the links of ``path_links`` as
+    link ids (``path_links`` may then be None)."""
 
     ids: list
     src: list
@@ -70,6 +74,7 @@ class FlowColumns:
     path_links: list | None = None
     dep_ptr: np.ndarray | None = None
     dep_ids: list | None = None
+    path_ids: np.ndarray | None = None
 
     @property
     def num_flows(self) -> int:
@@ -288,23 +293,18 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
         raise Refused(int(key[_first(bad)] // topology.num_links), "path", "loops")
 
 
-def _path_tuples(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
-                 ) -> dict[int, tuple]:
-    """Op -> its path as a tuple of link ids, for the ops with a path, where op k is row
-    ``order[k]`` (default: row k). Slices and tuples are made by ``map``: no Python-level
-    loop over the 10^5 rows.
+def _op_paths(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
+              ) -> ExplicitPaths:
+    """The explicit paths of the ops as CSR arrays, op k being row ``order[k]`` (default:
+    row k): no tuple per flow is made (the engine takes them as arrays).
 
-    >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]))
-    {0: (4, 5), 2: (6,)}
-    >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0]))
+    >>> dict(_op_paths(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0])))
     {0: (6,), 2: (4, 5)}
     """
-    rows = np.arange(len(ptr) - 1) if order is None else np.asarray(order)
-    ops = np.flatnonzero(ptr[rows + 1] > ptr[rows])
-    rows = rows[ops]
-    flat = links.tolist()
-    slices = map(slice, ptr[rows].tolist(), ptr[rows + 1].tolist())
-    return dict(zip(ops.tolist(), map(tuple, map(flat.__getitem__, slices))))
+    if order is None:
+        return ExplicitPaths(ptr, links)
+    new_ptr, pos = gather(ptr, np.asarray(order, dtype=np.int64))
+    return ExplicitPaths(new_ptr, links[pos])
 
 
 def flowset_from_columns(topology, cols: FlowColumns):
@@ -314,9 +314,10 @@ def flowset_from_columns(topology, cols: FlowColumns):
     position = _check_ids(cols.ids)
     src = _names(cols.src, "src", topology.node_index, "node")
     dst = _names(cols.dst, "dst", topology.node_index, "node")
-    links = None
-    if cols.path_ptr is not None and cols.path_ptr[-1] > 0:
+    links = cols.path_ids
+    if links is None and cols.path_ptr is not None and cols.path_ptr[-1] > 0:
         links = _names(cols.path_links, "path", topology.link_index, "link")
+    if links is not None:
         _check_paths(topology, src, dst, cols.path_ptr, links)
     order = np.arange(n)
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -338,11 +339,8 @@ def flowset_from_columns(topology, cols: FlowColumns):
         starts = np.repeat(cols.dep_ptr[order] - dep_ptr[:-1], counts)
         dep_idx = op_of[dep_pos[starts + np.arange(int(dep_ptr[-1]))]]
     identity = bool((order == np.arange(n)).all())
-    paths = {}
-    if links is not None and identity:
-        paths = _path_tuples(links, cols.path_ptr)
-    elif links is not None:
-        paths = _path_tuples(links, cols.path_ptr, order)
+    paths = {} if links is None else _op_paths(links, cols.path_ptr,
+                                                None if identity else order)
     if identity:
         order = slice(None)
     schedule = Schedule(num_ranks=topology.num_nodes, kind=np.zeros(n, dtype=np.int8),

@@ -284,6 +284,16 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
     bad = link_dst[ptr[has + 1] - 1] != dst[has]
     if bad.any():
         raise Refused(int(has[_first(bad)]), "path", "does not end at the destination")
+    if topology.num_links <= 1 << 16:
+        # A stable sort of 16-bit link ids is a radix sort (a few passes, no comparisons)
+        # and keeps each link's hops in row order: a link that one path crosses twice
+        # shows as two neighbours of that row.
+        by_link = np.argsort(links.astype(np.uint16), kind="stable")
+        rows, hops = row_of[by_link], links[by_link]
+        bad = (hops[1:] == hops[:-1]) & (rows[1:] == rows[:-1])
+        if bad.any():
+            raise Refused(int(rows[1:][bad].min()), "path", "loops")
+        return
     key = row_of * np.int64(topology.num_links) + links
     if key[-1] < 2**31:
         key = key.astype(np.int32)       # sorts faster

@@ -24,7 +24,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._inputs.jsonio import gc_paused, loads_json
-from .._inputs.yamlio import read_bytes
 from ..errors import InputError, NetsimError, did_you_mean, refuse_unknown_keys
 from .flowcolumns import FLOW_KEYS, FlowSet, Refused, columns_from_records, flowset_from_columns
 from .flownetwork import network_of
@@ -176,6 +175,7 @@ def _link(topology: Topology, name: Any, where: str) -> int:
 def load_flow_file(path: str | Path) -> FlowSet:
     """Read and validate a flow file (see the module docstring), or a flow table
     (``.npz``, ``.parquet``: :mod:`.flowtable`)."""
+    from .._inputs.yamlio import read_bytes     # (PyYAML: loaded when a file is read)
     from .flowtable import TABLE_SUFFIXES, load_flow_table
 
     path = Path(path)

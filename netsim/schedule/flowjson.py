@@ -157,19 +157,25 @@ _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
 def _words(buf: bytes, start: np.ndarray, length: np.ndarray, width: int) -> np.ndarray:
     """Names ``buf[start:start+length]`` as rows of ``width // 8`` little-endian uint64
     words, zero-padded (``buf`` must extend ``width`` bytes past the last name): a gather
-    from a view with a uint64 at every byte offset, and a mask per word."""
+    from a view with a uint64 at every byte offset, its bytes past the name shifted out."""
     every = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
     words = np.empty((start.size, width // 8), dtype=np.uint64)
     for w in range(width // 8):
         left = length if w == 0 else np.maximum(length - 8 * w, 0)
-        words[:, w] = every[start + 8 * w] & _MASKS[np.minimum(left, 8)]
+        shift = (64 - 8 * np.minimum(left, 8)).astype(np.uint64)
+        word = every[start + 8 * w]
+        word <<= shift                  # (a shift by 64 would keep the word: 0 bytes left
+        word >>= shift                  # happens only in later words, masked below)
+        if w:
+            word[left == 0] = 0
+        words[:, w] = word
     return words
 
 
 def _keys(words: np.ndarray) -> np.ndarray:
     """One uint64 per row of words: the word itself for one word, else a mix of them
     (collisions are caught by comparing the words after the lookup)."""
-    key = words[:, 0].copy()
+    key = words[:, 0]
     for j in range(1, words.shape[1]):
         key = key * np.uint64(0x9E3779B97F4A7C15) + words[:, j]
     return key
@@ -198,7 +204,6 @@ def path_link_ids(raws: list, topology) -> tuple[np.ndarray, np.ndarray] | None:
     text = b"".join(raws)
     if b"\\" in text or not flows_with:
         return None
-    padded = text + bytes(_LONGEST + 8)
     body = np.frombuffer(text, dtype=np.uint8)
     if (body[first[:-1][has]] != ord("[")).any():
         return None                                  # null, or not a list
@@ -206,6 +211,7 @@ def path_link_ids(raws: list, topology) -> tuple[np.ndarray, np.ndarray] | None:
     start = quotes[0::2] + 1                         # (no escapes: every quote delimits)
     length = quotes[1::2] - start
     counts = np.diff(np.searchsorted(quotes, first)) // 2     # names per flow
+    del quotes
     if (counts[has] == 0).any() or length.min() == 0 or length.max() > _LONGEST:
         return None                                  # [] or "" or a long name
     # Each raw value is valid JSON (msgspec checked it) and starts with '['. If the bytes
@@ -220,23 +226,27 @@ def path_link_ids(raws: list, topology) -> tuple[np.ndarray, np.ndarray] | None:
     width = 8 * -(-int(length.max()) // 8)
     names = [name.encode("utf-8") for name in topology.link_names]
     name_len = np.fromiter(map(len, names), dtype=_I, count=len(names))
+    # A name with a NUL byte, or with a byte that may stand between the strings, is
+    # never matched (no valid JSON string without escapes holds a NUL): then equal words
+    # mean equal lengths, and the count above holds.
     fits = np.flatnonzero((name_len <= width) & (name_len > 0)
-                          & [not any(c in name for c in _BETWEEN) for name in names])
+                          & [not any(c in name for c in _BETWEEN + b"\0") for name in names])
     if not fits.size:
         return None
     table = b"".join(names[i] for i in fits.tolist()) + bytes(width + 8)
     table_start = np.zeros(fits.size, dtype=_I)
     np.cumsum(name_len[fits][:-1], out=table_start[1:])
     name_words = _words(table, table_start, name_len[fits], width)
-    hop_words = _words(padded, start, length, width)
+    hop_words = _words(b"".join((text, bytes(width + 8))), start, length, width)
+    del start, length
     name_keys, hop_keys = _keys(name_words), _keys(hop_words)
     slots = _slots(name_keys)
     if slots is None:
         return None                                  # two names, one key
     modulus, slot_of = slots
-    found = slot_of[(hop_keys % np.uint64(modulus)).astype(_I)]
-    if not ((found >= 0).all() and (name_keys[found] == hop_keys).all()
-            and (name_len[fits][found] == length).all()
-            and (name_words[found] == hop_words).all()):
+    found = slot_of[(hop_keys % np.uint64(modulus)).view(_I)]
+    if (found < 0).any():
         return None                                  # a name that is no link
+    if not (name_words[found] == hop_words).all():   # (one word: the key is the word)
+        return None
     return ptr, fits[found]

@@ -25,8 +25,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..routing.core import gather
-from ..routing.explicit import ExplicitPaths
 from ..units import MAX_SIZE, parse_size, parse_time
 from ..topology.model import Topology
 from .ir import Schedule
@@ -304,13 +302,16 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
 
 
 def _op_paths(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
-              ) -> ExplicitPaths:
+              ) -> "ExplicitPaths":
     """The explicit paths of the ops as CSR arrays, op k being row ``order[k]`` (default:
     row k): no tuple per flow is made (the engine takes them as arrays).
 
     >>> dict(_op_paths(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0])))
     {0: (6,), 2: (4, 5)}
     """
+    from ..routing.core import gather           # (routing loads scipy.sparse: not before
+    from ..routing.explicit import ExplicitPaths  # a flow set has paths to hold)
+
     if order is None:
         return ExplicitPaths(ptr, links)
     new_ptr, pos = gather(ptr, np.asarray(order, dtype=np.int64))

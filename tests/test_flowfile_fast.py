@@ -236,3 +236,37 @@ def test_explicit_paths_as_a_mapping_and_a_router():
     table = full.link_paths(None, None, None, np.array([1, 0]))
     assert table.path_ptr.tolist() == [0, 1, 3] and table.path_links.tolist() == [9, 7, 8]
     assert table.sub_frac.tolist() == [1.0, 1.0] and full.every
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_names_found_as_arrays_are_those_a_dict_finds(seed):
+    from netsim.schedule.namekeys import find_unicode
+
+    rng = random.Random(seed)
+    alphabet = "ab_-é→7 "
+    names = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 20)))
+                    for _ in range(rng.randrange(1, 300))})
+    index = {name: i for i, name in enumerate(names)}
+    values = [rng.choice(names) for _ in range(500)]
+    found = find_unicode(np.array(values), names)
+    assert found is not None and found.tolist() == [index[v] for v in values]
+    assert find_unicode(np.array(values + ["not-a-name-at-all"]), names) is None
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".parquet"])
+@pytest.mark.parametrize("names", ["plain", "long", "odd"])
+def test_flow_tables_read_the_json_files_flow_set(tmp_path, suffix, names):
+    from netsim.schedule import flows_to_table, write_flow_table
+
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    doc = _doc(5, names)
+    for n, flow in enumerate(doc["flows"]):      # a table column holds one type: str ids
+        flow["path"] = flow.get("path") or None
+        flow["id"] = str(flow.get("id", n))
+        if "deps" in flow:
+            flow["deps"] = [str(d) for d in flow["deps"]]
+    table, source = tmp_path / f"flows{suffix}", tmp_path / "flows.json"
+    write_flow_table(flows_to_table(doc), table)
+    source.write_text(json.dumps(doc))
+    _same(load_flow_file(table), _general(source))

@@ -59,7 +59,8 @@ class Refused(Exception):
 class FlowColumns:
     """Flows as columns. ``ids``, ``src``, ``dst`` and the flat ``path_links`` and
     ``dep_ids`` hold names as the file gives them (strings or integers); ``path_ptr`` and
-    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed). ``path_ids``,
+    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed); ``path_links``
+    may be a numpy column (a flow table's), looked up as arrays. ``path_ids``,
     when a reader has already resolved the names, holds the links of ``path_links`` as
     link ids (``path_links`` may then be None)."""
 
@@ -69,7 +70,7 @@ class FlowColumns:
     nbytes: np.ndarray                 # bytes
     start: np.ndarray                  # s, earliest release
     path_ptr: np.ndarray | None = None
-    path_links: list | None = None
+    path_links: list | np.ndarray | None = None
     dep_ptr: np.ndarray | None = None
     dep_ids: list | None = None
     path_ids: np.ndarray | None = None
@@ -89,7 +90,8 @@ class FlowColumns:
                    start=(np.zeros(n) if start is None
                           else _numbers(list(start), "start", parse_time, False)),
                    path_ptr=None if path_ptr is None else np.asarray(path_ptr, np.int64),
-                   path_links=None if path_links is None else list(path_links),
+                   path_links=(path_links if path_links is None
+                               or isinstance(path_links, np.ndarray) else list(path_links)),
                    dep_ptr=None if dep_ptr is None else np.asarray(dep_ptr, np.int64),
                    dep_ids=None if dep_ids is None else list(dep_ids))
 
@@ -130,8 +132,17 @@ def _numbers(values: list, field: str, parser: Callable, is_size: bool) -> np.nd
     return column
 
 
-def _names(values: list, field: str, index: dict, what: str) -> np.ndarray:
-    """Indices of node or link names (strings, or integers meaning their text)."""
+def _names(values, field: str, index: dict, what: str) -> np.ndarray:
+    """Indices of node or link names (strings, or integers meaning their text); a numpy
+    unicode column is looked up as arrays (:mod:`.namekeys`)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind == "U":
+            from .namekeys import find_unicode
+
+            found = find_unicode(values, list(index))
+            if found is not None:
+                return np.fromiter(index.values(), dtype=np.int64, count=len(index))[found]
+        values = values.tolist()          # one by one: the error names the value
     try:             # names are strings in nearly every file: no pass over their types
         return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
     except (KeyError, TypeError):

@@ -4,8 +4,8 @@ Parsing an 11 MB flow file (65,280 flows, some 700,000 path hops) into dicts and
 then walking them into columns, costs about 0.4 s: most of it is touching half a million
 Python objects. Here msgspec decodes the flows into compact records by a typed schema,
 keeps each ``path`` as its raw JSON text, and the paths of all flows are then read at once
-as bytes with numpy: the quotes delimit the link names, the names become integer keys that
-a binary search finds among the topology's links. No string object is made per hop.
+as bytes with numpy: the quotes delimit the link names, and the names are found among the
+topology's links as rows of integers (:mod:`.namekeys`). No string object is made per hop.
 
 This path only accepts: anything it is not sure of (msgspec not installed, a schema
 mismatch, a key given twice, an escape or a number in a path, a name that is no link,
@@ -35,6 +35,7 @@ import numpy as np
 from .._inputs.jsonio import keys_in_text
 from ..units import parse_size, parse_time
 from .flowcolumns import _NONE, FlowColumns, Refused, _csr, _numbers
+from .namekeys import find_rows
 
 __all__ = ["decode_flow_columns", "path_link_ids"]
 
@@ -151,7 +152,6 @@ def decode_flow_columns(raw: bytes) -> tuple[dict, FlowColumns, list | None] | N
 # and the quotes themselves.
 _BETWEEN = b'[],"\t\n\r '
 _LONGEST = 64             # longer link names: the general path
-_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
 
 
 def _words(buf: bytes, start: np.ndarray, length: np.ndarray, width: int) -> np.ndarray:
@@ -170,27 +170,6 @@ def _words(buf: bytes, start: np.ndarray, length: np.ndarray, width: int) -> np.
             word[left == 0] = 0
         words[:, w] = word
     return words
-
-
-def _keys(words: np.ndarray) -> np.ndarray:
-    """One uint64 per row of words: the word itself for one word, else a mix of them
-    (collisions are caught by comparing the words after the lookup)."""
-    key = words[:, 0]
-    for j in range(1, words.shape[1]):
-        key = key * np.uint64(0x9E3779B97F4A7C15) + words[:, j]
-    return key
-
-
-def _slots(keys: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """A modulus m under which ``keys`` fall in distinct slots, and the table of slot ->
-    index of the key (-1: none): a lookup is one remainder and one gather."""
-    for m in range(2 * keys.size + 1, 64 * keys.size + 2, keys.size + 1):
-        slot = keys % np.uint64(m)
-        if np.unique(slot).size == keys.size:
-            table = np.full(m, -1, dtype=_I)
-            table[slot.astype(_I)] = np.arange(keys.size)
-            return m, table
-    return None
 
 
 def path_link_ids(raws: list, topology) -> tuple[np.ndarray, np.ndarray] | None:
@@ -239,14 +218,7 @@ def path_link_ids(raws: list, topology) -> tuple[np.ndarray, np.ndarray] | None:
     name_words = _words(table, table_start, name_len[fits], width)
     hop_words = _words(b"".join((text, bytes(width + 8))), start, length, width)
     del start, length
-    name_keys, hop_keys = _keys(name_words), _keys(hop_words)
-    slots = _slots(name_keys)
-    if slots is None:
-        return None                                  # two names, one key
-    modulus, slot_of = slots
-    found = slot_of[(hop_keys % np.uint64(modulus)).view(_I)]
-    if (found < 0).any():
+    found = find_rows(hop_words, name_words)
+    if found is None:
         return None                                  # a name that is no link
-    if not (name_words[found] == hop_words).all():   # (one word: the key is the word)
-        return None
     return ptr, fits[found]

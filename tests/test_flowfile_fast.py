@@ -68,14 +68,16 @@ def _same(a, b) -> None:
 def _doc(seed: int, names: str = "plain") -> dict:
     """A random valid flow document on a 3x3 mesh given by links: random walks as paths on
     all, some or no flows, int, str or missing ids, deps, unit strings. ``names`` spells
-    the link names: plain (``L0``), long (more than 8 bytes, several words), odd (spaces,
-    commas, brackets, colons, non-ASCII: not for the fast path's bytes)."""
+    the link names: plain (``L0``), long (more than 8 bytes, several words), utf8 (raw
+    UTF-8), varied (1 to 20 bytes: one to three words), odd (spaces, commas, brackets,
+    colons: not for the fast path's bytes)."""
     rng = random.Random(seed)
     topo = mesh((3, 3), bandwidth=1e9)
     nodes = topo.node_names
-    spell = {"plain": "L{}", "long": "link-number-{}-of-the-mesh",
-             "odd": "l {}, [é]:{}"}[names]
-    link_names = [spell.format(i, i) for i in range(topo.num_links)]
+    spell = {"plain": "L{}", "long": "link-number-{}-of-the-mesh", "utf8": "é→{}",
+             "odd": "l {}, [é]:{}"}.get(names, "")
+    link_names = [spell.format(i, i) if spell else "x" * (i % 18) + str(i)   # 1-20 bytes
+                  for i in range(topo.num_links)]
     links = [{"id": link_names[i], "src": nodes[s], "dst": nodes[d],
               "bandwidth": rng.choice([1e9, "8Gbps"]), "latency": rng.choice([0, "1us"])}
              for i, (s, d) in enumerate(zip(topo.link_src.tolist(), topo.link_dst.tolist()))]
@@ -114,10 +116,11 @@ def _doc(seed: int, names: str = "plain") -> dict:
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("names, indent", [("plain", None), ("plain", 2), ("long", None),
-                                           ("odd", None)])
+                                           ("utf8", None), ("varied", None), ("odd", None)])
 def test_the_fast_reader_builds_the_general_readers_flow_set(tmp_path, seed, names, indent):
     path = tmp_path / "flows.json"
-    path.write_text(json.dumps(_doc(seed, names), indent=indent, ensure_ascii=False))
+    text = json.dumps(_doc(seed, names), indent=indent, ensure_ascii=False)
+    path.write_bytes(text.replace("\n", "\r\n").encode() if seed % 3 == 0 else text.encode())
     _same(_loaded(path), _general(path))
     if names != "odd":            # the fast reader takes these whole, not by the fallback
         assert _fast_taken(path)

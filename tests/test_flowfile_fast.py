@@ -273,3 +273,18 @@ def test_flow_tables_read_the_json_files_flow_set(tmp_path, suffix, names):
     write_flow_table(flows_to_table(doc), table)
     source.write_text(json.dumps(doc))
     _same(load_flow_file(table), _general(source))
+
+
+def test_the_csv_from_columns_is_the_results_csv():
+    from types import MethodType, SimpleNamespace
+
+    from netsim.engine.result import Result
+    from netsim.report import flow_result_csv
+
+    rng = random.Random(1)
+    n = 200
+    ids = [rng.choice([i, f"f{i}", f'a,"b"{i}', f"line\n{i}", f" {i} "]) for i in range(n)]
+    result = SimpleNamespace(op_ids=ids, op_start=np.array([rng.random() for _ in range(n)]),
+                             op_finish=np.array([rng.expovariate(1e6) for _ in range(n)]))
+    result.flow_records = MethodType(Result.flow_records, result)
+    assert flow_result_csv(result) == Result.flows_csv(result)

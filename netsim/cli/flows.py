@@ -42,7 +42,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
             model, packet, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     # The engine, its solvers and the file readers load here, not for --help.
-    from ..report import flow_records_fast, json_bytes, write_flow_result
+    from ..report import flow_records_fast, flow_result_csv, json_bytes, write_flow_result
     from ..run import (flow_records_with_model, link_records_with_queues, resolve_faults,
                        simulate_flows)
     from ..schedule import load_flow_file, require_pyarrow
@@ -100,7 +100,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
             **({"model": model} if model != "fluid" else {}),
             **({"model_error": error} if error else {})})
     elif fmt == "csv":
-        text = result.flows_csv() if not error else format_records(flow_rows, "csv")
+        text = flow_result_csv(result) if not error else format_records(flow_rows, "csv")
     elif fmt == "parquet":
         text = format_records(flow_rows, fmt)
     else:

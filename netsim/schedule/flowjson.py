@@ -157,17 +157,22 @@ _LONGEST = 64             # longer link names: the general path
 def _words(buf: bytes, start: np.ndarray, length: np.ndarray, width: int) -> np.ndarray:
     """Names ``buf[start:start+length]`` as rows of ``width // 8`` little-endian uint64
     words, zero-padded (``buf`` must extend ``width`` bytes past the last name): a gather
-    from a view with a uint64 at every byte offset, its bytes past the name shifted out."""
+    from a view with a uint64 at every byte offset, its bytes past the name shifted out
+    (in place: 700,000 names make arrays of 5.6 MB each)."""
     every = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
     words = np.empty((start.size, width // 8), dtype=np.uint64)
     for w in range(width // 8):
-        left = length if w == 0 else np.maximum(length - 8 * w, 0)
-        shift = (64 - 8 * np.minimum(left, 8)).astype(np.uint64)
-        word = every[start + 8 * w]
-        word <<= shift                  # (a shift by 64 would keep the word: 0 bytes left
-        word >>= shift                  # happens only in later words, masked below)
+        shift = np.subtract(length, 8 * w)             # bytes of the name in this word
+        np.clip(shift, 0, 8, out=shift)
+        empty = (shift == 0) if w else None
+        shift *= -8
+        shift += 64                                    # bits to shift out, as uint64
+        shift = shift.view(np.uint64)
+        word = every[start + 8 * w] if w else every[start]
+        word <<= shift                   # (a later word with no byte of the name shifts
+        word >>= shift                   # by 64, whose result differs by CPU: zeroed)
         if w:
-            word[left == 0] = 0
+            word[empty] = 0
         words[:, w] = word
     return words
 

@@ -12,33 +12,37 @@ a shared machine.
 
     python benchmarks/bench_flowfile_io.py [K] [--keep DIR] [--baseline TREE]
 
-Measured 2026-12-03 on a shared 2-core machine under load (load average 4 to 7), CPU =
-user + sys of the whole process, bytecode cached as an installed package has it:
+Measured 2026-12-03, 18:30 UTC, on a shared 2-core machine under load (load average 4 to
+6), whole-process figures of ``netsim flows FILE16x16.json --format json -o out.json``,
+medians of 9 runs alternating with main (6b970ad; this branch merged onto it), CPU =
+user + sys; output byte-identical to main's:
 
-    python benchmarks/bench_flowfile_io.py 16 --baseline /tmp/base   # a `git archive` of main
+* bytecode cached (as installed): **0.88 s CPU**, 1.13 s wall, 162 MiB peak; main 1.22 s
+  CPU, 1.69 s wall, 244 MiB; ratio 0.73 (CPU), 0.77 (wall).
+* with scipy.sparse loaded on use (branch ``flowfile-lazy-scipy``: the engine's max-min
+  module imported it for an annotation, routing for two methods a mesh never calls):
+  **0.82 s CPU**, 1.26 s wall, 147 MiB; main 1.27 s, 1.99 s; ratio 0.64. Without cached
+  bytecode (PYTHONDONTWRITEBYTECODE): 0.90 s against 1.38 s, ratio 0.65.
+* ``netsim flows --help``: 0.26 s CPU against 0.61 s (ratio 0.39): the command imports
+  the engine, readers and writers when it runs.
+* Steps, CPU s, medians of 7 fresh processes alternating (``phases``), main -> this
+  branch -> with lazy scipy: imports 0.36 -> 0.36 -> 0.20; read and check 0.61 -> 0.26
+  (0.15 of it scipy, loaded here by the paths' router) -> 0.26; routing the explicit
+  paths 0.12 -> 0.002; engine 0.38 -> 0.39 -> 0.40; JSON out 0.04; process 1.60 -> 1.11 ->
+  0.97. The engine is now the largest step (most of it ``engine.symmetry.find_classes``).
+* In process, steady state (``main``): the fast reader decodes and builds columns in
+  0.05 s, finds the 700,000 path names in 0.03 s and checks in 0.025 s (the general
+  reader: orjson 0.1 s plus 0.3 s of dict walking); npz 0.16 -> 0.12 s, Parquet 0.17 ->
+  0.11 s; result writes: CSV 0.15 -> 0.05 s (csv.writer on columns).
 
-* ``netsim flows FILE16x16.json --format json -o out.json``, medians of 5, runs alternating
-  with main (c7116a2): **1.21 s CPU, 1.89 s wall** (main: 2.05 s CPU, 3.27 s wall), ratio
-  0.59; an earlier round 1.26 s against 1.95 s. Without cached bytecode (this machine sets
-  PYTHONDONTWRITEBYTECODE, so every netsim module is compiled at each start, about 0.15 s):
-  1.53 s against 2.13 s. Per-flow finish times are identical to main's (byte-identical
-  output).
-* Steps of that run, CPU s, in one process (``phases``): interpreter start about 0.05,
-  imports 0.25 (numpy 0.1; scipy.sparse 0.12, which the engine's max-min solver imports and
-  whose array-API layer also imports numpy.f2py; simpy, click), read and validate 0.43
-  (orjson parse 0.10, duplicate-key check 0.03, columns and checks 0.25), routing the
-  explicit paths 0.08 (was 0.22), engine 0.28, JSON out 0.03.
-* The engine's 0.28 s is the gap to the 1.0 s target: 0.23 s of it is the symmetry search
-  (``engine.symmetry.find_classes``: 8,136 classes of 65,280 flows), while the same run
-  without it takes 0.27 s; engine code is outside this bench's branch.
-* What changed: ``netsim.run`` and ``netsim.report`` load their modules on first use
-  (``import netsim.cli.flows``: 1.51 s -> 0.56 s cumulative, -X importtime, median of 5,
-  uncached bytecode), the csgraph routers load only when a request is routed, plain links
-  skip pydantic, explicit paths become link ids in one pass (``routing/explicit.py``), and
-  the command builds its flow set and records with the cyclic GC off and frozen after (its
-  passes over the parsed file cost 0.3 s).
-* In process (``main``): npz and Parquet load and validate 0.22-0.24 s CPU; end to end
-  from npz 1.03 s CPU; result writes 0.04 s (JSON), 0.2 s (CSV), 0.01 s (npz, Parquet).
+What changed: msgspec (optional extra ``fast``) decodes flows into typed records with
+each path kept as raw JSON text; all paths are then read at once as bytes (the quotes
+delimit the names; names become rows of uint64 words found in a collision-free slot
+table, ``schedule/namekeys.py``); anything it is not sure of goes to the general reader,
+which words the errors. Explicit paths stay CSR arrays (``routing.explicit.ExplicitPaths``)
+from the loader to the engine: ``simulate_flows`` passes them as the router instead of a
+tuple per flow. The path-loop check is a 16-bit radix sort. ``--packet`` not given loads
+no packet model.
 """
 
 from __future__ import annotations
@@ -118,8 +122,10 @@ def main(k: int, keep: str | None) -> None:
     files = write_files(k, folder)
     parse_s, parse_cpu, doc = timed(read_json, files["json"])
     check_s, check_cpu, _ = timed(flows_from_dict, doc, "doc")
-    print(f"json: parse {parse_s:.3f} s (cpu {parse_cpu:.3f}), validate {check_s:.3f} s "
+    print(f"json, general reader (orjson, dicts; the fallback and reference): parse "
+          f"{parse_s:.3f} s (cpu {parse_cpu:.3f}), validate {check_s:.3f} s "
           f"(cpu {check_cpu:.3f})")
+    fast_reader(files["json"])
     result = None
     for fmt, path in files.items():
         load_s, load_cpu, flowset = timed(load_flow_file, path)
@@ -142,6 +148,21 @@ def main(k: int, keep: str | None) -> None:
         print(f"write result.{suffix}: {write_s:.3f} s (cpu {write_cpu:.3f}), "
               f"{target.stat().st_size / 1e6:.1f} MB")
     phases(files["json"])
+
+
+def fast_reader(path: Path) -> None:
+    """CPU seconds of the fast JSON reader's steps (best of three, in process)."""
+    from netsim.schedule.flowcolumns import flowset_from_columns
+    from netsim.schedule.flowjson import decode_flow_columns, path_link_ids
+    from netsim.schedule.flownetwork import network_of
+
+    raw = path.read_bytes()
+    _, decode_cpu, (header, cols, raws) = timed(decode_flow_columns, raw)
+    topology, _ = network_of(header, str(path))
+    _, paths_cpu, (cols.path_ptr, cols.path_ids) = timed(path_link_ids, raws, topology)
+    _, check_cpu, _ = timed(flowset_from_columns, topology, cols)
+    print(f"json, fast reader (msgspec, paths as bytes): decode and columns "
+          f"{decode_cpu:.3f} s cpu, path names {paths_cpu:.3f}, checks {check_cpu:.3f}")
 
 
 def _env(tree: Path) -> dict:
@@ -176,6 +197,7 @@ def phases(path: Path) -> None:
     """CPU seconds of each step of the command, in a fresh process (imports included)."""
     code = f"""
 import gc, time
+from dataclasses import replace
 laps, t = [], time.process_time()
 def lap(name):
     global t
@@ -185,15 +207,20 @@ import netsim.cli.flows
 from netsim.schedule import load_flow_file
 from netsim.engine import route_schedule
 from netsim.engine.executor import execute
+from netsim.routing.explicit import ExplicitPaths
 from netsim.report import flow_records_fast, json_bytes
 lap("imports")
 gc.disable()
 flowset = load_flow_file({str(path)!r})
 gc.freeze(); gc.enable()
 lap("load+validate")
-routes = route_schedule(flowset.topology, flowset.schedule, np.arange(flowset.topology.num_nodes))
+schedule, router = flowset.schedule, None
+if isinstance(schedule.paths, ExplicitPaths) and schedule.paths.every:   # as simulate_flows
+    schedule, router = replace(schedule, paths={{}}), schedule.paths
+routes = route_schedule(flowset.topology, schedule, np.arange(flowset.topology.num_nodes),
+                        router)
 lap("route")
-result = execute(flowset.topology, flowset.schedule, routes, not_before=flowset.not_before)
+result = execute(flowset.topology, schedule, routes, not_before=flowset.not_before)
 result.op_ids = flowset.flow_ids
 lap("engine")
 json_bytes({{"records": flow_records_fast(result), "links": result.link_records()}})

@@ -58,7 +58,7 @@ def gc_paused() -> Iterator[None]:
 _KEY_END_SPACED = re.compile(rb'"[ \t\r\n]+:')
 
 
-def _keys_in_text(data: bytes) -> int:
+def keys_in_text(data: bytes) -> int:
     """An upper bound on the object keys written in ``data`` (exact in practice)."""
     count = data.count(b'":')
     if count < data.count(b":"):       # a colon in a string, or one after white space
@@ -115,7 +115,7 @@ def loads_json(data: bytes | str, source: str, error: type[NetsimError] = InputE
             fast = False
         else:
             try:
-                fast = _keys_kept(doc) >= _keys_in_text(raw)
+                fast = _keys_kept(doc) >= keys_in_text(raw)
             except orjson.JSONEncodeError:     # nested deeper than orjson writes
                 fast = False
         if fast:

@@ -15,9 +15,6 @@ import click
 
 from ..errors import InputError, NetsimError
 from ..outputs import write_atomic
-from ..report import flow_records_fast, json_bytes, write_flow_result
-from ..schedule import load_flow_file, require_pyarrow
-from ..run import flow_records_with_model, link_records_with_queues, simulate_flows
 from ..units import format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
@@ -44,7 +41,11 @@ __all__ = ["command"]
 def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
             model, packet, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
-    from ..run import resolve_faults
+    # The engine, its solvers and the file readers load here, not for --help.
+    from ..report import flow_records_fast, flow_result_csv, json_bytes, write_flow_result
+    from ..run import (flow_records_with_model, link_records_with_queues, resolve_faults,
+                       simulate_flows)
+    from ..schedule import load_flow_file, require_pyarrow
     from ..topology import calibrated_alpha
 
     if overhead is not None and alpha is not None:
@@ -99,7 +100,7 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
             **({"model": model} if model != "fluid" else {}),
             **({"model_error": error} if error else {})})
     elif fmt == "csv":
-        text = result.flows_csv() if not error else format_records(flow_rows, "csv")
+        text = flow_result_csv(result) if not error else format_records(flow_rows, "csv")
     elif fmt == "parquet":
         text = format_records(flow_rows, fmt)
     else:

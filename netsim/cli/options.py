@@ -363,6 +363,8 @@ __all__ += ["wrote"]
 
 
 def _packet_callback(ctx, param, value):
+    if value is None:            # not given: the packet model's modules stay unloaded
+        return None
     from ..run import parse_packet_option
 
     return parse_packet_option(value)

@@ -14,7 +14,7 @@ _OWNERS = {
     "curves": ("draw_bars", "draw_curves"),
     "figure": ("figure_format",),
     "flowresult": ("RESULT_SUFFIXES", "flow_records_fast", "flow_result_columns", "json_bytes",
-                   "write_flow_result"),
+                   "write_flow_result", "flow_result_csv"),
     "heatmap": ("document_difference", "document_topology", "document_values", "draw_heatmap",
                 "draw_scenario_heatmaps", "heatmap_paths", "read_result_document",
                 "write_result_document", "labelled_paths"),
@@ -34,7 +34,7 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "read_result_document", "document_values", "document_topology",
            "document_difference", "labelled_paths",
            "RESULT_SUFFIXES", "json_bytes", "flow_result_columns", "flow_records_fast",
-           "write_flow_result"]
+           "write_flow_result", "flow_result_csv"]
 
 
 def __getattr__(name: str):

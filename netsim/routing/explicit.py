@@ -8,6 +8,10 @@ lookup per link name through ``map``), so the cost is a few passes over the hops
 :func:`explicit_table_by_path` is the per-hop reference (and the fallback for paths mixing
 names and ids); both return the same table and raise the same errors.
 
+:class:`ExplicitPaths` keeps checked paths as they are loaded, in CSR: a Mapping (request
+-> tuple of link ids, made on access) for :attr:`Schedule.paths`, and a router that serves
+them by key, so that a flow file's paths reach the engine as arrays, never as 65,280 tuples.
+
 >>> from netsim.topology.grid import mesh
 >>> t = mesh((1, 3))
 >>> idx, table = explicit_table(t, 2, {1: ["0_1->0_2"], 0: [t.link("0_0->0_1")]})
@@ -17,8 +21,9 @@ names and ids); both return the same table and raise the same errors.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import chain, repeat
-from typing import Mapping, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -26,7 +31,7 @@ from ..errors import RoutingError, TopologyError, did_you_mean
 from ..topology.model import Topology
 from .core import PathTable, gather, seg_ptr
 
-__all__ = ["explicit_table", "explicit_table_by_path"]
+__all__ = ["explicit_table", "explicit_table_by_path", "ExplicitPaths"]
 
 _I = np.int64
 _INTS = {int, np.int64, np.int32, np.intp}      # hop types taken as link ids at once
@@ -98,3 +103,73 @@ def explicit_table(topo: Topology, n: int, paths: Mapping[int, Sequence[int | st
         new_ptr, pos = gather(path_ptr, order)
         idx, table = idx[order], PathTable(table.sub_ptr, table.sub_frac, new_ptr, links[pos])
     return idx, table
+
+
+class ExplicitPaths(Mapping):
+    """Paths of requests (ops) ``0 .. n-1`` as CSR: ``path_links[path_ptr[i]:path_ptr[i+1]]``
+    (link ids) is request i's path; an empty row has none. As a Mapping, request -> tuple
+    of link ids, made on access; as a :class:`~netsim.routing.Router`, it serves the path
+    of each request by its key (``route(..., keys=ops)``): paths already checked as walks
+    from the request's source to its destination (its caller's duty), for requests that all
+    have one (:attr:`every`).
+
+    >>> paths = ExplicitPaths(np.array([0, 2, 2, 3]), np.array([4, 5, 6]))
+    >>> dict(paths), paths.every
+    ({0: (4, 5), 2: (6,)}, False)
+    >>> table = paths.link_paths(None, None, None, np.array([2, 0]))
+    >>> table.path_ptr.tolist(), table.path_links.tolist()
+    ([0, 1, 3], [6, 4, 5])
+    """
+
+    pair_only = False          # paths depend on the request, not just its (src, dst) pair
+
+    def __init__(self, path_ptr: np.ndarray, path_links: np.ndarray):
+        self.path_ptr = np.asarray(path_ptr, dtype=_I)
+        self.path_links = np.asarray(path_links, dtype=_I)
+        self._rows: np.ndarray | None = None
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The requests that have a path, in order."""
+        if self._rows is None:
+            self._rows = np.flatnonzero(self.path_ptr[1:] > self.path_ptr[:-1])
+        return self._rows
+
+    @property
+    def every(self) -> bool:
+        """Whether every request has a path."""
+        return self.rows.size == len(self.path_ptr) - 1
+
+    def __getitem__(self, op) -> tuple:
+        try:
+            row = int(op)
+        except (TypeError, ValueError):
+            raise KeyError(op) from None
+        if row != op or not 0 <= row < len(self.path_ptr) - 1:
+            raise KeyError(op)
+        start, end = int(self.path_ptr[row]), int(self.path_ptr[row + 1])
+        if start == end:
+            raise KeyError(op)
+        return tuple(self.path_links[start:end].tolist())
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.rows.tolist())
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+    def __repr__(self) -> str:
+        return f"ExplicitPaths({len(self)} paths of {len(self.path_ptr) - 1} requests)"
+
+    def link_paths(self, topo, src, dst, keys: np.ndarray) -> PathTable:
+        """The paths of requests ``keys`` (one sub-flow each); src and dst are not read."""
+        keys = np.asarray(keys, dtype=_I)
+        if keys.size and (keys.min() < 0 or keys.max() >= len(self.path_ptr) - 1
+                          or (self.path_ptr[keys + 1] == self.path_ptr[keys]).any()):
+            raise RoutingError("explicit paths: a request has no path of its own")
+        if keys.size == len(self.path_ptr) - 1 and (keys == np.arange(keys.size)).all():
+            ptr, links = self.path_ptr, self.path_links
+        else:
+            ptr, pos = gather(self.path_ptr, keys)
+            links = self.path_links[pos]
+        return PathTable(np.arange(keys.size + 1, dtype=_I), np.ones(keys.size), ptr, links)

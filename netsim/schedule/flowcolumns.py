@@ -59,7 +59,10 @@ class Refused(Exception):
 class FlowColumns:
     """Flows as columns. ``ids``, ``src``, ``dst`` and the flat ``path_links`` and
     ``dep_ids`` hold names as the file gives them (strings or integers); ``path_ptr`` and
-    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed)."""
+    ``dep_ptr`` are CSR offsets (a flow with no path entries is routed); ``path_links``
+    may be a numpy column (a flow table's), looked up as arrays. ``path_ids``,
+    when a reader has already resolved the names, holds the links of ``path_links`` as
+    link ids (``path_links`` may then be None)."""
 
     ids: list
     src: list
@@ -67,9 +70,10 @@ class FlowColumns:
     nbytes: np.ndarray                 # bytes
     start: np.ndarray                  # s, earliest release
     path_ptr: np.ndarray | None = None
-    path_links: list | None = None
+    path_links: list | np.ndarray | None = None
     dep_ptr: np.ndarray | None = None
     dep_ids: list | None = None
+    path_ids: np.ndarray | None = None
 
     @property
     def num_flows(self) -> int:
@@ -86,7 +90,8 @@ class FlowColumns:
                    start=(np.zeros(n) if start is None
                           else _numbers(list(start), "start", parse_time, False)),
                    path_ptr=None if path_ptr is None else np.asarray(path_ptr, np.int64),
-                   path_links=None if path_links is None else list(path_links),
+                   path_links=(path_links if path_links is None
+                               or isinstance(path_links, np.ndarray) else list(path_links)),
                    dep_ptr=None if dep_ptr is None else np.asarray(dep_ptr, np.int64),
                    dep_ids=None if dep_ids is None else list(dep_ids))
 
@@ -127,8 +132,17 @@ def _numbers(values: list, field: str, parser: Callable, is_size: bool) -> np.nd
     return column
 
 
-def _names(values: list, field: str, index: dict, what: str) -> np.ndarray:
-    """Indices of node or link names (strings, or integers meaning their text)."""
+def _names(values, field: str, index: dict, what: str) -> np.ndarray:
+    """Indices of node or link names (strings, or integers meaning their text); a numpy
+    unicode column is looked up as arrays (:mod:`.namekeys`)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind == "U":
+            from .namekeys import find_unicode
+
+            found = find_unicode(values, list(index))
+            if found is not None:
+                return np.fromiter(index.values(), dtype=np.int64, count=len(index))[found]
+        values = values.tolist()          # one by one: the error names the value
     try:             # names are strings in nearly every file: no pass over their types
         return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
     except (KeyError, TypeError):
@@ -279,6 +293,16 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
     bad = link_dst[ptr[has + 1] - 1] != dst[has]
     if bad.any():
         raise Refused(int(has[_first(bad)]), "path", "does not end at the destination")
+    if topology.num_links <= 1 << 16:
+        # A stable sort of 16-bit link ids is a radix sort (a few passes, no comparisons)
+        # and keeps each link's hops in row order: a link that one path crosses twice
+        # shows as two neighbours of that row.
+        by_link = np.argsort(links.astype(np.uint16), kind="stable")
+        rows, hops = row_of[by_link], links[by_link]
+        bad = (hops[1:] == hops[:-1]) & (rows[1:] == rows[:-1])
+        if bad.any():
+            raise Refused(int(rows[1:][bad].min()), "path", "loops")
+        return
     key = row_of * np.int64(topology.num_links) + links
     if key[-1] < 2**31:
         key = key.astype(np.int32)       # sorts faster
@@ -288,23 +312,21 @@ def _check_paths(topology, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray,
         raise Refused(int(key[_first(bad)] // topology.num_links), "path", "loops")
 
 
-def _path_tuples(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
-                 ) -> dict[int, tuple]:
-    """Op -> its path as a tuple of link ids, for the ops with a path, where op k is row
-    ``order[k]`` (default: row k). Slices and tuples are made by ``map``: no Python-level
-    loop over the 10^5 rows.
+def _op_paths(links: np.ndarray, ptr: np.ndarray, order: np.ndarray | None = None
+              ) -> "ExplicitPaths":
+    """The explicit paths of the ops as CSR arrays, op k being row ``order[k]`` (default:
+    row k): no tuple per flow is made (the engine takes them as arrays).
 
-    >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]))
-    {0: (4, 5), 2: (6,)}
-    >>> _path_tuples(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0]))
+    >>> dict(_op_paths(np.array([4, 5, 6]), np.array([0, 2, 2, 3]), np.array([2, 1, 0])))
     {0: (6,), 2: (4, 5)}
     """
-    rows = np.arange(len(ptr) - 1) if order is None else np.asarray(order)
-    ops = np.flatnonzero(ptr[rows + 1] > ptr[rows])
-    rows = rows[ops]
-    flat = links.tolist()
-    slices = map(slice, ptr[rows].tolist(), ptr[rows + 1].tolist())
-    return dict(zip(ops.tolist(), map(tuple, map(flat.__getitem__, slices))))
+    from ..routing.core import gather           # (routing loads scipy.sparse: not before
+    from ..routing.explicit import ExplicitPaths  # a flow set has paths to hold)
+
+    if order is None:
+        return ExplicitPaths(ptr, links)
+    new_ptr, pos = gather(ptr, np.asarray(order, dtype=np.int64))
+    return ExplicitPaths(new_ptr, links[pos])
 
 
 def flowset_from_columns(topology, cols: FlowColumns):
@@ -314,9 +336,10 @@ def flowset_from_columns(topology, cols: FlowColumns):
     position = _check_ids(cols.ids)
     src = _names(cols.src, "src", topology.node_index, "node")
     dst = _names(cols.dst, "dst", topology.node_index, "node")
-    links = None
-    if cols.path_ptr is not None and cols.path_ptr[-1] > 0:
+    links = cols.path_ids
+    if links is None and cols.path_ptr is not None and cols.path_ptr[-1] > 0:
         links = _names(cols.path_links, "path", topology.link_index, "link")
+    if links is not None:
         _check_paths(topology, src, dst, cols.path_ptr, links)
     order = np.arange(n)
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -338,11 +361,8 @@ def flowset_from_columns(topology, cols: FlowColumns):
         starts = np.repeat(cols.dep_ptr[order] - dep_ptr[:-1], counts)
         dep_idx = op_of[dep_pos[starts + np.arange(int(dep_ptr[-1]))]]
     identity = bool((order == np.arange(n)).all())
-    paths = {}
-    if links is not None and identity:
-        paths = _path_tuples(links, cols.path_ptr)
-    elif links is not None:
-        paths = _path_tuples(links, cols.path_ptr, order)
+    paths = {} if links is None else _op_paths(links, cols.path_ptr,
+                                                None if identity else order)
     if identity:
         order = slice(None)
     schedule = Schedule(num_ranks=topology.num_nodes, kind=np.zeros(n, dtype=np.int8),

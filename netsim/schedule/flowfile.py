@@ -23,8 +23,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._inputs.jsonio import gc_paused, read_json
-from ..errors import InputError, did_you_mean, refuse_unknown_keys
+from .._inputs.jsonio import gc_paused, loads_json
+from ..errors import InputError, NetsimError, did_you_mean, refuse_unknown_keys
 from .flowcolumns import FLOW_KEYS, FlowSet, Refused, columns_from_records, flowset_from_columns
 from .flownetwork import network_of
 from .ir import ScheduleBuilder
@@ -175,9 +175,36 @@ def _link(topology: Topology, name: Any, where: str) -> int:
 def load_flow_file(path: str | Path) -> FlowSet:
     """Read and validate a flow file (see the module docstring), or a flow table
     (``.npz``, ``.parquet``: :mod:`.flowtable`)."""
+    from .._inputs.yamlio import read_bytes     # (PyYAML: loaded when a file is read)
     from .flowtable import TABLE_SUFFIXES, load_flow_table
 
     path = Path(path)
     if path.suffix.lower() in TABLE_SUFFIXES:
         return load_flow_table(path)
-    return flows_from_dict(read_json(path, "flow file"), str(path))
+    raw = read_bytes(path, "flow file")
+    flowset = _fast_flowset(raw, str(path))
+    if flowset is not None:
+        return flowset
+    return flows_from_dict(loads_json(raw, str(path), what="flow file"), str(path))
+
+
+def _fast_flowset(raw: bytes, source: str) -> FlowSet | None:
+    """The flow set of a plain flow file read straight into columns (:mod:`.flowjson`),
+    or None: then the general reader reads it again and words any error."""
+    from .flowjson import decode_flow_columns, path_link_ids
+
+    with gc_paused():
+        decoded = decode_flow_columns(raw)
+        if decoded is None:
+            return None
+        header, cols, raw_paths = decoded
+        try:
+            topology, _ = network_of(header, source)
+            if raw_paths is not None:
+                found = path_link_ids(raw_paths, topology)
+                if found is None:
+                    return None
+                cols.path_ptr, cols.path_ids = found
+            return flowset_from_columns(topology, cols)
+        except (Refused, NetsimError):
+            return None

@@ -104,7 +104,7 @@ def _npz(path: Path) -> tuple[dict, FlowColumns]:
         start=arrays["start"].tolist() if "start" in arrays else None,
         ids=arrays["id"].tolist() if "id" in arrays else None,
         path_ptr=_ptr(arrays, "path_ptr", "path_links", n, path),
-        path_links=arrays["path_links"].tolist() if "path_links" in arrays else None,
+        path_links=arrays.get("path_links"),         # a numpy column: looked up as arrays
         dep_ptr=_ptr(arrays, "dep_ptr", "deps", n, path),
         dep_ids=arrays["deps"].tolist() if "deps" in arrays else None)
     return header, cols
@@ -164,8 +164,9 @@ def _parquet(path: Path) -> tuple[dict, FlowColumns]:
     return header, cols
 
 
-def _list_column(chunked, path: Path, name: str) -> tuple[np.ndarray, list]:
-    """CSR offsets and flat values of an Arrow list column (a null row has none)."""
+def _list_column(chunked, path: Path, name: str) -> tuple[np.ndarray, list | np.ndarray]:
+    """CSR offsets and flat values of an Arrow list column (a null row has none); the
+    link names of ``path`` as a numpy unicode column when they are plain strings."""
     import pyarrow as pa
 
     array = chunked.combine_chunks()
@@ -174,7 +175,13 @@ def _list_column(chunked, path: Path, name: str) -> tuple[np.ndarray, list]:
     lengths = array.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    return ptr, array.flatten().to_pylist()
+    flat = array.flatten()
+    if name == "path" and pa.types.is_string(flat.type) and not flat.null_count and len(flat):
+        # Link names as a numpy column (looked up as arrays), through the few distinct
+        # names: no Python string per hop.
+        coded = flat.dictionary_encode()
+        return ptr, np.array(coded.dictionary.to_pylist())[coded.indices.to_numpy()]
+    return ptr, flat.to_pylist()
 
 
 def load_flow_table(path: str | Path):

@@ -14,8 +14,12 @@ capacity, and every flow crosses a saturated link on which no flow has a larger 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:            # the solvers run on plain arrays: scipy (0.15 s) not loaded
+    import scipy.sparse as sp
 
 __all__ = ["max_min_rates", "max_min_rates_csr", "max_min_rates_warm", "saturation_levels",
            "incidence_levels"]

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from scipy import sparse
 
 from ..errors import RoutingError
 from .core import PathTable, gather, read_only, segment_sum
@@ -117,6 +116,8 @@ class Routes:
         """
         cached = self.__dict__.get("_incidence")
         if cached is None:
+            from scipy import sparse         # loaded on use: 0.15 s of every start
+
             csc = sparse.csc_matrix((np.ones(self.nnz), self.path_links, self.path_ptr),
                                     shape=(self.num_links, self.num_subflows))
             cached = csc.tocsr()

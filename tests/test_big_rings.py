@@ -175,3 +175,12 @@ def test_after_the_build_the_schedule_s_own_sends_and_links_are_counted():
             run_collective("allreduce", "mesh:16x16", "direct", "1MiB")
     finally:
         set_max_memory(None)
+
+
+def test_the_cli_s_memory_budget_ends_with_its_invocation(capsys):
+    """A tiny --max-memory refuses that command only: the Python API called next in the
+    same process has the machine's budget again."""
+    with pytest.raises(SystemExit):
+        main(["--max-memory", "1KiB", "coll", "allreduce", "--topo", "torus:32x32",
+              "--algo", "ring"])
+    assert run_collective("allreduce", "torus:4x4", "ring", "1MiB").time_s > 0

@@ -180,3 +180,9 @@ def main(argv=None) -> None:
         sys.exit(1)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
+    finally:
+        # --max-memory is this invocation's: a program (or test) that calls main() and then
+        # the Python API must not keep its budget
+        from ..budget import set_max_memory
+
+        set_max_memory(None)

@@ -136,7 +136,16 @@ class Plan:
         if deps.shape[0] != m:
             deps = np.broadcast_to(deps, (m, deps.shape[1]))
         deps = _dedupe_rows(np.array(deps, dtype=np.int64))
-        if deps.size and deps.max() >= self._count:
+        return self._add_block(kind, src, dst, nbytes, seconds, deps, tag)
+
+    def _add_block(self, kind: int, src, dst, nbytes, seconds, deps: np.ndarray,
+                   tag: str | None, chained: bool = False) -> np.ndarray:
+        """Append m ops with an (m, d) dependency array (-1 = none, no repeats in a row):
+        on ops of earlier blocks, or with ``chained`` on any earlier op."""
+        self._flush()
+        m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
+        limit = self._count + np.arange(m, dtype=np.int64)[:, None] if chained else self._count
+        if deps.size and (deps >= limit).any():
             raise ValueError("a dependency names an op that is not in an earlier block")
         valid = deps >= 0
         if valid.all():
@@ -253,21 +262,43 @@ class Plan:
         received = np.asarray(received, dtype=np.int64)
         seconds = np.broadcast_to(np.asarray(nbytes, np.float64) / self.gamma, ranks.shape)
         if np.unique(ranks).size != ranks.size:
-            # A rank reduces one block at a time, in the order given: round j holds every
-            # rank's j-th block (distinct ranks), so rounds chain through _last_reduce.
-            order = np.argsort(ranks, kind="stable")
-            first = np.flatnonzero(np.r_[True, ranks[order][1:] != ranks[order][:-1]])
-            nth = np.empty(ranks.size, dtype=np.int64)
-            nth[order] = np.arange(ranks.size) - np.repeat(first, np.diff(np.r_[first,
-                                                                                ranks.size]))
-            ids = np.empty(ranks.size, dtype=np.int64)
-            for j in range(int(nth.max()) + 1):
-                rows = np.flatnonzero(nth == j)
-                ids[rows] = self.reduce(ranks[rows], received[rows],
-                                        seconds[rows] * self.gamma, tag)
-            return ids
+            return self._reduce_rounds(ranks, received, seconds, tag)
         ids = self.computes(ranks, seconds, join(received, self._last_reduce[ranks]), tag)
         self._last_reduce[ranks] = ids
+        return ids
+
+    def _reduce_rounds(self, ranks: np.ndarray, received: np.ndarray, seconds: np.ndarray,
+                       tag: str | None) -> np.ndarray:
+        """:meth:`reduce` when ranks repeat. A rank reduces one block at a time, in the
+        order given: round j holds every rank's j-th block (distinct ranks), each round
+        after the one before. The ops are those of one :meth:`reduce` call per round (round
+        by round, rows in order within a round, the same dependency columns and the same
+        seconds), written as one block whose ops may wait for earlier ops of the block."""
+        m = ranks.size
+        order = np.argsort(ranks, kind="stable")        # by rank, then by position
+        by_rank = ranks[order]
+        same = np.empty(m, dtype=bool)                  # same rank as the one before
+        same[0] = False
+        np.equal(by_rank[1:], by_rank[:-1], out=same[1:])
+        last = np.empty(m, dtype=bool)                  # a rank's last block
+        last[-1] = True
+        np.logical_not(same[1:], out=last[:-1])
+        position = np.arange(m, dtype=np.int64)
+        nth = np.empty(m, dtype=np.int64)
+        nth[order] = position - np.maximum.accumulate(np.where(same, 0, position))
+        rounds = np.argsort(nth, kind="stable")         # op order: round, then position
+        ids = np.empty(m, dtype=np.int64)
+        ids[rounds] = position + self._count
+        before = np.empty(m, dtype=np.int64)            # the rank's previous reduction
+        before[order[~same]] = self._last_reduce[by_rank[~same]]
+        before[order[1:][same[1:]]] = ids[order[:-1][same[1:]]]
+        # a round's call got nbytes = seconds * gamma and divided by gamma again
+        seconds = seconds * self.gamma / self.gamma
+        deps = _dedupe_rows(np.concatenate([received.reshape(m, -1)[rounds],
+                                            before[rounds, None]], axis=1))
+        self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
+                        chained=True)
+        self._last_reduce[by_rank[last]] = ids[order[last]]
         return ids
 
     def repeated_sends(self, src: np.ndarray, dst: np.ndarray, nbytes: float, blocks: int,

@@ -32,6 +32,7 @@ compares ``bound * (1 - SLACK)``.
 
 from __future__ import annotations
 
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -39,6 +40,10 @@ import numpy as np
 from ..schedule import COMPUTE, SEND
 
 __all__ = ["schedule_bound", "critical_path", "link_load", "SLACK"]
+
+#: False: the longest path in numpy blocks only, even when numba is imported (tests
+#: compare the two).
+COMPILED = True
 
 #: Relative margin a pruning caller takes off the bound (module docstring): 1000 events
 #: on one chain, each merged up to 1e-9 early.
@@ -51,16 +56,174 @@ def schedule_bound(topology, schedule, placement: Sequence[int], *, router=None,
     """Lower bound (s) on the makespan of ``schedule`` with rank r on ``placement[r]``
     (the larger of :func:`critical_path` and :func:`link_load`; module docstring).
     ``routes`` are the sends' routes (:func:`netsim.engine.route_schedule`), computed here
-    when not given; ``overhead`` one value or one per op (s), as the engine takes it."""
+    when not given; ``overhead`` one value or one per op (s), as the engine takes it.
+
+    When the router's paths depend on the (source, destination) pair alone
+    (``router.pair_only``) and the schedule names no explicit paths, every distinct pair is
+    routed once per machine and router and kept (:class:`_PairTerms`): the bound of the
+    next schedule on the same machine reads them instead of routing its sends again.
+    """
+    placement = np.asarray(placement, dtype=np.int64)
+    if routes is None and not schedule.paths:
+        from ..routing import default_router
+
+        router = default_router(topology) if router is None else router
+        if getattr(router, "pair_only", False):
+            drain, load = _PairTerms.of(topology, router).terms(schedule, placement)
+            return max(_longest_path(schedule, drain, overhead, not_before), load)
     if routes is None:
         from ..engine import route_schedule
 
-        routes = route_schedule(topology, schedule, np.asarray(placement, dtype=np.int64),
-                                router)
+        routes = route_schedule(topology, schedule, placement, router)
     sub_bytes, sub_cap = _subflows(topology, schedule, routes)
     return max(critical_path(schedule, routes, sub_bytes, sub_cap, overhead=overhead,
                              not_before=not_before),
                link_load(topology, routes, sub_bytes))
+
+
+class _PairTerms:
+    """Per machine and router: every (source node, destination node) pair routed so far,
+    as lines ``latency + bytes x r`` (one per sub-flow: r = fraction / smallest capacity on
+    its path, repeated lines dropped) and link fractions (CSR by pair)."""
+
+    _cache: "weakref.WeakKeyDictionary" = None      # topology -> {id(router): (router, _)}
+
+    @classmethod
+    def of(cls, topology, router) -> "_PairTerms":
+        import weakref
+
+        if cls._cache is None:
+            cls._cache = weakref.WeakKeyDictionary()
+        per_router = cls._cache.setdefault(topology, {})
+        held = per_router.get(id(router))
+        if held is None or held[0] is not router:
+            if len(per_router) > 8:          # a few routers per machine; keep it bounded
+                per_router.clear()
+            held = per_router[id(router)] = (router, cls(topology, router))
+        return held[1]
+
+    def __init__(self, topology, router) -> None:
+        self.topology, self.router = topology, router
+        self.keys = np.zeros(0, dtype=np.int64)            # src * nodes + dst, sorted
+        self.line_ptr = np.zeros(1, dtype=np.int64)
+        self.line_lat = self.line_rate = np.zeros(0)
+        self.link_ptr = np.zeros(1, dtype=np.int64)
+        self.link_idx = np.zeros(0, dtype=np.int64)
+        self.link_frac = np.zeros(0)
+
+    def terms(self, schedule, placement: np.ndarray) -> tuple[np.ndarray, float]:
+        """(per op: least time from its start to its finish once released, the link-load
+        bound in s) of a schedule's sends: computes and barriers get 0 here."""
+        send_ops = np.flatnonzero(schedule.kind == SEND)
+        drain = np.zeros(schedule.num_ops)
+        if send_ops.size == 0:
+            return drain, 0.0
+        nodes = self.topology.num_nodes
+        key = placement[schedule.src[send_ops]] * nodes + placement[schedule.dst[send_ops]]
+        pair = self._rows(key)
+        nbytes = schedule.nbytes[send_ops]
+        count = np.diff(self.line_ptr)
+        if (count[pair] == 1).all():
+            line = self.line_ptr[pair]
+            drain[send_ops] = self.line_lat[line] + _times(nbytes, self.line_rate[line])
+        else:
+            owner = np.repeat(np.arange(send_ops.size), count[pair])
+            line = _ranges(self.line_ptr[pair], count[pair])
+            each = self.line_lat[line] + _times(nbytes[owner], self.line_rate[line])
+            best = np.full(send_ops.size, -np.inf)
+            np.maximum.at(best, owner, each)
+            drain[send_ops] = best
+        pair_bytes = np.bincount(pair, weights=nbytes, minlength=self.keys.size)
+        per_link = np.diff(self.link_ptr)
+        load = np.bincount(self.link_idx,
+                           weights=np.repeat(pair_bytes, per_link) * self.link_frac,
+                           minlength=self.topology.num_links)
+        bandwidth = np.asarray(self.topology.bandwidth, dtype=np.float64)
+        return drain, float((load / bandwidth).max()) if load.size else 0.0
+
+    def _rows(self, key: np.ndarray) -> np.ndarray:
+        """Row of every pair key, routing the pairs not seen yet."""
+        pos = np.searchsorted(self.keys, key).clip(0, max(self.keys.size - 1, 0))
+        known = self.keys.size > 0
+        missing = ~(self.keys[pos] == key) if known else np.ones(key.size, dtype=bool)
+        if missing.any():
+            self._add(np.unique(key[missing]))
+            pos = np.searchsorted(self.keys, key)
+        return pos
+
+    def _add(self, new: np.ndarray) -> None:
+        from ..routing import route
+
+        nodes = self.topology.num_nodes
+        routes = route(self.topology, new // nodes, new % nodes, router=self.router)
+        bandwidth = np.asarray(self.topology.bandwidth, dtype=np.float64)
+        hops = np.diff(routes.path_ptr)
+        cap = np.full(hops.size, np.inf)
+        if routes.path_links.size:
+            cap[hops > 0] = np.minimum.reduceat(bandwidth[routes.path_links],
+                                                routes.path_ptr[:-1][hops > 0])
+        rate = routes.sub_frac / cap
+        lines = [_distinct_lines(routes.sub_latency[a:b], rate[a:b])
+                 for a, b in zip(routes.sub_ptr[:-1].tolist(), routes.sub_ptr[1:].tolist())]
+        link_owner = np.repeat(routes.sub_req, hops)
+        link_frac = np.repeat(routes.sub_frac, hops)
+        order = np.argsort(link_owner, kind="stable")
+        new_links = np.bincount(link_owner, minlength=new.size)
+        old = self._unpacked()
+        rows = [(int(k), l, slice(None)) for k, l in zip(self.keys.tolist(), old[0])]
+        starts = np.concatenate([[0], np.cumsum(new_links)])
+        rows += [(int(k), lines[i], (routes.path_links[order][starts[i]:starts[i + 1]],
+                                     link_frac[order][starts[i]:starts[i + 1]]))
+                 for i, k in enumerate(new.tolist())]
+        links_old = old[1]
+        rows.sort(key=lambda r: r[0])
+        self.keys = np.asarray([r[0] for r in rows], dtype=np.int64)
+        lat = [r[1][0] for r in rows]
+        rate_rows = [r[1][1] for r in rows]
+        link_rows = [links_old[r[0]] if isinstance(r[2], slice) else r[2] for r in rows]
+        self.line_ptr = np.concatenate([[0], np.cumsum([x.size for x in lat])]).astype(np.int64)
+        self.line_lat, self.line_rate = np.concatenate(lat), np.concatenate(rate_rows)
+        self.link_ptr = np.concatenate(
+            [[0], np.cumsum([x[0].size for x in link_rows])]).astype(np.int64)
+        self.link_idx = np.concatenate([x[0] for x in link_rows]).astype(np.int64)
+        self.link_frac = np.concatenate([x[1] for x in link_rows]).astype(np.float64)
+
+    def _unpacked(self):
+        """(per row: (latencies, rates)), key -> (links, fractions)) of the pairs held."""
+        lines, links = [], {}
+        for i, k in enumerate(self.keys.tolist()):
+            a, b = self.line_ptr[i], self.line_ptr[i + 1]
+            lines.append((self.line_lat[a:b], self.line_rate[a:b]))
+            c, d = self.link_ptr[i], self.link_ptr[i + 1]
+            links[k] = (self.link_idx[c:d], self.link_frac[c:d])
+        return lines, links
+
+
+def _times(nbytes: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """bytes x (s per byte), 0 for no bytes (even at an infinite time per byte)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(nbytes > 0, nbytes * rate, 0.0)
+
+
+def _distinct_lines(latency: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lines ``latency + B x rate`` of one pair's sub-flows, without those another
+    line is at least as high as everywhere (B >= 0): same latency, smaller rate."""
+    if latency.size <= 1 or (latency == latency[0]).all():
+        return latency[:1].copy(), np.asarray([rate.max()]) if rate.size else rate
+    keep = np.ones(latency.size, dtype=bool)
+    for i in range(latency.size):
+        dominated = (latency >= latency[i]) & (rate >= rate[i])
+        dominated[i] = False
+        if dominated.any() and keep[np.flatnonzero(dominated)].any():
+            keep[i] = False
+    return latency[keep], rate[keep]
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + c)`` of every (start, count)."""
+    total = int(counts.sum())
+    first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return first + np.arange(total, dtype=np.int64)
 
 
 def _subflows(topology, schedule, routes) -> tuple[np.ndarray, np.ndarray]:
@@ -87,17 +250,30 @@ def link_load(topology, routes, sub_bytes: np.ndarray) -> float:
 
 def critical_path(schedule, routes, sub_bytes: np.ndarray, sub_cap: np.ndarray, *,
                   overhead=0.0, not_before: np.ndarray | None = None) -> float:
-    """The DAG's longest path, every op costing at least what the module docstring says, s.
+    """The DAG's longest path, every op costing at least what the module docstring says, s."""
+    return _longest_path(schedule, _op_costs(schedule, routes, sub_bytes, sub_cap),
+                         overhead, not_before)
 
-    Ops are taken in blocks of consecutive ops none of which depends on another of its
-    block (builders add a step's sends together), each block in a few numpy operations.
-    """
+
+def _longest_path(schedule, drain: np.ndarray, overhead, not_before) -> float:
+    """Longest path with op cost ``drain`` (sends: from start to finish) + compute seconds
+    + the sends' overhead. Ops are taken in blocks of consecutive ops none of which depends
+    on another of its block (builders add a step's sends together), each block in a few
+    numpy operations."""
     n = schedule.num_ops
     if n == 0:
         return 0.0
-    cost = _op_costs(schedule, routes, sub_bytes, sub_cap, overhead)
+    cost = drain + np.where(schedule.kind == COMPUTE, np.asarray(schedule.seconds, np.float64),
+                            0.0)
+    sends = schedule.kind == SEND
+    over = np.asarray(overhead, dtype=np.float64)
+    cost[sends] += over[sends] if over.ndim else float(over)
     floor = np.zeros(n) if not_before is None else np.asarray(not_before, np.float64)
     dep_ptr, dep_idx = schedule.dep_ptr, schedule.dep_idx
+    if COMPILED and "numba" in sys.modules and n > 2048:   # numba paid for already
+        from ._lower_bound_kernel import longest_path
+
+        return longest_path(cost, floor, dep_ptr, dep_idx)
     counts = np.diff(dep_ptr)
     owner = np.repeat(np.arange(n), counts)
     last_dep = np.full(n, -1, dtype=np.int64)       # the latest op each op depends on
@@ -131,10 +307,10 @@ def _block_end(last_dep: np.ndarray, start: int) -> int:
         width *= 4
 
 
-def _op_costs(schedule, routes, sub_bytes, sub_cap, overhead) -> np.ndarray:
-    """Least time from an op's release to its finish, s (module docstring)."""
-    n = schedule.num_ops
-    cost = np.where(schedule.kind == COMPUTE, np.asarray(schedule.seconds, np.float64), 0.0)
+def _op_costs(schedule, routes, sub_bytes, sub_cap) -> np.ndarray:
+    """Least time of every send from its start (release + overhead) to its finish, s
+    (module docstring); 0 for other ops."""
+    cost = np.zeros(schedule.num_ops)
     send_ops = np.flatnonzero(schedule.kind == SEND)
     if send_ops.size == 0:
         return cost
@@ -145,7 +321,5 @@ def _op_costs(schedule, routes, sub_bytes, sub_cap, overhead) -> np.ndarray:
     has = np.diff(routes.sub_ptr) > 0
     if sub_time.size:
         per_send[has] = np.maximum.reduceat(sub_time, routes.sub_ptr[:-1][has])
-    over = np.asarray(overhead, dtype=np.float64)
-    over = over[send_ops] if over.ndim else np.full(send_ops.size, float(over))
-    cost[send_ops] = over + per_send
+    cost[send_ops] = per_send
     return cost

@@ -231,3 +231,21 @@ def test_reduce_with_repeated_ranks_writes_the_ops_of_one_call_per_round(ranks, 
     assert built[0][0].tolist() == built[1][0].tolist()
     assert built[0][1].tolist() == built[1][1].tolist()
     assert built[0][2] == built[1][2]
+
+
+def test_compiled_longest_path_equals_the_numpy_blocks():
+    pytest.importorskip("numba")
+    from netsim.algorithms import AlgoOptions, build_schedule
+    from netsim.algorithms import lower_bound
+
+    topo = parse_topology("dgx-h100")
+    nodes = topo.first_endpoints(8)
+    schedule = build_schedule("allreduce", "innetwork", 8, 2**26,
+                              AlgoOptions(topology=topo, placement=nodes, gamma=1e11))
+    assert schedule.num_ops > 2048
+    placement = np.concatenate([nodes, np.asarray(schedule.extra_nodes, dtype=np.int64)])
+    bounds = []
+    for compiled in (True, False):
+        with mock.patch.object(lower_bound, "COMPILED", compiled):
+            bounds.append(schedule_bound(topo, schedule, placement, overhead=1e-6))
+    assert bounds[0] == bounds[1]

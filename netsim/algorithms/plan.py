@@ -78,6 +78,14 @@ def _column(values, m: int, dtype) -> np.ndarray:
     return np.full(m, a, dtype=dtype) if a.ndim == 0 else np.broadcast_to(a, (m,))
 
 
+def _value(values, m: int, dtype):
+    """``values`` as one number when it is one (a block column written out by
+    :meth:`Plan.build`), else as :func:`_column` makes it."""
+    if isinstance(values, (int, float)):
+        return dtype(values)
+    return _column(values, m, dtype)
+
+
 def _is_int_seq(seq) -> bool:
     return len(seq) > 0 and all(isinstance(x, (int, np.integer)) for x in seq)
 
@@ -130,36 +138,40 @@ class Plan:
     # -- adding ops ---------------------------------------------------------------------
     def _add(self, kind: int, src, dst, nbytes, seconds, deps: Deps, tag: str | None
              ) -> np.ndarray:
-        self._flush()
         m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
         deps = join(deps, rows=m)
         if deps.shape[0] != m:
             deps = np.broadcast_to(deps, (m, deps.shape[1]))
         deps = _dedupe_rows(np.array(deps, dtype=np.int64))
-        return self._add_block(kind, src, dst, nbytes, seconds, deps, tag)
+        return self._add_block(kind, src, dst, nbytes, seconds, deps, tag, m=m)
 
     def _add_block(self, kind: int, src, dst, nbytes, seconds, deps: np.ndarray,
-                   tag: str | None, chained: bool = False) -> np.ndarray:
+                   tag: str | None, chained: bool = False, m: int | None = None
+                   ) -> np.ndarray:
         """Append m ops with an (m, d) dependency array (-1 = none, no repeats in a row):
-        on ops of earlier blocks, or with ``chained`` on any earlier op."""
-        self._flush()
-        m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
-        limit = self._count + np.arange(m, dtype=np.int64)[:, None] if chained else self._count
-        if deps.size and (deps >= limit).any():
-            raise ValueError("a dependency names an op that is not in an earlier block")
+        on ops of earlier blocks, or with ``chained`` on any earlier op. Columns that are
+        one value for every op are kept as that value (written out by :meth:`build`)."""
+        if self._single:
+            self._flush()
+        if m is None:
+            m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
+        if deps.size:
+            late = ((deps >= self._count + np.arange(m, dtype=np.int64)[:, None]).any()
+                    if chained else deps.max() >= self._count)
+            if late:
+                raise ValueError("a dependency names an op that is not in an earlier block")
         valid = deps >= 0
         if valid.all():
-            counts, idx = np.full(m, deps.shape[1], dtype=np.int64), deps.ravel()
+            counts, idx = deps.shape[1], deps.ravel()
         else:
             counts, idx = valid.sum(axis=1), deps[valid]
-        ids = np.arange(self._count, self._count + m, dtype=np.int64)
+        first = self._count
         t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
-        self._blocks.append((np.full(m, kind, np.int8), _column(src, m, np.int64),
-                             _column(dst, m, np.int64), _column(nbytes, m, np.float64),
-                             _column(seconds, m, np.float64), counts, idx,
-                             np.full(m, t, np.int64)))
+        self._blocks.append((kind, _column(src, m, np.int64), _value(dst, m, np.int64),
+                             _value(nbytes, m, np.float64), _value(seconds, m, np.float64),
+                             counts, idx, t))
         self._count += m
-        return ids
+        return np.arange(first, first + m, dtype=np.int64)
 
     def _add1(self, kind: int, src: int, dst: int, nbytes: float, seconds: float, deps,
               tag: str | None) -> int:
@@ -329,7 +341,7 @@ class Plan:
         self._flush()
         # One pass into arrays of the final size (no concatenation of copies): the peak is
         # the schedule itself plus one block.
-        sizes = [b.ops if isinstance(b, _Repeated) else b[0].size for b in self._blocks]
+        sizes = [b.ops if isinstance(b, _Repeated) else b[1].size for b in self._blocks]
         edges = [b.edges if isinstance(b, _Repeated) else b[6].size for b in self._blocks]
         m, e = int(sum(sizes)), int(sum(edges))
         kind = np.empty(m, np.int8)

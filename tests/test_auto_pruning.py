@@ -207,8 +207,16 @@ def _reduce_by_rounds(plan, ranks, received, nbytes):
 
 
 @settings(max_examples=60, **SETTINGS)
-@given(st.lists(st.integers(0, 4), min_size=2, max_size=14), st.integers(0, 2**31))
-def test_reduce_with_repeated_ranks_writes_the_ops_of_one_call_per_round(ranks, seed):
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=14), st.integers(0, 2**31),
+       st.sampled_from([0, 64]))
+def test_reduce_with_repeated_ranks_writes_the_ops_of_one_call_per_round(ranks, seed, few):
+    from netsim.algorithms import plan as plan_module
+
+    with mock.patch.object(plan_module, "_FEW", few):     # numpy rounds, Python rounds
+        _check_reduce_rounds(ranks, seed)
+
+
+def _check_reduce_rounds(ranks, seed):
     from netsim.algorithms import AlgoOptions
     from netsim.algorithms.plan import Plan
 

@@ -30,6 +30,9 @@ __all__ = ["Plan", "Deps", "no_deps", "join", "set_rows", "settle", "blocks", "o
 Deps = Union[None, np.ndarray, Sequence]
 Pieces = Union[np.ndarray, Sequence[Sequence[int]], Callable[[], Any]]
 
+#: Plan.reduce with repeated ranks: up to this many ops the rounds are found in Python.
+_FEW = 64
+
 #: Annotate schedules up to this many ranks unless ``options.extra["annotate"]`` says otherwise.
 ANNOTATE_UP_TO = 64
 
@@ -287,6 +290,8 @@ class Plan:
         by round, rows in order within a round, the same dependency columns and the same
         seconds), written as one block whose ops may wait for earlier ops of the block."""
         m = ranks.size
+        if m <= _FEW:
+            return self._reduce_rounds_few(ranks, received, seconds, tag)
         order = np.argsort(ranks, kind="stable")        # by rank, then by position
         by_rank = ranks[order]
         same = np.empty(m, dtype=bool)                  # same rank as the one before
@@ -311,6 +316,36 @@ class Plan:
         self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
                         chained=True)
         self._last_reduce[by_rank[last]] = ids[order[last]]
+        return ids
+
+    def _reduce_rounds_few(self, ranks: np.ndarray, received: np.ndarray,
+                           seconds: np.ndarray, tag: str | None) -> np.ndarray:
+        """:meth:`_reduce_rounds` for a few ops, in Python: numpy's fixed cost per call
+        is larger there (a bidirectional ring on 8 ranks: 16 ops per step)."""
+        m, first = ranks.size, self._count
+        listed = ranks.tolist()
+        seen: dict[int, int] = {}
+        nth = []
+        for r in listed:
+            nth.append(seen.get(r, 0))
+            seen[r] = nth[-1] + 1
+        rounds = sorted(range(m), key=lambda i: (nth[i], i))
+        last = {r: int(self._last_reduce[r]) for r in seen}
+        ids = np.empty(m, dtype=np.int64)
+        before = []
+        for k, i in enumerate(rounds):
+            r = listed[i]
+            before.append(last[r])
+            last[r] = ids[i] = first + k
+        rounds = np.asarray(rounds, dtype=np.int64)
+        seconds = seconds * self.gamma / self.gamma     # as _reduce_rounds
+        deps = _dedupe_rows(np.concatenate([received.reshape(m, -1)[rounds],
+                                            np.asarray(before, dtype=np.int64)[:, None]],
+                                           axis=1))
+        self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
+                        chained=True)
+        for r, op in last.items():
+            self._last_reduce[r] = op
         return ids
 
     def repeated_sends(self, src: np.ndarray, dst: np.ndarray, nbytes: float, blocks: int,
@@ -463,8 +498,7 @@ def serial_computes(plan: Plan, rank: int, seconds: float, deps: np.ndarray, aft
     keep = both >= 0
     keep[:, 1:] &= both[:, 1:] != both[:, :-1]     # every dependency listed once
     t = -1 if tag is None else plan._tags.setdefault(tag, len(plan._tags))
-    plan._blocks.append((np.full(m, COMPUTE, np.int8), np.full(m, rank, np.int64),
-                         np.full(m, -1, np.int64), np.zeros(m), np.full(m, float(seconds)),
-                         keep.sum(axis=1), both[keep], np.full(m, t, np.int64)))
+    plan._blocks.append((COMPUTE, np.full(m, rank, np.int64), np.int64(-1), 0.0,
+                         float(seconds), keep.sum(axis=1), both[keep], t))
     plan._count += m
     return ids

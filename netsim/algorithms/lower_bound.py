@@ -33,6 +33,7 @@ compares ``bound * (1 - SLACK)``.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -69,7 +70,8 @@ def schedule_bound(topology, schedule, placement: Sequence[int], *, router=None,
 
         router = default_router(topology) if router is None else router
         if getattr(router, "pair_only", False):
-            drain, load = _PairTerms.of(topology, router).terms(schedule, placement)
+            drain, load = _PairTerms.of(topology, router).terms(topology, schedule,
+                                                                placement)
             return max(_longest_path(schedule, drain, overhead, not_before), load)
     if routes is None:
         from ..engine import route_schedule
@@ -86,24 +88,21 @@ class _PairTerms:
     as lines ``latency + bytes x r`` (one per sub-flow: r = fraction / smallest capacity on
     its path, repeated lines dropped) and link fractions (CSR by pair)."""
 
-    _cache: "weakref.WeakKeyDictionary" = None      # topology -> {id(router): (router, _)}
+    #: topology -> {id(router): (router, its _PairTerms)}
+    _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @classmethod
     def of(cls, topology, router) -> "_PairTerms":
-        import weakref
-
-        if cls._cache is None:
-            cls._cache = weakref.WeakKeyDictionary()
         per_router = cls._cache.setdefault(topology, {})
         held = per_router.get(id(router))
         if held is None or held[0] is not router:
             if len(per_router) > 8:          # a few routers per machine; keep it bounded
                 per_router.clear()
-            held = per_router[id(router)] = (router, cls(topology, router))
+            held = per_router[id(router)] = (router, cls(router))
         return held[1]
 
-    def __init__(self, topology, router) -> None:
-        self.topology, self.router = topology, router
+    def __init__(self, router) -> None:       # no reference to the machine: the cache
+        self.router = router                   # is weak on it
         self.keys = np.zeros(0, dtype=np.int64)            # src * nodes + dst, sorted
         self.line_ptr = np.zeros(1, dtype=np.int64)
         self.line_lat = self.line_rate = np.zeros(0)
@@ -111,16 +110,16 @@ class _PairTerms:
         self.link_idx = np.zeros(0, dtype=np.int64)
         self.link_frac = np.zeros(0)
 
-    def terms(self, schedule, placement: np.ndarray) -> tuple[np.ndarray, float]:
+    def terms(self, topology, schedule, placement: np.ndarray) -> tuple[np.ndarray, float]:
         """(per op: least time from its start to its finish once released, the link-load
         bound in s) of a schedule's sends: computes and barriers get 0 here."""
         send_ops = np.flatnonzero(schedule.kind == SEND)
         drain = np.zeros(schedule.num_ops)
         if send_ops.size == 0:
             return drain, 0.0
-        nodes = self.topology.num_nodes
+        nodes = topology.num_nodes
         key = placement[schedule.src[send_ops]] * nodes + placement[schedule.dst[send_ops]]
-        pair = self._rows(key)
+        pair = self._rows(topology, key)
         nbytes = schedule.nbytes[send_ops]
         count = np.diff(self.line_ptr)
         if (count[pair] == 1).all():
@@ -137,26 +136,26 @@ class _PairTerms:
         per_link = np.diff(self.link_ptr)
         load = np.bincount(self.link_idx,
                            weights=np.repeat(pair_bytes, per_link) * self.link_frac,
-                           minlength=self.topology.num_links)
-        bandwidth = np.asarray(self.topology.bandwidth, dtype=np.float64)
+                           minlength=topology.num_links)
+        bandwidth = np.asarray(topology.bandwidth, dtype=np.float64)
         return drain, float((load / bandwidth).max()) if load.size else 0.0
 
-    def _rows(self, key: np.ndarray) -> np.ndarray:
+    def _rows(self, topology, key: np.ndarray) -> np.ndarray:
         """Row of every pair key, routing the pairs not seen yet."""
         pos = np.searchsorted(self.keys, key).clip(0, max(self.keys.size - 1, 0))
         known = self.keys.size > 0
         missing = ~(self.keys[pos] == key) if known else np.ones(key.size, dtype=bool)
         if missing.any():
-            self._add(np.unique(key[missing]))
+            self._add(topology, np.unique(key[missing]))
             pos = np.searchsorted(self.keys, key)
         return pos
 
-    def _add(self, new: np.ndarray) -> None:
+    def _add(self, topology, new: np.ndarray) -> None:
         from ..routing import route
 
-        nodes = self.topology.num_nodes
-        routes = route(self.topology, new // nodes, new % nodes, router=self.router)
-        bandwidth = np.asarray(self.topology.bandwidth, dtype=np.float64)
+        nodes = topology.num_nodes
+        routes = route(topology, new // nodes, new % nodes, router=self.router)
+        bandwidth = np.asarray(topology.bandwidth, dtype=np.float64)
         hops = np.diff(routes.path_ptr)
         cap = np.full(hops.size, np.inf)
         if routes.path_links.size:

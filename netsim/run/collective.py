@@ -577,4 +577,8 @@ def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveR
     from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
+    if kwargs.get("router") is None:    # one router for every size: its caches stay warm
+        from ..routing import default_router
+
+        kwargs["router"] = default_router(topo)
     return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netsim.algorithms.lower_bound import SLACK, schedule_bound
-from netsim.engine import simulate
+from netsim.engine import route_schedule, simulate
 from netsim.errors import InputError
 from netsim.run import collective
 from netsim.schedule import ScheduleBuilder
@@ -59,6 +59,10 @@ def test_bound_never_exceeds_the_makespan_of_random_dags(case, data):
     bound = schedule_bound(topo, schedule, placement, overhead=overhead,
                            not_before=not_before)
     _assert_below(bound, result.makespan)
+    # the same bound from the sends' own routes as from the table of routed pairs
+    routes = route_schedule(topo, schedule, np.asarray(placement, dtype=np.int64))
+    assert schedule_bound(topo, schedule, placement, overhead=overhead, routes=routes,
+                          not_before=not_before) == pytest.approx(bound, rel=1e-12, abs=0)
 
 
 @settings(max_examples=40, **SETTINGS)

@@ -86,7 +86,7 @@ def schedule_bound(topology, schedule, placement: Sequence[int], *, router=None,
 class _PairTerms:
     """Per machine and router: every (source node, destination node) pair routed so far,
     as lines ``latency + bytes x r`` (one per sub-flow: r = fraction / smallest capacity on
-    its path, repeated lines dropped) and link fractions (CSR by pair)."""
+    its path; one line when they share a latency) and link fractions (CSR by pair)."""
 
     #: topology -> {id(router): (router, its _PairTerms)}
     _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -151,6 +151,7 @@ class _PairTerms:
         return pos
 
     def _add(self, topology, new: np.ndarray) -> None:
+        """Route the pair keys ``new`` (sorted, none held yet) and merge them in."""
         from ..routing import route
 
         nodes = topology.num_nodes
@@ -162,60 +163,46 @@ class _PairTerms:
             cap[hops > 0] = np.minimum.reduceat(bandwidth[routes.path_links],
                                                 routes.path_ptr[:-1][hops > 0])
         rate = routes.sub_frac / cap
-        lines = [_distinct_lines(routes.sub_latency[a:b], rate[a:b])
-                 for a, b in zip(routes.sub_ptr[:-1].tolist(), routes.sub_ptr[1:].tolist())]
-        link_owner = np.repeat(routes.sub_req, hops)
-        link_frac = np.repeat(routes.sub_frac, hops)
-        order = np.argsort(link_owner, kind="stable")
-        new_links = np.bincount(link_owner, minlength=new.size)
-        old = self._unpacked()
-        rows = [(int(k), l, slice(None)) for k, l in zip(self.keys.tolist(), old[0])]
-        starts = np.concatenate([[0], np.cumsum(new_links)])
-        rows += [(int(k), lines[i], (routes.path_links[order][starts[i]:starts[i + 1]],
-                                     link_frac[order][starts[i]:starts[i + 1]]))
-                 for i, k in enumerate(new.tolist())]
-        links_old = old[1]
-        rows.sort(key=lambda r: r[0])
-        self.keys = np.asarray([r[0] for r in rows], dtype=np.int64)
-        lat = [r[1][0] for r in rows]
-        rate_rows = [r[1][1] for r in rows]
-        link_rows = [links_old[r[0]] if isinstance(r[2], slice) else r[2] for r in rows]
-        self.line_ptr = np.concatenate([[0], np.cumsum([x.size for x in lat])]).astype(np.int64)
-        self.line_lat, self.line_rate = np.concatenate(lat), np.concatenate(rate_rows)
-        self.link_ptr = np.concatenate(
-            [[0], np.cumsum([x[0].size for x in link_rows])]).astype(np.int64)
-        self.link_idx = np.concatenate([x[0] for x in link_rows]).astype(np.int64)
-        self.link_frac = np.concatenate([x[1] for x in link_rows]).astype(np.float64)
+        lat = routes.sub_latency
+        # One line per pair when its sub-flows share a latency (sprayed planes): the
+        # steepest; else every sub-flow's line (the max over them is the same).
+        subs = np.diff(routes.sub_ptr)
+        first = routes.sub_ptr[:-1]
+        flat = (np.maximum.reduceat(lat, first) == np.minimum.reduceat(lat, first)
+                if lat.size else np.ones(new.size, dtype=bool))
+        keep = ~flat[routes.sub_req]
+        keep[first[flat]] = True
+        line_rate = rate.copy()
+        line_rate[first[flat]] = np.maximum.reduceat(rate, first)[flat]
+        new_lines = np.where(flat, 1, subs)
+        new_links = np.bincount(np.repeat(routes.sub_req, hops), minlength=new.size)
+        self._merge(new, new_lines, lat[keep], line_rate[keep], new_links,
+                    routes.path_links, np.repeat(routes.sub_frac, hops))
 
-    def _unpacked(self):
-        """(per row: (latencies, rates)), key -> (links, fractions)) of the pairs held."""
-        lines, links = [], {}
-        for i, k in enumerate(self.keys.tolist()):
-            a, b = self.line_ptr[i], self.line_ptr[i + 1]
-            lines.append((self.line_lat[a:b], self.line_rate[a:b]))
-            c, d = self.link_ptr[i], self.link_ptr[i + 1]
-            links[k] = (self.link_idx[c:d], self.link_frac[c:d])
-        return lines, links
+    def _merge(self, new, new_lines, new_lat, new_rate, new_links, new_idx, new_frac):
+        """Held rows and new rows (CSR by pair) as one table sorted by key."""
+        keys = np.concatenate([self.keys, new])
+        order = np.argsort(keys, kind="stable")
+
+        def gather(ptr, extra_counts, *columns):
+            counts = np.concatenate([np.diff(ptr), extra_counts])[order]
+            starts = np.concatenate([ptr[:-1], ptr[-1] + np.concatenate(
+                [[0], np.cumsum(extra_counts)[:-1]])]).astype(np.int64)[order]
+            take = _ranges(starts, counts)
+            out_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            return (out_ptr, *(np.concatenate(c)[take] for c in columns))
+
+        self.line_ptr, self.line_lat, self.line_rate = gather(
+            self.line_ptr, new_lines, (self.line_lat, new_lat), (self.line_rate, new_rate))
+        self.link_ptr, self.link_idx, self.link_frac = gather(
+            self.link_ptr, new_links, (self.link_idx, new_idx), (self.link_frac, new_frac))
+        self.keys = keys[order]
 
 
 def _times(nbytes: np.ndarray, rate: np.ndarray) -> np.ndarray:
     """bytes x (s per byte), 0 for no bytes (even at an infinite time per byte)."""
     with np.errstate(invalid="ignore"):
         return np.where(nbytes > 0, nbytes * rate, 0.0)
-
-
-def _distinct_lines(latency: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lines ``latency + B x rate`` of one pair's sub-flows, without those another
-    line is at least as high as everywhere (B >= 0): same latency, smaller rate."""
-    if latency.size <= 1 or (latency == latency[0]).all():
-        return latency[:1].copy(), np.asarray([rate.max()]) if rate.size else rate
-    keep = np.ones(latency.size, dtype=bool)
-    for i in range(latency.size):
-        dominated = (latency >= latency[i]) & (rate >= rate[i])
-        dominated[i] = False
-        if dominated.any() and keep[np.flatnonzero(dominated)].any():
-            keep[i] = False
-    return latency[keep], rate[keep]
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -273,11 +260,10 @@ def _longest_path(schedule, drain: np.ndarray, overhead, not_before) -> float:
         from ._lower_bound_kernel import longest_path
 
         return longest_path(cost, floor, dep_ptr, dep_idx)
-    counts = np.diff(dep_ptr)
-    owner = np.repeat(np.arange(n), counts)
+    has = np.diff(dep_ptr) > 0
     last_dep = np.full(n, -1, dtype=np.int64)       # the latest op each op depends on
     if dep_idx.size:
-        np.maximum.at(last_dep, owner, dep_idx)
+        last_dep[has] = np.maximum.reduceat(dep_idx, dep_ptr[:-1][has])
     finish = np.zeros(n)
     start = 0
     while start < n:
@@ -285,7 +271,9 @@ def _longest_path(schedule, drain: np.ndarray, overhead, not_before) -> float:
         release = floor[start:end].copy()
         lo, hi = dep_ptr[start], dep_ptr[end]
         if hi > lo:
-            np.maximum.at(release, owner[lo:hi] - start, finish[dep_idx[lo:hi]])
+            waits = has[start:end]
+            latest = np.maximum.reduceat(finish[dep_idx[lo:hi]], dep_ptr[start:end][waits] - lo)
+            release[waits] = np.maximum(release[waits], latest)
         finish[start:end] = release + cost[start:end]
         start = end
     return float(finish.max())

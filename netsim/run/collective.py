@@ -366,9 +366,10 @@ def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
     return [(algo, result) for _, algo, result in sorted(done, key=lambda d: d[0])]
 
 
-#: Candidates' schedules up to this many ops are kept from their bound to their simulation
-#: (built once); larger ones are built again if simulated, so that memory holds one.
-_KEEP_BUILT_OPS = 2_000_000
+#: Candidates' schedules up to this many ops (about 20 MB each) are kept from their bound
+#: to their simulation (built once); larger ones are built again if simulated, so that
+#: memory holds one of them at a time.
+_KEEP_BUILT_OPS = 300_000
 
 
 class _Built:

@@ -385,6 +385,14 @@ class _Built:
         return self._schedule
 
 
+def _ring_sends(op: str, n: int, options) -> int:
+    """The sends :func:`_check_scale` counts for ``op`` on n ranks (a ring's)."""
+    chunks = int(options.chunks or 1)
+    if op in ("broadcast", "reduce"):
+        return chunks * max(n - 1, 1)
+    return chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
+
+
 def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: float,
                     router):
     """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
@@ -393,6 +401,7 @@ def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: 
 
     if "annotate" not in options.extra:
         options = replace(options, extra={**options.extra, "annotate": False})
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topo)   # before building
     schedule = algo.build(nodes.size, size, options)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
@@ -497,6 +506,9 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                          used, model, packet, tolerance)
 
     def bound(algo) -> float:
+        if getattr(algo, "blocks", None) is not None and \
+                _ring_sends(op, nodes.size, options) > _KEEP_BUILT_OPS:
+            return 0.0      # runs on its blocks, never built in full: simulated, not bounded
         schedule, low = _schedule_bound(algo, topo, size, nodes, options, alpha, router)
         if schedule.num_ops <= _KEEP_BUILT_OPS:
             built[algo.name] = schedule

@@ -505,7 +505,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
                          used, model, packet, tolerance)
 
-    def bound(algo) -> float:
+    def bound_of(algo) -> float:
         if getattr(algo, "blocks", None) is not None and \
                 _ring_sends(op, nodes.size, options) > _KEEP_BUILT_OPS:
             return 0.0      # runs on its blocks, never built in full: simulated, not bounded
@@ -519,7 +519,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     pruned: dict[str, float] = {}
     best, result, outcomes = _fastest(candidates, pick, nodes.size, options, run,
                                       f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}",
-                                      bound=bound if exact else None, pruned=pruned)
+                                      bound=bound_of if exact else None, pruned=pruned)
     bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
                         alpha=float(alpha),
                         gamma=options.gamma, root=options.root)

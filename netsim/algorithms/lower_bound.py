@@ -18,10 +18,12 @@ every max-min execution of it by the fluid engine (:mod:`netsim.engine.executor`
   crosses it, at a total rate of at most c, so it is busy for at least (those bytes) / c,
   all of it before the makespan.
 
-The bound is the larger of the two. Both are exact arithmetic statements; the engine
-merges events within a relative 1e-9 (``executor._REL_TOL``), so its makespan can be
-below the exact one by about that much per event on a chain: a caller that prunes
-compares ``bound * (1 - SLACK)``.
+The bound is the larger of the two. Both are exact arithmetic statements about the
+model. The engine completes a flow, and releases an op, up to a relative 1e-9 of the
+event time early (``executor._REL_TOL``: events that close are one), so along a chain of
+k ops its times can be early by up to 2k x 1e-9 of the makespan, and a link can end with
+as many flows each up to that much short of drained. :func:`engine_floor` takes that off
+(at least :data:`SLACK`): what a caller that prunes compares with simulated times.
 
 >>> from netsim.topology import ring
 >>> from netsim.schedule import ScheduleBuilder
@@ -40,15 +42,26 @@ import numpy as np
 
 from ..schedule import COMPUTE, SEND
 
-__all__ = ["schedule_bound", "critical_path", "link_load", "SLACK"]
+__all__ = ["schedule_bound", "engine_floor", "critical_path", "link_load", "SLACK"]
 
 #: False: the longest path in numpy blocks only, even when numba is imported (tests
 #: compare the two).
 COMPILED = True
 
-#: Relative margin a pruning caller takes off the bound (module docstring): 1000 events
-#: on one chain, each merged up to 1e-9 early.
+#: The least relative margin :func:`engine_floor` takes off a bound.
 SLACK = 1e-6
+
+
+def engine_floor(bound: float, schedule) -> float:
+    """``bound`` (s) less what the engine's merging of close events can take off a
+    simulated time of ``schedule`` (module docstring): 2e-9 per op, at least
+    :data:`SLACK`, relative. No simulated makespan of the schedule is below it.
+
+    >>> from netsim.schedule import ScheduleBuilder
+    >>> engine_floor(1.0, ScheduleBuilder(2).build())      # no ops: the least margin
+    0.999999
+    """
+    return bound * (1.0 - max(SLACK, 2e-9 * schedule.num_ops))
 
 
 def schedule_bound(topology, schedule, placement: Sequence[int], *, router=None,

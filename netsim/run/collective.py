@@ -308,12 +308,12 @@ def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Resul
     first of equal times in registry order: ties break deterministically.
 
     With ``bound`` (``bound(algo)``: a lower bound on the makespan ``run(algo)`` would
-    give, s) and ``pick``, candidates are simulated smallest bound first, and one is
-    skipped when its bound, less :data:`~netsim.algorithms.lower_bound.SLACK`, already
-    exceeds the best time simulated (or equals it, for a candidate later in registry
-    order, which would lose the tie): it cannot be the fastest, so the pick and its time
-    are those of simulating every candidate. Skipped ones go to ``pruned`` (name ->
-    bound)."""
+    give, s, already less what the engine's event merging can take off:
+    :func:`~netsim.algorithms.lower_bound.engine_floor`) and ``pick``, candidates are
+    simulated smallest bound first, and one is skipped when its bound already exceeds the
+    best time simulated (or equals it, for a candidate later in registry order, which
+    would lose the tie): it cannot be the fastest, so the pick and its time are those of
+    simulating every candidate. Skipped ones go to ``pruned`` (name -> bound)."""
     refusals: list[tuple[int, str]] = []     # (registry index, why)
     if bound is None or not pick:
         texts: list[str] = []
@@ -337,8 +337,6 @@ def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
                    pruned: dict[str, float] | None) -> list:
     """:func:`_fastest` with bounds: (algorithm, result) of the candidates simulated, in
     registry order."""
-    from ..algorithms.lower_bound import SLACK
-
     bounds = []
     for index, algo in enumerate(candidates):
         if not algo.applies(n, options):
@@ -350,8 +348,7 @@ def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
     done: list[tuple[int, Any, Result]] = []
     best: tuple[float, int] | None = None
     for low, index, algo in sorted(bounds, key=lambda b: (b[0], b[1])):
-        floor = low * (1.0 - SLACK)
-        if best is not None and (floor > best[0] or (floor >= best[0] and index > best[1])):
+        if best is not None and (low > best[0] or (low >= best[0] and index > best[1])):
             if pruned is not None:
                 pruned[algo.name] = low
             continue
@@ -396,8 +393,9 @@ def _ring_sends(op: str, n: int, options) -> int:
 def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: float,
                     router):
     """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
-    as :func:`_simulate` builds and places it (:mod:`netsim.algorithms.lower_bound`)."""
-    from ..algorithms.lower_bound import schedule_bound
+    as :func:`_simulate` builds and places it (:mod:`netsim.algorithms.lower_bound`: the
+    schedule's bound less what the engine's event merging can take off)."""
+    from ..algorithms.lower_bound import engine_floor, schedule_bound
 
     if "annotate" not in options.extra:
         options = replace(options, extra={**options.extra, "annotate": False})
@@ -409,8 +407,9 @@ def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: 
     _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
                  placement, router)
     scaled = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
-    return schedule, schedule_bound(machine, scaled, placement, router=router,
-                                    overhead=scaled.meta.get("overhead", alpha))
+    low = schedule_bound(machine, scaled, placement, router=router,
+                         overhead=scaled.meta.get("overhead", alpha))
+    return schedule, engine_floor(low, scaled)
 
 
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,

@@ -146,7 +146,7 @@ class StepModel:
         simulated smallest lower bound first (:mod:`netsim.algorithms.lower_bound`), and
         one whose bound already exceeds the best time is not simulated: it cannot win."""
         from ..algorithms import AlgoOptions, algorithms_for
-        from ..algorithms.lower_bound import SLACK, schedule_bound
+        from ..algorithms.lower_bound import engine_floor, schedule_bound
 
         k = self.layout.degree(phase.dim)
         options = AlgoOptions(chunks=phase.chunks, gamma=self.gamma, topology=self.topology,
@@ -162,13 +162,12 @@ class StepModel:
                 continue
             full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
             machine = fabric_topology(self.topology, sched)
-            low = schedule_bound(machine, sched, full, router=self.router,
-                                 overhead=self.overhead)
+            low = engine_floor(schedule_bound(machine, sched, full, router=self.router,
+                                              overhead=self.overhead), sched)
             built.append((low, index, algo.name, sched, full, machine))
         best: tuple[float, int, str] | None = None
         for low, index, name, sched, full, machine in sorted(built, key=lambda b: b[:2]):
-            floor = low * (1.0 - SLACK)
-            if best is not None and (floor > best[0] or (floor >= best[0] and index > best[1])):
+            if best is not None and (low > best[0] or (low >= best[0] and index > best[1])):
                 continue
             t = simulate(machine, sched, full, router=self.router,
                          overhead=self.overhead).makespan

@@ -112,10 +112,15 @@ def test_record_has_the_nccl_tests_fields():
 def test_auto_picks_the_fastest_that_applies_and_lists_the_others():
     run = run_collective("allreduce", ring(6, bandwidth=B), [NAIVE, POW2, RING], S)
     assert run.algorithm == "ring"
-    assert set(run.candidates) == {"ring", "naive"}    # halving refuses 6 ranks
-    assert run.candidates["naive"] > run.candidates["ring"] == run.time_s
+    assert set(run.candidates) == {"ring"}      # halving refuses 6 ranks
+    assert run.pruned["naive"] > run.candidates["ring"] == run.time_s   # naive's lower bound
     text = run.record()["candidates"]
-    assert text.startswith("ring=") and ",naive=" in text
+    assert text.startswith("ring=") and ",naive>=" in text
+    full = run_collective("allreduce", ring(6, bandwidth=B), [NAIVE, POW2, RING], S,
+                          prune=False)            # every candidate simulated
+    assert set(full.candidates) == {"ring", "naive"} and full.pruned is None
+    assert full.candidates["naive"] >= run.pruned["naive"]
+    assert (full.algorithm, full.time_s) == (run.algorithm, run.time_s)
 
 
 def test_a_named_algorithm_that_does_not_apply_says_why():

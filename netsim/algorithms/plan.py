@@ -30,6 +30,9 @@ __all__ = ["Plan", "Deps", "no_deps", "join", "set_rows", "settle", "blocks", "o
 Deps = Union[None, np.ndarray, Sequence]
 Pieces = Union[np.ndarray, Sequence[Sequence[int]], Callable[[], Any]]
 
+#: Plan.reduce with repeated ranks: up to this many ops the rounds are found in Python.
+_FEW = 64
+
 #: Annotate schedules up to this many ranks unless ``options.extra["annotate"]`` says otherwise.
 ANNOTATE_UP_TO = 64
 
@@ -76,6 +79,14 @@ def _column(values, m: int, dtype) -> np.ndarray:
     if a.shape == (m,):
         return a
     return np.full(m, a, dtype=dtype) if a.ndim == 0 else np.broadcast_to(a, (m,))
+
+
+def _value(values, m: int, dtype):
+    """``values`` as one number when it is one (a block column written out by
+    :meth:`Plan.build`), else as :func:`_column` makes it."""
+    if isinstance(values, (int, float)):
+        return dtype(values)
+    return _column(values, m, dtype)
 
 
 def _is_int_seq(seq) -> bool:
@@ -130,27 +141,40 @@ class Plan:
     # -- adding ops ---------------------------------------------------------------------
     def _add(self, kind: int, src, dst, nbytes, seconds, deps: Deps, tag: str | None
              ) -> np.ndarray:
-        self._flush()
         m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
         deps = join(deps, rows=m)
         if deps.shape[0] != m:
             deps = np.broadcast_to(deps, (m, deps.shape[1]))
         deps = _dedupe_rows(np.array(deps, dtype=np.int64))
-        if deps.size and deps.max() >= self._count:
-            raise ValueError("a dependency names an op that is not in an earlier block")
+        return self._add_block(kind, src, dst, nbytes, seconds, deps, tag, m=m)
+
+    def _add_block(self, kind: int, src, dst, nbytes, seconds, deps: np.ndarray,
+                   tag: str | None, chained: bool = False, m: int | None = None
+                   ) -> np.ndarray:
+        """Append m ops with an (m, d) dependency array (-1 = none, no repeats in a row):
+        on ops of earlier blocks, or with ``chained`` on any earlier op. Columns that are
+        one value for every op are kept as that value (written out by :meth:`build`)."""
+        if self._single:
+            self._flush()
+        if m is None:
+            m = max(np.size(src), np.size(dst), np.size(nbytes), np.size(seconds))
+        if deps.size:
+            late = ((deps >= self._count + np.arange(m, dtype=np.int64)[:, None]).any()
+                    if chained else deps.max() >= self._count)
+            if late:
+                raise ValueError("a dependency names an op that is not in an earlier block")
         valid = deps >= 0
         if valid.all():
-            counts, idx = np.full(m, deps.shape[1], dtype=np.int64), deps.ravel()
+            counts, idx = deps.shape[1], deps.ravel()
         else:
             counts, idx = valid.sum(axis=1), deps[valid]
-        ids = np.arange(self._count, self._count + m, dtype=np.int64)
+        first = self._count
         t = -1 if tag is None else self._tags.setdefault(tag, len(self._tags))
-        self._blocks.append((np.full(m, kind, np.int8), _column(src, m, np.int64),
-                             _column(dst, m, np.int64), _column(nbytes, m, np.float64),
-                             _column(seconds, m, np.float64), counts, idx,
-                             np.full(m, t, np.int64)))
+        self._blocks.append((kind, _column(src, m, np.int64), _value(dst, m, np.int64),
+                             _value(nbytes, m, np.float64), _value(seconds, m, np.float64),
+                             counts, idx, t))
         self._count += m
-        return ids
+        return np.arange(first, first + m, dtype=np.int64)
 
     def _add1(self, kind: int, src: int, dst: int, nbytes: float, seconds: float, deps,
               tag: str | None) -> int:
@@ -253,21 +277,75 @@ class Plan:
         received = np.asarray(received, dtype=np.int64)
         seconds = np.broadcast_to(np.asarray(nbytes, np.float64) / self.gamma, ranks.shape)
         if np.unique(ranks).size != ranks.size:
-            # A rank reduces one block at a time, in the order given: round j holds every
-            # rank's j-th block (distinct ranks), so rounds chain through _last_reduce.
-            order = np.argsort(ranks, kind="stable")
-            first = np.flatnonzero(np.r_[True, ranks[order][1:] != ranks[order][:-1]])
-            nth = np.empty(ranks.size, dtype=np.int64)
-            nth[order] = np.arange(ranks.size) - np.repeat(first, np.diff(np.r_[first,
-                                                                                ranks.size]))
-            ids = np.empty(ranks.size, dtype=np.int64)
-            for j in range(int(nth.max()) + 1):
-                rows = np.flatnonzero(nth == j)
-                ids[rows] = self.reduce(ranks[rows], received[rows],
-                                        seconds[rows] * self.gamma, tag)
-            return ids
+            return self._reduce_rounds(ranks, received, seconds, tag)
         ids = self.computes(ranks, seconds, join(received, self._last_reduce[ranks]), tag)
         self._last_reduce[ranks] = ids
+        return ids
+
+    def _reduce_rounds(self, ranks: np.ndarray, received: np.ndarray, seconds: np.ndarray,
+                       tag: str | None) -> np.ndarray:
+        """:meth:`reduce` when ranks repeat. A rank reduces one block at a time, in the
+        order given: round j holds every rank's j-th block (distinct ranks), each round
+        after the one before. The ops are those of one :meth:`reduce` call per round (round
+        by round, rows in order within a round, the same dependency columns and the same
+        seconds), written as one block whose ops may wait for earlier ops of the block."""
+        m = ranks.size
+        if m <= _FEW:
+            return self._reduce_rounds_few(ranks, received, seconds, tag)
+        order = np.argsort(ranks, kind="stable")        # by rank, then by position
+        by_rank = ranks[order]
+        same = np.empty(m, dtype=bool)                  # same rank as the one before
+        same[0] = False
+        np.equal(by_rank[1:], by_rank[:-1], out=same[1:])
+        last = np.empty(m, dtype=bool)                  # a rank's last block
+        last[-1] = True
+        np.logical_not(same[1:], out=last[:-1])
+        position = np.arange(m, dtype=np.int64)
+        nth = np.empty(m, dtype=np.int64)
+        nth[order] = position - np.maximum.accumulate(np.where(same, 0, position))
+        rounds = np.argsort(nth, kind="stable")         # op order: round, then position
+        ids = np.empty(m, dtype=np.int64)
+        ids[rounds] = position + self._count
+        before = np.empty(m, dtype=np.int64)            # the rank's previous reduction
+        before[order[~same]] = self._last_reduce[by_rank[~same]]
+        before[order[1:][same[1:]]] = ids[order[:-1][same[1:]]]
+        # a round's call got nbytes = seconds * gamma and divided by gamma again
+        seconds = seconds * self.gamma / self.gamma
+        deps = _dedupe_rows(np.concatenate([received.reshape(m, -1)[rounds],
+                                            before[rounds, None]], axis=1))
+        self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
+                        chained=True)
+        self._last_reduce[by_rank[last]] = ids[order[last]]
+        return ids
+
+    def _reduce_rounds_few(self, ranks: np.ndarray, received: np.ndarray,
+                           seconds: np.ndarray, tag: str | None) -> np.ndarray:
+        """:meth:`_reduce_rounds` for a few ops, in Python: numpy's fixed cost per call
+        is larger there (a bidirectional ring on 8 ranks: 16 ops per step)."""
+        m, first = ranks.size, self._count
+        listed = ranks.tolist()
+        seen: dict[int, int] = {}
+        nth = []
+        for r in listed:
+            nth.append(seen.get(r, 0))
+            seen[r] = nth[-1] + 1
+        rounds = sorted(range(m), key=lambda i: (nth[i], i))
+        last = {r: int(self._last_reduce[r]) for r in seen}
+        ids = np.empty(m, dtype=np.int64)
+        before = []
+        for k, i in enumerate(rounds):
+            r = listed[i]
+            before.append(last[r])
+            last[r] = ids[i] = first + k
+        rounds = np.asarray(rounds, dtype=np.int64)
+        seconds = seconds * self.gamma / self.gamma     # as _reduce_rounds
+        deps = _dedupe_rows(np.concatenate([received.reshape(m, -1)[rounds],
+                                            np.asarray(before, dtype=np.int64)[:, None]],
+                                           axis=1))
+        self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
+                        chained=True)
+        for r, op in last.items():
+            self._last_reduce[r] = op
         return ids
 
     def repeated_sends(self, src: np.ndarray, dst: np.ndarray, nbytes: float, blocks: int,
@@ -298,7 +376,7 @@ class Plan:
         self._flush()
         # One pass into arrays of the final size (no concatenation of copies): the peak is
         # the schedule itself plus one block.
-        sizes = [b.ops if isinstance(b, _Repeated) else b[0].size for b in self._blocks]
+        sizes = [b.ops if isinstance(b, _Repeated) else b[1].size for b in self._blocks]
         edges = [b.edges if isinstance(b, _Repeated) else b[6].size for b in self._blocks]
         m, e = int(sum(sizes)), int(sum(edges))
         kind = np.empty(m, np.int8)
@@ -420,8 +498,7 @@ def serial_computes(plan: Plan, rank: int, seconds: float, deps: np.ndarray, aft
     keep = both >= 0
     keep[:, 1:] &= both[:, 1:] != both[:, :-1]     # every dependency listed once
     t = -1 if tag is None else plan._tags.setdefault(tag, len(plan._tags))
-    plan._blocks.append((np.full(m, COMPUTE, np.int8), np.full(m, rank, np.int64),
-                         np.full(m, -1, np.int64), np.zeros(m), np.full(m, float(seconds)),
-                         keep.sum(axis=1), both[keep], np.full(m, t, np.int64)))
+    plan._blocks.append((COMPUTE, np.full(m, rank, np.int64), np.int64(-1), 0.0,
+                         float(seconds), keep.sum(axis=1), both[keep], t))
     plan._count += m
     return ids

@@ -118,7 +118,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
 @click.option("--algo", "algorithm", default="auto", show_default=True,
               shell_complete=complete_algo,
-              help="Algorithm name, or auto for the fastest that applies.")
+              help="Algorithm name, or auto for the fastest that applies (candidates "
+                   "whose lower bound exceeds the fastest time are not simulated: listed "
+                   "as name>=bound).")
 @click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Run this schedule instead of an algorithm: an MSCCL .xml or a netsim "

@@ -61,20 +61,27 @@ class CollectiveRun:
     events: int
     flows: int
     result: Result = field(repr=False)
-    candidates: dict[str, float] | None = None   # auto: every candidate's time, s
+    candidates: dict[str, float] | None = None   # auto: every simulated candidate's time, s
     faults: str | None = None        # the faults applied ('fail 0_0->0_1; ...'), if any
     rerouted: int | None = None      # flows moved off failed links, when there were faults
     groups: list[str] | None = None        # --axis: every group's label ('0_1..7_1')
     group_times: list[float] | None = None  # ... and its time (s); time_s is the slowest
     machine: Any = field(default=None, repr=False)   # the topology run on (its fabric)
     model: dict | None = None        # packet or both: run.models.model_fields of the result
+    pruned: dict[str, float] | None = None   # auto: candidates not simulated -> lower bound, s
 
     def candidates_text(self) -> str | None:
-        """``'ring=1.2ms,tree=3.4ms'``, fastest first (auto runs only)."""
+        """``'ring=1.2ms,tree=3.4ms,direct>=5.6ms'`` (auto runs only): the simulated
+        candidates fastest first, then those skipped because their lower bound already
+        exceeded the winner's time (``name>=bound``, smallest bound first)."""
         if not self.candidates:
             return None
-        return ",".join(f"{name}={format_time(t).replace(' ', '')}"
-                        for name, t in sorted(self.candidates.items(), key=lambda kv: kv[1]))
+        text = lambda t: format_time(t).replace(' ', '')    # noqa: E731
+        simulated = [f"{name}={text(t)}"
+                     for name, t in sorted(self.candidates.items(), key=lambda kv: kv[1])]
+        skipped = [f"{name}>={text(t)}"
+                   for name, t in sorted((self.pruned or {}).items(), key=lambda kv: kv[1])]
+        return ",".join(simulated + skipped)
 
     def record(self) -> dict[str, Any]:
         """A flat dict of plain values for tables, JSON and CSV."""
@@ -349,22 +356,115 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
 
 
 def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Result],
-             what: str, where: str):
+             what: str, where: str, bound: Callable[[Any], float] | None = None,
+             pruned: dict[str, float] | None = None):
     """Run every candidate that applies (all must when one was named: ``not pick``);
-    return (fastest, its result, every (algorithm, result)). min() keeps the first of equal
-    times: registry order breaks ties deterministically."""
-    refusals: list[str] = []
-    outcomes = [(algo, _attempt(algo, n, options, run, not pick, refusals))
-                for algo in candidates]
-    outcomes = [(algo, result) for algo, result in outcomes if result is not None]
+    return (fastest, its result, every (algorithm, result) simulated). The fastest is the
+    first of equal times in registry order: ties break deterministically.
+
+    With ``bound`` (``bound(algo)``: a lower bound on the makespan ``run(algo)`` would
+    give, s, already less what the engine's event merging can take off:
+    :func:`~netsim.algorithms.lower_bound.engine_floor`) and ``pick``, candidates are
+    simulated smallest bound first, and one is skipped when its bound already exceeds the
+    best time simulated (or equals it, for a candidate later in registry order, which
+    would lose the tie): it cannot be the fastest, so the pick and its time are those of
+    simulating every candidate. Skipped ones go to ``pruned`` (name -> bound)."""
+    refusals: list[tuple[int, str]] = []     # (registry index, why)
+    if bound is None or not pick:
+        texts: list[str] = []
+        outcomes = [(algo, _attempt(algo, n, options, run, not pick, texts))
+                    for algo in candidates]
+        outcomes = [(algo, result) for algo, result in outcomes if result is not None]
+        refusals = list(enumerate(texts))
+    else:
+        outcomes = _pruned_search(candidates, n, options, run, bound, refusals, pruned)
     if not outcomes:
         tried = ", ".join(a.name for a in candidates) or "none registered"
         # The first refusal says why when the run itself was refused (a size limit, say),
         # not only which algorithms did not apply.
-        why = f": {refusals[0]}" if refusals else ""
+        why = f": {min(refusals, key=lambda r: r[0])[1]}" if refusals else ""
         raise InputError(f"no {what} applies to {where} (tried {tried}){why}")
     best, result = min(outcomes, key=lambda pair: pair[1].makespan)
     return best, result, outcomes
+
+
+def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
+                   pruned: dict[str, float] | None) -> list:
+    """:func:`_fastest` with bounds: (algorithm, result) of the candidates simulated, in
+    registry order."""
+    bounds = []
+    for index, algo in enumerate(candidates):
+        if not algo.applies(n, options):
+            continue
+        try:
+            bounds.append((float(bound(algo)), index, algo))
+        except InputError as err:       # refused while building: as _attempt would
+            refusals.append((index, str(err)))
+    done: list[tuple[int, Any, Result]] = []
+    best: tuple[float, int] | None = None
+    for low, index, algo in sorted(bounds, key=lambda b: (b[0], b[1])):
+        if best is not None and (low > best[0] or (low >= best[0] and index > best[1])):
+            if pruned is not None:
+                pruned[algo.name] = low
+            continue
+        attempt: list[str] = []
+        result = _attempt(algo, n, options, run, False, attempt)
+        refusals.extend((index, text) for text in attempt)
+        if result is None:
+            continue
+        done.append((index, algo, result))
+        if best is None or (result.makespan, index) < best:
+            best = (float(result.makespan), index)
+    return [(algo, result) for _, algo, result in sorted(done, key=lambda d: d[0])]
+
+
+#: Candidates' schedules up to this many ops (about 20 MB each) are kept from their bound
+#: to their simulation (built once); larger ones are built again if simulated, so that
+#: memory holds one of them at a time.
+_KEEP_BUILT_OPS = 300_000
+
+
+class _Built:
+    """An algorithm whose schedule for this run is already built: ``build`` returns it."""
+
+    def __init__(self, algo, schedule) -> None:
+        self._algo, self._schedule = algo, schedule
+
+    def __getattr__(self, name: str):
+        return getattr(self._algo, name)
+
+    def build(self, *args, **kwargs):
+        return self._schedule
+
+
+def _ring_sends(op: str, n: int, options) -> int:
+    """The sends :func:`_check_scale` counts for ``op`` on n ranks (a ring's)."""
+    chunks = int(options.chunks or 1)
+    if op in ("broadcast", "reduce"):
+        return chunks * max(n - 1, 1)
+    return chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
+
+
+def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: float,
+                    router):
+    """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
+    as :func:`_simulate` builds and places it (:mod:`netsim.algorithms.lower_bound`: the
+    schedule's bound less what the engine's event merging can take off)."""
+    from ..algorithms.lower_bound import engine_floor, schedule_bound
+
+    if "annotate" not in options.extra:
+        options = replace(options, extra={**options.extra, "annotate": False})
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topo)   # before building
+    schedule = algo.build(nodes.size, size, options)
+    extra = schedule.extra_nodes
+    placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
+    machine = fabric_topology(topo, schedule)
+    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
+                 placement, router)
+    scaled = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
+    low = schedule_bound(machine, scaled, placement, router=router,
+                         overhead=scaled.meta.get("overhead", alpha))
+    return schedule, engine_floor(low, scaled)
 
 
 def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = None,
@@ -373,7 +473,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    faults: Sequence = (), axis: int | None = None,
                    nodes: Sequence[int | str] | str | None = None,
                    model: str = "fluid", packet=None,
-                   tolerance: float = 0.0) -> CollectiveRun:
+                   tolerance: float = 0.0, prune: bool = True) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -391,6 +491,12 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     the record adds the packet time and the fluid model's error); ``packet`` the packet
     model's :class:`~netsim.packet.PacketOptions`; ``tolerance`` the fluid engine's
     approximate mode (relative window, default 0: exact; :func:`netsim.engine.simulate`).
+
+    ``prune`` (auto, fluid model, exact, no faults): a candidate whose lower bound on this
+    schedule's makespan (:mod:`netsim.algorithms.lower_bound`) is already above the best
+    time simulated is not simulated; it stays in the record's candidates as
+    ``name>=bound`` (``pruned``: name -> bound, s). The pick and its time are the same as
+    with ``prune=False``, which simulates every candidate.
 
     Part of a machine: ``nodes`` (names or indices, ``'A,B,C'`` or ``'@FILE'``) runs it on
     those endpoints in that order (the placement); ``axis`` runs it on every line of the
@@ -440,19 +546,40 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     faults = resolve_faults(faults, topo)
 
     used: dict[str, Any] = {}       # algorithm -> the machine it ran on (its fabric)
+    if router is None:              # one router for every candidate: its caches stay warm
+        from ..routing import default_router
+
+        router = default_router(topo)
+    built: dict[str, Any] = {}      # algorithm -> its schedule, built once for its bound
 
     def run(algo) -> Result:
+        if algo.name in built:
+            algo = _Built(algo, built.pop(algo.name))
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
                          used, model, packet, tolerance)
 
+    def bound_of(algo) -> float:
+        if getattr(algo, "blocks", None) is not None and \
+                _ring_sends(op, nodes.size, options) > _KEEP_BUILT_OPS:
+            return 0.0      # runs on its blocks, never built in full: simulated, not bounded
+        schedule, low = _schedule_bound(algo, topo, size, nodes, options, alpha, router)
+        if schedule.num_ops <= _KEEP_BUILT_OPS:
+            built[algo.name] = schedule
+        return low
+
+    # Exact pruning needs exact times from the fluid engine on the healthy machine.
+    exact = prune and model == "fluid" and not faults and not tolerance
+    pruned: dict[str, float] = {}
     best, result, outcomes = _fastest(candidates, pick, nodes.size, options, run,
-                                      f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}")
+                                      f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}",
+                                      bound=bound_of if exact else None, pruned=pruned)
     bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
                         alpha=float(alpha),
                         gamma=options.gamma, root=options.root)
     made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None)
     made.machine = used.get(best.name, topo)
+    made.pruned = pruned or None
     if faults:
         made.faults, made.rerouted = fault_summary(faults), rerouted_flows(result)
     made.model = model_fields(result) or None
@@ -516,4 +643,8 @@ def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveR
     from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
+    if kwargs.get("router") is None:    # one router for every size: its caches stay warm
+        from ..routing import default_router
+
+        kwargs["router"] = default_router(topo)
     return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]

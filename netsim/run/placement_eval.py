@@ -142,13 +142,17 @@ class StepModel:
                 for p in self.workload.phases}
 
     def _fastest(self, phase, placement: np.ndarray) -> str:
+        """The fastest algorithm of ``phase`` alone (ties: registry order). Candidates are
+        simulated smallest lower bound first (:mod:`netsim.algorithms.lower_bound`), and
+        one whose bound already exceeds the best time is not simulated: it cannot win."""
         from ..algorithms import AlgoOptions, algorithms_for
+        from ..algorithms.lower_bound import engine_floor, schedule_bound
 
         k = self.layout.degree(phase.dim)
         options = AlgoOptions(chunks=phase.chunks, gamma=self.gamma, topology=self.topology,
                               placement=placement[:k])
-        best: tuple[float, str] | None = None
-        for algo in algorithms_for(phase.op):
+        built = []
+        for index, algo in enumerate(algorithms_for(phase.op)):
             if not algo.applies(k, options):
                 continue
             try:
@@ -157,14 +161,22 @@ class StepModel:
             except InputError:
                 continue
             full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
-            t = simulate(fabric_topology(self.topology, sched), sched, full,
-                         router=self.router, overhead=self.overhead).makespan
-            if best is None or t < best[0]:
-                best = (t, algo.name)
+            machine = fabric_topology(self.topology, sched)
+            low = engine_floor(schedule_bound(machine, sched, full, router=self.router,
+                                              overhead=self.overhead), sched)
+            built.append((low, index, algo.name, sched, full, machine))
+        best: tuple[float, int, str] | None = None
+        for low, index, name, sched, full, machine in sorted(built, key=lambda b: b[:2]):
+            if best is not None and (low > best[0] or (low >= best[0] and index > best[1])):
+                continue
+            t = simulate(machine, sched, full, router=self.router,
+                         overhead=self.overhead).makespan
+            if best is None or (t, index) < best[:2]:
+                best = (t, index, name)
         if best is None:
             raise InputError(f"phase {phase.name!r}: no {phase.op} algorithm applies to "
                              f"groups of {k} ranks on {self.topology.name!r}")
-        return best[1]
+        return best[2]
 
     def step(self, placement: Sequence[int], algorithms: dict[str, str] | None = None
              ) -> StepSchedule:

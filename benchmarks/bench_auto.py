@@ -1,0 +1,138 @@
+"""``--algo auto`` sweeps and the placement command: where the time goes, what pruning skips.
+
+Cases (select by name; default: all):
+
+* ``dgx``: ``netsim coll allreduce --topo dgx-h100 --algo auto --sizes 1KiB:16GiB``
+* ``t3000``: ``netsim coll allgather --topo t3000 --algo auto --sizes 1KiB:1GiB``
+* ``galaxy``: ``netsim coll allreduce --topo galaxy-wh --algo auto --sizes 1KiB:1GiB``
+* ``place``: ``netsim place --topo galaxy-wh --tp 8 --dp 4 --tp-bytes 32MiB --dp-bytes 1GiB
+  --strategies row_major,column_major,search --algo auto``
+
+For the sweeps it prints, per stage, the CPU time of the process (``time.process_time``,
+so other work on a loaded machine does not count): building the candidates' schedules,
+their lower bounds (:mod:`netsim.algorithms.lower_bound`), simulating them; the
+candidates simulated and pruned; and the same sweep's CPU time with ``prune=False``
+(every candidate simulated), with a check that both pick the same algorithms and times.
+Every case also runs as the command, in a fresh process, and prints its wall and CPU time
+(``/usr/bin/time``-like: children's user + system) and peak memory.
+
+    PYTHONPATH=. python benchmarks/bench_auto.py [--no-compare] [CASE ...]
+
+Measured on the 2-core machine under a load of 4-8 from other work (CPU times; wall
+was 1-2x that): dgx in process 3.6 s (build 0.83, bound 0.27, simulate 2.27; 35 of 300
+candidates simulated, 265 pruned) against 4.1 s with ``prune=False`` in the same warm
+process; a cold ``run_sweep`` 2.9-3.3 s against 4.4-5.3 s without pruning. Of the
+simulation, the in-network candidate (NVLS: 165,888 flows, 18,432 classes, about 12,500
+events from 1 GiB up) takes about 2 s, 0.22-0.25 s per size from 1 GiB. t3000 0.25 s
+against 0.61 s; galaxy 3.65 s against 9.4 s.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+
+SWEEPS = {"dgx": ("allreduce", "dgx-h100", "1KiB:16GiB"),
+          "t3000": ("allgather", "t3000", "1KiB:1GiB"),
+          "galaxy": ("allreduce", "galaxy-wh", "1KiB:1GiB")}
+PLACE = ["place", "--topo", "galaxy-wh", "--tp", "8", "--dp", "4", "--tp-bytes", "32MiB",
+         "--dp-bytes", "1GiB", "--strategies", "row_major,column_major,search", "--algo",
+         "auto"]
+
+
+def _command(case: str) -> list[str]:
+    if case == "place":
+        return PLACE
+    op, topo, sizes = SWEEPS[case]
+    return ["coll", op, "--topo", topo, "--algo", "auto", "--sizes", sizes]
+
+
+def timed_command(case: str) -> dict:
+    """The command in a fresh process: wall s, CPU s (user + system), peak MiB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "netsim", *_command(case), "--format", "json"],
+                   check=True, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "peak_mib": after.ru_maxrss / 1024}
+
+
+def staged_sweep(case: str, compare: bool) -> dict:
+    """CPU time per stage of one sweep in this process (see the module docstring)."""
+    import netsim.run.collective as collective
+    from netsim.topology import parse_topology
+
+    op, topo_name, sizes = SWEEPS[case]
+    topo = parse_topology(topo_name)
+    spent = {"build": 0.0, "bound": 0.0, "simulate": 0.0}
+    original_bound, original_simulate = collective._schedule_bound, collective._simulate
+
+    def bound(algo, *args, **kwargs):
+        start = time.process_time()
+        built = []
+
+        class Timed:            # the algorithm with its build timed apart
+            def __getattr__(self, name):
+                return getattr(algo, name)
+
+            def build(self, *a, **k):
+                t0 = time.process_time()
+                schedule = algo.build(*a, **k)
+                built.append(time.process_time() - t0)
+                return schedule
+
+        out = original_bound(Timed(), *args, **kwargs)
+        spent["build"] += sum(built)
+        spent["bound"] += time.process_time() - start - sum(built)
+        return out
+
+    def simulate(*args, **kwargs):
+        start = time.process_time()
+        out = original_simulate(*args, **kwargs)
+        spent["simulate"] += time.process_time() - start
+        return out
+
+    collective._schedule_bound, collective._simulate = bound, simulate
+    try:
+        start = time.process_time()
+        runs = collective.run_sweep(op, topo, "auto", sizes)
+        total = time.process_time() - start
+    finally:
+        collective._schedule_bound, collective._simulate = original_bound, original_simulate
+    out = {"total": total, **spent, "sizes": len(runs),
+           "simulated": sum(len(r.candidates) for r in runs),
+           "pruned": sum(len(r.pruned or {}) for r in runs)}
+    if compare:
+        start = time.process_time()
+        full = collective.run_sweep(op, topo, "auto", sizes, prune=False)
+        out["unpruned"] = time.process_time() - start
+        out["same"] = all((a.algorithm, a.time_s) == (b.algorithm, b.time_s)
+                          for a, b in zip(runs, full))
+    return out
+
+
+def main(argv: list[str]) -> None:
+    compare = "--no-compare" not in argv
+    cases = [a for a in argv if not a.startswith("--")] or [*SWEEPS, "place"]
+    for case in cases:
+        if case in SWEEPS:
+            s = staged_sweep(case, compare)
+            line = (f"{case:7s} in process: cpu {s['total']:.2f} s (build {s['build']:.2f}, "
+                    f"bound {s['bound']:.2f}, simulate {s['simulate']:.2f}); "
+                    f"{s['sizes']} sizes, {s['simulated']} simulated, {s['pruned']} pruned")
+            if compare:
+                line += (f"; prune=False: cpu {s['unpruned']:.2f} s, same picks and times: "
+                         f"{s['same']}")
+            print(line, flush=True)
+        c = timed_command(case)
+        print(f"{case:7s} command: wall {c['wall']:.2f} s, cpu {c['cpu']:.2f} s, peak "
+              f"{c['peak_mib']:.0f} MiB", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,4 +1,5 @@
-"""Small builders shared by the engine tests: a line of links and hand-made routes."""
+"""Small builders shared by the engine tests: a line of links, hand-made routes and random
+walks over a topology's links."""
 
 from __future__ import annotations
 
@@ -30,3 +31,18 @@ def explicit_routes(topology, paths):
                            sub_ptr=np.arange(n + 1), sub_req=np.arange(n),
                            sub_frac=np.ones(n), path_ptr=path_ptr, path_links=links,
                            sub_latency=latency)
+
+
+def random_walk(topo, rng, max_links: int) -> tuple[int, list[int]]:
+    """A random path of 1 to ``max_links`` - 1 distinct links from a random node, following
+    links out of where it is (``rng``: a random.Random): (its last node, its link ids)."""
+    at, used, path = rng.randrange(topo.num_nodes), set(), []
+    for _ in range(rng.randrange(1, max_links)):
+        choices = [l for l in np.flatnonzero(topo.link_src == at).tolist() if l not in used]
+        if not choices:
+            break
+        link = rng.choice(choices)
+        used.add(link)
+        path.append(link)
+        at = int(topo.link_dst[link])
+    return at, path

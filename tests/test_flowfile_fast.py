@@ -20,6 +20,7 @@ from netsim.schedule.flownetwork import network_of
 from netsim.topology import mesh
 
 from cli_helpers import run_main
+from engine_helpers import random_walk
 
 pytest.importorskip("msgspec")
 
@@ -86,16 +87,7 @@ def _doc(seed: int, names: str = "plain") -> dict:
     id_style = rng.choice(["int", "str", "mixed", "none", "some"])
     flows = []
     for i in range(n):
-        at, used, path = rng.randrange(topo.num_nodes), set(), []
-        for _ in range(rng.randrange(1, 7)):
-            choices = [l for l in np.flatnonzero(topo.link_src == at).tolist()
-                       if l not in used]
-            if not choices:
-                break
-            link = rng.choice(choices)
-            used.add(link)
-            path.append(link)
-            at = int(topo.link_dst[link])
+        at, path = random_walk(topo, rng, 7)
         src = int(topo.link_src[path[0]])
         flow = {"src": nodes[src], "dst": nodes[at],
                 "bytes": rng.choice([1000, 2.5e6, "1MiB", 0, 123456789012])}

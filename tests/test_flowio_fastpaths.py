@@ -15,6 +15,8 @@ import pytest
 from netsim.errors import NetsimError
 from netsim.routing import route
 from netsim.routing.explicit import explicit_table, explicit_table_by_path
+
+from engine_helpers import random_walk
 from netsim.schedule.flownetwork import _links_by_record, _links_topology
 from netsim.topology import mesh
 
@@ -24,16 +26,7 @@ def _random_walks(topo, rng: random.Random, n: int, count: int) -> dict:
     random order; hops as link ids, link names or (in some paths) a mix of both."""
     out = {}
     for req in rng.sample(range(n), count):
-        at, used, path = rng.randrange(topo.num_nodes), set(), []
-        for _ in range(rng.randrange(1, 8)):
-            choices = [l for l in np.flatnonzero(topo.link_src == at).tolist() if l not in used]
-            if not choices:
-                break
-            link = rng.choice(choices)
-            used.add(link)
-            path.append(link)
-            at = int(topo.link_dst[link])
-        out[req] = path
+        out[req] = random_walk(topo, rng, 8)[1]
     return out
 
 

@@ -208,3 +208,25 @@ def test_nvls_is_cut_in_nccl_chunks():
     forced = run_collective("allreduce", "dgx-h100", "nccl", size,
                             options=AlgoOptions(chunks=nvls_pipeline_depth(size, H100)))
     assert default.time_s == forced.time_s
+
+
+def test_gpus_per_thread_on_the_command_line():
+    """`--gpus-per-thread 1` (mpirun, one process per GPU) gives the GPU time that the
+    Python option gives; the default (-g 8) is held at 8 x the per-GPU host time at 8 B;
+    any other algorithm refuses the option in one line."""
+    def coll(*extra):
+        out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
+                                        "nccl", "--size", "8", "--format", "json", *extra])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)["records"][0]
+
+    one = coll("--gpus-per-thread", "1")
+    api = run_collective("allreduce", "dgx-h100", "nccl", 8,
+                         options=AlgoOptions(extra={"gpus_per_thread": 1}))
+    assert one["time_s"] == api.time_s and one["gpus_per_thread"] == 1
+    default = coll()
+    assert default["gpus_per_thread"] == 8 and default["time_s"] == default["host_s"]
+    assert one["time_s"] < default["time_s"]
+    refused = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
+                                        "ring", "--gpus-per-thread", "1"])
+    assert refused.exit_code == 2 and "applies to --algo nccl" in refused.output

@@ -74,13 +74,15 @@ def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
     emit(format_records(rows, fmt, title="collective algorithms"), output, overwrite)
 
 
-def _options(chunks: int | None, gamma: str | None, order: str, root: int):
+def _options(chunks: int | None, gamma: str | None, order: str, root: int,
+             gpus_per_thread: int | None = None):
     from ..algorithms import AlgoOptions
 
     rate = parse_rate(gamma, "--gamma") if gamma else None
     if rate is not None and not rate > 0:
         raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
-    return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root)
+    extra = {} if gpus_per_thread is None else {"gpus_per_thread": gpus_per_thread}
+    return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root, extra=extra)
 
 
 def _sizes(size: str | None, sizes: str | None) -> list[float]:
@@ -140,6 +142,10 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
                    "ring/line), natural, row, snake, hilbert.")
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
+@click.option("--gpus-per-thread", type=click.IntRange(min=0), default=None, metavar="N",
+              help="With --algo nccl: GPUs one host thread enqueues for, as nccl-tests "
+                   "-g N, whose host time bounds small sizes [the GPUs of one host]; 1: one "
+                   "process per GPU (-g 1); 0: the GPU time alone.")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
@@ -150,8 +156,8 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, nodes, chunks,
-            alpha, gamma, order, root, list_algorithms, fail_links, degrade_links, model,
-            packet, tolerance, fmt, output, overwrite, **extras):
+            alpha, gamma, order, root, gpus_per_thread, list_algorithms, fail_links,
+            degrade_links, model, packet, tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against the lower bound."""
     if op is not None and op not in BUSBW_FACTOR:
@@ -171,6 +177,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         raise click.UsageError("give --size or --sizes, not both")
     if sum(x is not None for x in (ranks, axis, nodes)) > 1:
         raise click.UsageError("give one of --ranks, --axis and --nodes")
+    if gpus_per_thread is not None and algorithm != "nccl":
+        raise click.UsageError("--gpus-per-thread applies to --algo nccl (the host side of "
+                               "nccl-tests), not to --algo " + algorithm)
     hooks = {name: (hook, extras[name]) for name, hook in _HOOKS.items()
              if extras.get(name) is not None}
     message_sizes = _sizes(size, sizes)
@@ -186,7 +195,8 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
         runs = [run for one in bar.each(message_sizes) for run in run_sweep(
             op, topology, algorithm, [one],
-            ranks=ranks, options=_options(chunks, gamma, order, root), alpha=alpha_s,
+            ranks=ranks, options=_options(chunks, gamma, order, root, gpus_per_thread),
+            alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
             nodes=nodes, model=model, packet=packet, tolerance=tolerance)]
     records = [run.record() for run in runs]

@@ -30,13 +30,15 @@ OP = "allreduce"
 
 
 @register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True))
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True),
+          order_only=True)
 def ring(num_ranks: int, size: float, options: AlgoOptions):
     return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=True)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True, bidirectional=True))
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True, bidirectional=True),
+          order_only=True)
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
     return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
                                all_gather=True)

@@ -20,13 +20,15 @@ OP = "reducescatter"
 
 
 @register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=False))
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=False),
+          order_only=True)
 def ring(num_ranks: int, size: float, options: AlgoOptions):
     return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=False)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each with half of every block",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=False, bidirectional=True))
+          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=False, bidirectional=True),
+          order_only=True)
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
     return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
                                all_gather=False)

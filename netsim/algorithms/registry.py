@@ -69,6 +69,11 @@ class Algorithm:
     #: blocks of sends, simulated with one send per block when they are one symmetry
     #: class), or None where it is not made of such blocks. Runners try it first.
     blocks: Callable | None = None
+    #: True: the schedule depends on the placement only through the rank order
+    #: (``options.order`` resolved by :func:`~netsim.algorithms.orders.rank_order`), so
+    #: the natural order's schedule relabelled by that order is the same schedule, op for
+    #: op (placement search builds each such algorithm once per size).
+    order_only: bool = False
 
     def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
         """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
@@ -119,13 +124,15 @@ def _is_power_of_two(n: int) -> bool:
 
 def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
              requires: str | None = None, check: Check | None = None,
-             pipelined: bool = False, blocks: Callable | None = None):
+             pipelined: bool = False, blocks: Callable | None = None,
+             order_only: bool = False):
     """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
 
     ``blocks(num_ranks, size, options)``, when given, returns the same schedule as a
     :class:`~netsim.schedule.BlockSchedule` (or None where it has no such form): runners
     simulate that without building the full schedule (:mod:`netsim.engine.blocks`).
-    The registry is open: a user module may register more algorithms the same way.
+    ``order_only`` declares that the placement enters the schedule only through the rank
+    order (see :class:`Algorithm`). The registry is open: a user module may register more algorithms the same way.
     """
     if op not in _REGISTRY:
         raise unknown_name("collective op", op, OPS)
@@ -134,7 +141,8 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
                          f"{', '.join(map(str, REQUIREMENTS))})")
 
     def decorate(build: Builder) -> Builder:
-        algorithm = Algorithm(op, name, summary, build, power_of_two, requires, check, pipelined)
+        algorithm = Algorithm(op, name, summary, build, power_of_two, requires, check, pipelined,
+                              order_only=order_only)
 
         @functools.wraps(build)
         def build_with_defaults(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:

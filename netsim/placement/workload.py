@@ -308,13 +308,29 @@ def _group_schedule(op: str, name: str, n: int, size: float, chunks, gamma, topo
                     nodes: tuple[int, ...]) -> Schedule:
     """One group's schedule on its own ranks, built once per (algorithm, group, nodes): a
     placement search evaluates thousands of placements that differ in a few groups only
-    (schedules are immutable; the topology is keyed by identity)."""
-    from ..algorithms import AlgoOptions, build_schedule
+    (schedules are immutable; the topology is keyed by identity). An algorithm whose
+    schedule depends on the nodes only through its rank order (rings: ``order_only``) is
+    built once per size in the natural order and relabelled by this group's order."""
+    from ..algorithms import AlgoOptions, build_schedule, get_algorithm
+    from ..algorithms.orders import rank_order
 
     options = AlgoOptions(chunks=chunks, gamma=gamma, topology=topology,
                           placement=np.asarray(nodes, dtype=np.int64),
                           extra={"annotate": False})
+    if get_algorithm(op, name).order_only:
+        order = rank_order(options.order, n, options)
+        return _natural_schedule(op, name, n, size, chunks, gamma).relabel(order, n)
     return build_schedule(op, name, n, size, options)
+
+
+@functools.lru_cache(maxsize=256)
+def _natural_schedule(op: str, name: str, n: int, size: float, chunks, gamma) -> Schedule:
+    """The schedule of an ``order_only`` algorithm in the natural rank order."""
+    from ..algorithms import AlgoOptions, build_schedule
+
+    return build_schedule(op, name, n, size, AlgoOptions(chunks=chunks, gamma=gamma,
+                                                         order="natural",
+                                                         extra={"annotate": False}))
 
 
 def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np.ndarray,

@@ -39,3 +39,20 @@ def test_relabelled_natural_order_is_the_placed_schedule(spec, n, op, name):
             assert np.array_equal(getattr(cached, field), getattr(placed, field)), field
         assert (cached.num_ranks, cached.tags, cached.meta) == \
             (placed.num_ranks, placed.tags, placed.meta)
+
+
+def test_big_machines_get_auto_without_the_algorithms_that_cannot_scale():
+    """tt-metal's CCL models refuse above their limit in one line (auto skips them), and
+    the one-shot all-reduce with free reductions adds no per-step work: `auto` on a
+    1,024-rank torus builds no n^2-object schedule (4,096 ranks took over 10 min before)."""
+    from netsim.algorithms import get_algorithm
+    from netsim.algorithms.tenstorrent import MAX_RANKS
+
+    for name in ("tt_line", "tt_ring"):
+        algo = get_algorithm("allreduce", name)
+        assert algo.why_not(32, AlgoOptions()) is None
+        assert f"up to {MAX_RANKS} chips" in algo.why_not(MAX_RANKS + 1, AlgoOptions())
+    free = build_schedule("allreduce", "oneshot", 6, 6e6, AlgoOptions())
+    timed = build_schedule("allreduce", "oneshot", 6, 6e6, AlgoOptions(gamma=1e9))
+    assert free.num_ops == 30 and timed.num_ops == 60      # sends; + one reduction each
+    assert np.array_equal(free.dst, timed.dst[:30])

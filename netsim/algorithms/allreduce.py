@@ -135,8 +135,9 @@ def oneshot(num_ranks: int, size: float, options: AlgoOptions):
         # one block, so that every send carries the sender's input, not what it reduced
         k = np.repeat(np.arange(1, n, dtype=np.int64), n)
         src = np.tile(np.arange(n, dtype=np.int64), n - 1)
-        ids = plan.sends(src, (src + k) % n, pieces=np.zeros((src.size, 1), np.int64))
-        for step in range(n - 1):
+        dst = (src + k) % n
+        ids = plan.sends(src, dst, pieces=np.zeros((src.size, 1), np.int64))
+        for step in range(n - 1 if plan.gamma is not None else 0):  # free reductions: none
             part = slice(step * n, (step + 1) * n)
-            plan.reduce(((src + k) % n)[part], ids[part], plan.piece_bytes)
+            plan.reduce(dst[part], ids[part], plan.piece_bytes)
     return plan.build()

@@ -165,14 +165,28 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     return plan.build(fabric="ring" if ring else "line")
 
 
+#: tt-metal's CCLs run on the chips of one line or ring of a machine (32 at most on a
+#: Galaxy). The model follows every (rank, owner, half, chunk) holding as a Python object,
+#: n^2 of them: above this many ranks it refuses (and ``auto`` skips it) instead of
+#: building for minutes (4,096 ranks did not end in 10 min).
+MAX_RANKS = 256
+
+
+def _not_too_many(num_ranks: int, options: AlgoOptions) -> str | None:
+    if num_ranks > MAX_RANKS:
+        return (f"models tt-metal's CCLs on up to {MAX_RANKS} chips (one line or ring of a "
+                f"machine), got {num_ranks} ranks")
+    return None
+
+
 def _register(op: str, what: str) -> None:
     @register(op, "tt_line", f"tt-metal line {what}: both directions, n-1 steps, "
-              "a launch cost per phase")
+              "a launch cost per phase", check=_not_too_many)
     def line(num_ranks: int, size: float, options: AlgoOptions):
         return _build(op, num_ranks, size, options, ring=False)
 
     @register(op, "tt_ring", f"tt-metal ring {what}: n/2 hops each way (halves to the far "
-              "chip), a launch cost per phase")
+              "chip), a launch cost per phase", check=_not_too_many)
     def ring(num_ranks: int, size: float, options: AlgoOptions):
         return _build(op, num_ranks, size, options, ring=True)
 

@@ -22,19 +22,15 @@ import time
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+import bench_nccl_curves
 from bench_nccl_curves import published, tolerance
 from netsim.algorithms import AlgoOptions
 from netsim.run import run_collective
 
 MiB = 1 << 20
-#: the full single-process (-g N) curves: (file, op, GPUs)
-CURVES = [
-    ("nvidia_h100_8gpu_allreduce_nccltests_voltagepark.csv", "allreduce", 8),
-    ("nvidia_h100_8gpu_allreduce_nccltests_together_1MiB_8GiB.csv", "allreduce", 8),
-    ("nvidia_h100_8gpu_allgather_nccltests_together.csv", "allgather", 8),
-    ("nvidia_h100_4gpu_allreduce_nccltests_waynehacking8.csv", "allreduce", 4),
-    ("nvidia_h100_4gpu_allgather_nccltests_waynehacking8.csv", "allgather", 4),
-]
+#: the full single-process (-g N) curves: (file, op, GPUs), the benchmark's without the
+#: multi-process runs
+CURVES = [curve for curve in bench_nccl_curves.CURVES if "multiprocess" not in curve[0]]
 #: NVIDIA/nccl-tests#123 (DGX A100, NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1, -g N, 8 .. 128 B)
 A100_SWEEP_US = {2: 10.0, 3: 13.76, 4: 16.88, 5: 20.8, 6: 25.2, 7: 29.5, 8: 33.7}
 DEVICE_ONLY = AlgoOptions(extra={"gpus_per_thread": 0})

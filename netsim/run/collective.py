@@ -171,29 +171,16 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
               packet=None, tolerance: float = 0.0) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
-    from ..algorithms.innetwork_planes import expand_result, plane_map
+    from ..algorithms.innetwork_planes import expand_result
 
-    if "annotate" not in options.extra:     # what each send carries: only verify and export
-        options = replace(options, extra={**options.extra, "annotate": False})  # read it
+    options = _unannotated(options)
     result = _simulate_blocks(algo, topology, size, nodes, options, alpha, router, progress,
                               faults, used, model, tolerance)
     if result is not None:
         return result
-    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)
-    # Alike, independent in-network planes are built and simulated a few per class (exact;
-    # checked below) unless a fault or the packet model may treat them differently.
-    by_class = not faults and model == "fluid" and "planes" not in options.extra
-    schedule = algo.build(nodes.size, size, replace(
-        options, extra={**options.extra, "planes": True}) if by_class else options)
-    machine = fabric_topology(topology, schedule)
-    planes = plane_map(machine, schedule, nodes, router) if by_class else None
-    if by_class and planes is None and "planes" in schedule.meta:     # not alike: all of them
-        schedule = algo.build(nodes.size, size, options)
-        machine = fabric_topology(topology, schedule)
-    extra = schedule.extra_nodes
-    placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
-                 placement, router)
+    schedule, machine, placement, planes = _placed_build(
+        algo, topology, size, nodes, options, router,
+        by_class=not faults and model == "fluid")
     if used is not None:
         used[algo.name] = machine
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
@@ -205,6 +192,33 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     result = result if planes is None else expand_result(result, planes, nodes)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
+
+
+def _placed_build(algo, topology, size: float, nodes: np.ndarray, options, router, *,
+                  by_class: bool):
+    """``algo``'s schedule as runs build it: (schedule, the machine it runs on (its
+    fabric), the placement with its switch ranks appended, the plane map or None).
+
+    Memory is checked before and after the build. With ``by_class`` (no fault and the
+    fluid model, which treat alike planes alike), alike independent in-network planes are
+    built a few per class when the run-time check (:func:`plane_map`) finds them alike,
+    and the result is expanded (:func:`expand_result`; exact), else every plane."""
+    from ..algorithms.innetwork_planes import plane_map
+
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)   # before building
+    by_class = by_class and "planes" not in options.extra
+    schedule = algo.build(nodes.size, size, replace(
+        options, extra={**options.extra, "planes": True}) if by_class else options)
+    machine = fabric_topology(topology, schedule)
+    planes = plane_map(machine, schedule, nodes, router) if by_class else None
+    if by_class and planes is None and "planes" in schedule.meta:     # not alike: all of them
+        schedule = algo.build(nodes.size, size, options)
+        machine = fabric_topology(topology, schedule)
+    extra = schedule.extra_nodes
+    placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
+    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
+                 placement, router)
+    return schedule, machine, placement, planes
 
 
 def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, alpha: float,
@@ -262,9 +276,7 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
     """
     from ..budget import require_memory, require_sends
 
-    sends = chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
-    if op in ("broadcast", "reduce"):
-        sends = chunks * max(n - 1, 1)
+    sends = _ring_sends(op, n, chunks)
     what, advice = f"{op} on {n} ranks in {chunks} chunks", "fewer ranks or fewer chunks"
     if per_send is not None:
         require_memory(sends * per_send, f"{what} ({sends:.3g} sends)", advice=advice)
@@ -274,6 +286,22 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
     if sends > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
+
+
+def _ring_sends(op: str, n: int, chunks: int) -> int:
+    """The sends of a ring of ``op`` on n ranks in ``chunks`` chunks: what
+    :func:`_check_scale` counts."""
+    if op in ("broadcast", "reduce"):
+        return chunks * max(n - 1, 1)
+    return chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
+
+
+def _unannotated(options):
+    """``options`` without annotation unless asked for: what each send carries is for
+    verify and export only, and costs a collective run its build time."""
+    if "annotate" in options.extra:
+        return options
+    return replace(options, extra={**options.extra, "annotate": False})
 
 
 def _check_built(what: str, schedule, topology, placement: np.ndarray, router) -> None:
@@ -437,30 +465,18 @@ class _Built:
         return self._schedule
 
 
-def _ring_sends(op: str, n: int, options) -> int:
-    """The sends :func:`_check_scale` counts for ``op`` on n ranks (a ring's)."""
-    chunks = int(options.chunks or 1)
-    if op in ("broadcast", "reduce"):
-        return chunks * max(n - 1, 1)
-    return chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
-
-
 def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: float,
                     router):
     """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
-    as :func:`_simulate` builds and places it (:mod:`netsim.algorithms.lower_bound`: the
-    schedule's bound less what the engine's event merging can take off)."""
+    as :func:`_simulate` builds and places it for a fluid run without faults (alike
+    in-network planes a few per class: the run simulates that schedule too)
+    (:mod:`netsim.algorithms.lower_bound`: the schedule's bound less what the engine's
+    event merging can take off)."""
     from ..algorithms.lower_bound import engine_floor, schedule_bound
 
-    if "annotate" not in options.extra:
-        options = replace(options, extra={**options.extra, "annotate": False})
-    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topo)   # before building
-    schedule = algo.build(nodes.size, size, options)
-    extra = schedule.extra_nodes
-    placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
-    machine = fabric_topology(topo, schedule)
-    _check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
-                 placement, router)
+    schedule, machine, placement, _ = _placed_build(algo, topo, size, nodes,
+                                                    _unannotated(options), router,
+                                                    by_class=True)
     scaled = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
     low = schedule_bound(machine, scaled, placement, router=router,
                          overhead=scaled.meta.get("overhead", alpha))
@@ -560,7 +576,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
     def bound_of(algo) -> float:
         if getattr(algo, "blocks", None) is not None and \
-                _ring_sends(op, nodes.size, options) > _KEEP_BUILT_OPS:
+                _ring_sends(op, nodes.size, int(options.chunks or 1)) > _KEEP_BUILT_OPS:
             return 0.0      # runs on its blocks, never built in full: simulated, not bounded
         schedule, low = _schedule_bound(algo, topo, size, nodes, options, alpha, router)
         if schedule.num_ops <= _KEEP_BUILT_OPS:

@@ -44,6 +44,7 @@ from test_engine_fastpaths import SETTINGS, reference_engine  # noqa: E402
 @pytest.fixture(autouse=True)
 def compiled_loop_for_every_run(monkeypatch):
     monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", None)   # engine.kernel's loop
 
 
 def test_the_compiled_loop_runs_and_reports_progress():

@@ -46,6 +46,16 @@ KERNEL_AFTER_WORK = 5_000_000
 KERNEL_EVENT_WORK = 20_000
 #: False: the compiled loop solves cold at every event (no warm start).
 KERNEL_WARM = True
+#: The compiled loop refills only what each event changes (engine.incremental) instead of
+#: re-solving every draining flow (engine.kernel) for runs of at least this many
+#: sub-flows (after symmetry classes), whose incidences number at most
+#: INCREMENTAL_MAX_INCIDENCES (it keeps 40 B per incidence). Below it an event's full
+#: re-solve is cheap and the kernel's arithmetic is the reference's own, operation for
+#: operation; None: never. Measured (benchmarks/bench_engine_events.py): 8x8 log-normal
+#: all-to-all (4,032 flows) 0.40 s vs 0.66 s in the loop, 12x12 (20,592) 15.7 s vs
+#: 31 s, NVL72 all-reduce 256 MB (172,800 classes) 2.1 s vs 15.1 s.
+INCREMENTAL_MIN_SUBS: int | None = 20_000
+INCREMENTAL_MAX_INCIDENCES = 16_000_000
 
 #: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
 SYMMETRY = True
@@ -443,7 +453,11 @@ class _Execution:
         numpy loop left: the draining flows, their rates and the queued timed events."""
         from . import kernel
 
-        _say_if_compiling(kernel)
+        loop = kernel.run_events
+        if INCREMENTAL_MIN_SUBS is not None and len(self.sub_op) >= INCREMENTAL_MIN_SUBS \
+                and int(self.path_len.sum()) <= INCREMENTAL_MAX_INCIDENCES:
+            from .incremental import run_events as loop
+        _say_if_compiling(loop)
         i64, f64 = np.int64, np.float64
 
         def arr(values, dtype):
@@ -492,7 +506,7 @@ class _Execution:
                  np.empty(max(n_sub, 1), dtype=i64))
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         while True:
-            status, ht, hq = kernel.run_events(chunk, *fixed, self.waiting, *subs, *links,
+            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links,
                                                ht, hq, ints, floats, KERNEL_WARM, *spare)
             if status == kernel.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
@@ -563,19 +577,19 @@ class _Execution:
                             {"faults": self.fault_log} if self.fault_log else {})
 
 
-def _say_if_compiling(kernel) -> None:
+def _say_if_compiling(loop) -> None:
     """One line on an interactive terminal when the compiled loop is not cached yet: the
-    first long run after an install compiles it (15-25 s), which would look like a hang."""
+    first long run after an install compiles it (15-40 s), which would look like a hang."""
     import os
     import sys
 
     try:
-        cached = os.path.exists(kernel.run_events._cache._cache_file._index_path)
+        cached = os.path.exists(loop._cache._cache_file._index_path)
     except AttributeError:          # another numba's cache layout: say nothing
         return
     if not cached and sys.stderr.isatty():
-        print("netsim: compiling the engine's event loop for this machine (once, about "
-              "20 s)", file=sys.stderr, flush=True)
+        print("netsim: compiling the engine's event loop for this machine (once, 20-40 s)",
+              file=sys.stderr, flush=True)
 
 
 @functools.cache

@@ -1,0 +1,47 @@
+"""The compiled loop that repairs the last solution (engine.incremental) equals the reference.
+
+The property tests of the compiled loop (``test_engine_kernel``, which re-runs those of
+the fast paths and of the symmetry classes) run again here with the incremental loop forced
+on from the first event of every run: random DAGs with dependencies, computes, barriers,
+empty and self sends, release floors, per-op overheads, per-hop latencies, parallel paths,
+symmetry weights and tolerance, each against the reference (numpy, cold solve at every
+event) within 1e-9 relative, with the same number of events. The imbalanced all-to-alls of
+``test_both_ways_of_filling`` are the loop's own case: most events change a few rates
+and leave the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netsim.engine import executor
+
+pytest.importorskip("numba")
+
+from test_engine_kernel import (  # noqa: E402  (re-run under the fixture below)
+    test_a_hand_over_at_any_event_matches_the_reference as test_incremental_hand_over,
+    test_a_link_without_capacity_is_refused_by_the_compiled_loop as
+    test_incremental_refuses_a_link_without_capacity,
+    test_both_ways_of_filling_match_the_reference as test_incremental_both_fillings,
+    test_kernel_alltoall as test_incremental_alltoall,
+    test_kernel_collectives as test_incremental_collectives,
+    test_kernel_dependent_phases as test_incremental_dependent_phases,
+    test_kernel_nvswitch_box as test_incremental_nvswitch_box,
+    test_kernel_overheads as test_incremental_overheads,
+    test_kernel_random_dags as test_incremental_random_dags,
+    test_kernel_random_machines as test_incremental_random_machines,
+    test_kernel_release_floors as test_incremental_release_floors,
+    test_kernel_tolerance as test_incremental_tolerance,
+    test_the_compiled_loop_runs_and_reports_progress as test_incremental_progress,
+)
+from test_engine_symmetry import search_every_case  # noqa: E402,F401  (its fixture)
+from test_engine_fastpaths import SETTINGS  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def incremental_loop_for_every_run(monkeypatch):
+    monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)

@@ -654,8 +654,13 @@ def _number(text: str) -> bool:
         return False
 
 
-def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveRun]:
-    """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec)."""
+def run_sweep(op: str, topology, algorithm, sizes, *,
+              each: Callable[[CollectiveRun], None] | None = None,
+              **kwargs) -> list[CollectiveRun]:
+    """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec);
+    ``each(run)`` is called after every size's run (a progress bar's tick).
+
+    The sizes share one router (its per-topology caches stay warm)."""
     from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
@@ -663,4 +668,9 @@ def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveR
         from ..routing import default_router
 
         kwargs["router"] = default_router(topo)
-    return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]
+    runs = []
+    for size in sweep_sizes(sizes):
+        runs.append(run_collective(op, topo, algorithm, size, **kwargs))
+        if each is not None:
+            each(runs[-1])
+    return runs

@@ -187,20 +187,20 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
 
 @register("allreduce", "innetwork", "NVLS/SHARP: switches reduce (ld_reduce) and multicast "
           "(st); S(N+1)/N bytes per rank and direction", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def allreduce(num_ranks: int, size: float, options: AlgoOptions):
     return _build("allreduce", num_ranks, size, options, reduce=True, gather=True)
 
 
 @register("reducescatter", "innetwork", "NVLS/SHARP: every rank sends each chunk to the "
           "switches, which reduce it and send it to its owner", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def reducescatter(num_ranks: int, size: float, options: AlgoOptions):
     return _build("reducescatter", num_ranks, size, options, reduce=True, gather=False)
 
 
 @register("allgather", "innetwork", "NVLS multicast: each rank stores its block on the "
           "switches, which send it to every rank", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def allgather(num_ranks: int, size: float, options: AlgoOptions):
     return _build("allgather", num_ranks, size, options, reduce=False, gather=True)

@@ -79,8 +79,9 @@ class Algorithm:
     #: are the size times fixed factors (no size-independent term, no threshold), so the
     #: schedule of ``S * 2**k`` is that of ``S`` scaled, bit for bit: a size sweep builds
     #: it once per depth (:mod:`netsim.run.scaled_builds`; tests/test_sweep_reuse.py
-    #: checks every algorithm that says so).
-    size_linear: bool = False
+    #: checks every algorithm that says so). A callable ``(num_ranks, options) -> bool``
+    #: says it where it holds (tt_*: where the machine has no fixed launch cost).
+    size_linear: bool | Callable[[int, AlgoOptions], bool] = False
 
     def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
         """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
@@ -97,6 +98,12 @@ class Algorithm:
         if options.chunks is not None:
             return options
         return replace(options, chunks=default_chunks(size) if self.pipelined else 1)
+
+    def scales_with_size(self, num_ranks: int, options: AlgoOptions) -> bool:
+        """Whether :attr:`size_linear` holds for these ranks and options."""
+        if callable(self.size_linear):
+            return bool(self.size_linear(num_ranks, options))
+        return bool(self.size_linear)
 
     def applies(self, num_ranks: int, options: AlgoOptions) -> bool:
         """Can it run on ``num_ranks`` ranks with ``options``?"""
@@ -132,7 +139,8 @@ def _is_power_of_two(n: int) -> bool:
 def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
              requires: str | None = None, check: Check | None = None,
              pipelined: bool = False, blocks: Callable | None = None,
-             order_only: bool = False, size_linear: bool = False):
+             order_only: bool = False,
+             size_linear: bool | Callable[[int, AlgoOptions], bool] = False):
     """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
 
     ``blocks(num_ranks, size, options)``, when given, returns the same schedule as a

@@ -1,8 +1,9 @@
 """Schedules kept across the sizes of one sweep: built once, scaled for the other sizes.
 
-An algorithm registered with ``size_linear=True`` (:class:`~netsim.algorithms.registry.
-Algorithm`) builds, for a fixed pipelining depth (``options.chunks``), the same ops at
-every size, with bytes and compute seconds that are the size times fixed factors. Scaling
+An algorithm registered with ``size_linear`` (:class:`~netsim.algorithms.registry.
+Algorithm`; true for these ranks and options) builds, for a fixed pipelining depth
+(``options.chunks``), the same ops at every size, with bytes and compute seconds that are
+the size times fixed factors. Scaling
 a float by a power of two is exact (no rounding: only the exponent changes, while the
 result stays a normal float), and rounding commutes with it, so the schedule of size
 ``S * 2**k`` is the schedule of size ``S`` with its ``nbytes`` and ``seconds`` multiplied
@@ -91,7 +92,8 @@ class ScaledBuilds:
         self.scaled = 0
 
     def build(self, algo, num_ranks: int, size: float, options):
-        if not getattr(algo, "size_linear", False):
+        scales = getattr(algo, "scales_with_size", None)
+        if scales is None or not scales(num_ranks, options):
             return algo.build(num_ranks, size, options)
         key = (algo.op, algo.name, int(num_ranks), "planes" in options.extra)
         chunks = algo.resolve(size, options).chunks

@@ -111,3 +111,21 @@ def test_kept_schedules_are_not_scaled_across_a_ratio_that_is_not_a_power_of_two
     assert (builds.built, builds.scaled) == (4, 1)     # 6000 from 3000; 0 and 12000 built
     assert power_of_two_factor(1.0, 2.0**-3) == 2.0**-3
     assert power_of_two_factor(3.0, 1.0) is None and power_of_two_factor(0.0, 1.0) is None
+
+
+def test_synth_keeps_its_link_model_for_the_same_ranks_and_links_only():
+    from netsim.algorithms import synth
+
+    topo = parse_topology("dgx-h100")
+    options = AlgoOptions(topology=topo, placement=topo.first_endpoints(8))
+    first = synth._model(8, options)
+    assert synth._model(8, options) is first          # kept across sizes
+    assert first == synth.link_model(topo, topo.first_endpoints(8))
+    fewer = synth._model(4, options)                   # other ranks: its own
+    assert fewer == synth.link_model(topo, topo.first_endpoints(4))
+    topo.bandwidth[0] *= 0.5                           # the same object, other links
+    try:
+        again = synth._model(8, options)
+        assert again is not first and again == synth.link_model(topo, topo.first_endpoints(8))
+    finally:
+        topo.bandwidth[0] *= 2.0

@@ -129,3 +129,15 @@ def test_synth_keeps_its_link_model_for_the_same_ranks_and_links_only():
         assert again is not first and again == synth.link_model(topo, topo.first_endpoints(8))
     finally:
         topo.bandwidth[0] *= 2.0
+
+
+def test_kept_schedules_stay_within_their_total_and_the_records_do_not_change(monkeypatch):
+    from netsim.run import scaled_builds
+
+    topo = parse_topology("ring:8,bw=10GB/s")
+    unlimited = run_sweep("allreduce", topo, "auto", "1KiB:64KiB", alpha=1e-6)
+    monkeypatch.setattr(scaled_builds, "KEEP_TOTAL_OPS", 300)
+    builds = ScaledBuilds()
+    kept = run_sweep("allreduce", topo, "auto", "1KiB:64KiB", alpha=1e-6, builds=builds)
+    assert sum(k.schedule.num_ops for k in builds._kept.values()) <= 300
+    assert builds.built > 1 and [r.record() for r in kept] == [r.record() for r in unlimited]

@@ -41,6 +41,8 @@ __all__ = ["ScaledBuilds", "power_of_two_factor"]
 #: Schedules up to this many ops are kept (as :data:`collective._KEEP_BUILT_OPS`): larger
 #: ones are built at every size, so that a sweep holds no more than a few small ones.
 KEEP_OPS = 300_000
+#: ... and all kept together up to this many ops (about 65 bytes each: some 65 MB).
+KEEP_TOTAL_OPS = 1_000_000
 
 
 def power_of_two_factor(kept: float, size: float) -> float | None:
@@ -110,10 +112,10 @@ class ScaledBuilds:
                 return scaled
         schedule = algo.build(num_ranks, size, options)
         self.built += 1
-        if schedule.num_ops <= KEEP_OPS:
+        self._kept.pop(key, None)
+        held = sum(k.schedule.num_ops for k in self._kept.values())
+        if schedule.num_ops <= KEEP_OPS and held + schedule.num_ops <= KEEP_TOTAL_OPS:
             self._kept[key] = _Kept(size, chunks, options, schedule)
-        else:
-            self._kept.pop(key, None)
         return schedule
 
 

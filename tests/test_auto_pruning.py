@@ -262,3 +262,22 @@ def test_compiled_longest_path_equals_the_numpy_blocks():
         with mock.patch.object(lower_bound, "COMPILED", compiled):
             bounds.append(schedule_bound(topo, schedule, placement, overhead=1e-6))
     assert bounds[0] == bounds[1]
+
+
+@pytest.mark.parametrize("name", ["oneshot", "ring", "direct", "dbtree", "halving_doubling",
+                                  "tt_ring"])
+def test_compiled_longest_path_equals_the_numpy_blocks_on_small_schedules(name):
+    pytest.importorskip("numba")
+    from netsim.algorithms import AlgoOptions, build_schedule
+    from netsim.algorithms import lower_bound
+
+    topo = parse_topology("dgx-h100")
+    nodes = topo.first_endpoints(8)
+    schedule = build_schedule("allreduce", name, 8, 3e6,
+                              AlgoOptions(topology=topo, placement=nodes, gamma=1e11))
+    assert lower_bound.COMPILED_FROM < schedule.num_ops <= 2048
+    bounds = []
+    for compiled in (True, False):
+        with mock.patch.object(lower_bound, "COMPILED", compiled):
+            bounds.append(schedule_bound(topo, schedule, nodes, overhead=1e-6))
+    assert bounds[0] == bounds[1]

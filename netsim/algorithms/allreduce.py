@@ -31,21 +31,22 @@ OP = "allreduce"
 
 @register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n",
           blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True),
-          order_only=True)
+          order_only=True, size_linear=True)
 def ring(num_ranks: int, size: float, options: AlgoOptions):
     return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=True)
 
 
 @register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer",
           blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True, bidirectional=True),
-          order_only=True)
+          order_only=True, size_linear=True)
 def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
     return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
                                all_gather=True)
 
 
 @register(OP, "dbtree", "NCCL double binary tree: each tree reduces up and broadcasts "
-                        "down half the buffer, pipelined in chunks", pipelined=True)
+                        "down half the buffer, pipelined in chunks", pipelined=True,
+          size_linear=True)
 def dbtree(num_ranks: int, size: float, options: AlgoOptions):
     c = options.chunks
     plan = Plan(OP, num_ranks, size, 2 * c, options)
@@ -74,7 +75,8 @@ def _relabel(tree, order: np.ndarray):
 
 
 @register(OP, "halving_doubling", "Rabenseifner: recursive-halving reduce-scatter + "
-                                  "recursive-doubling all-gather (fold for other counts)")
+                                  "recursive-doubling all-gather (fold for other counts)",
+          size_linear=True)
 def halving_doubling(num_ranks: int, size: float, options: AlgoOptions):
     vranks, folded = fold(num_ranks)
     P = vranks.size
@@ -108,7 +110,8 @@ def _fold_out(plan: Plan, folded: np.ndarray, pieces: np.ndarray, done: np.ndarr
 
 
 @register(OP, "recursive_doubling", "log2 n steps exchanging the whole buffer "
-                                    "(latency-optimal, n log2 n traffic)", power_of_two=True)
+                                    "(latency-optimal, n log2 n traffic)", power_of_two=True,
+          size_linear=True)
 def recursive_doubling(num_ranks: int, size: float, options: AlgoOptions):
     plan = Plan(OP, num_ranks, size, 1, options)
     exchange_all(plan, np.arange(num_ranks, dtype=np.int64), np.zeros(1, np.int64),
@@ -117,7 +120,7 @@ def recursive_doubling(num_ranks: int, size: float, options: AlgoOptions):
 
 
 @register(OP, "direct", "two-shot: direct reduce-scatter (block j to rank j) then direct "
-                        "all-gather; 2 steps, 2(n-1)/n S per rank")
+                        "all-gather; 2 steps, 2(n-1)/n S per rank", size_linear=True)
 def direct(num_ranks: int, size: float, options: AlgoOptions):
     plan = Plan(OP, num_ranks, size, num_ranks, options)
     owners = blocks(num_ranks, 1)
@@ -127,7 +130,8 @@ def direct(num_ranks: int, size: float, options: AlgoOptions):
 
 
 @register(OP, "oneshot", "one-shot: every rank sends its whole buffer to every other rank "
-                         "and reduces locally; 1 step, (n-1) S per rank")
+                         "and reduces locally; 1 step, (n-1) S per rank",
+          size_linear=True)
 def oneshot(num_ranks: int, size: float, options: AlgoOptions):
     n = num_ranks
     plan = Plan(OP, n, size, 1, options)

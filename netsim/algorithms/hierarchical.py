@@ -81,7 +81,7 @@ groups_reason = reason_from(rank_groups, "hierarchical")
 
 @register("allreduce", "hierarchical", "ring reduce-scatter in each group, ring all-reduce "
           "across groups, ring all-gather in each group", requires="groups",
-          check=groups_reason)
+          check=groups_reason, size_linear=True)
 def allreduce(num_ranks: int, size: float, options: AlgoOptions):
     members = rank_groups(num_ranks, options)
     G, L = members.shape

@@ -166,7 +166,13 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
     streams = _Streams()
     together = reduce and _one_link_each(num_ranks, options, switches)
     group = [0] * len(built)                    # ops of one plane and chunk, per built one
-    for j in range(options.chunks):
+    # Chunk j >= 2 is chunk 1 with every op and every dependency (on its own chunk or the
+    # one before: the streams) one chunk of ops later: written as such (:func:`_tiled`),
+    # not added op block by op block, unless the ops carry their pieces (annotation).
+    tile = TILE and not plan.annotate and options.chunks > 2
+    firsts = []                                 # ops before each chunk added
+    for j in range(2 if tile else options.chunks):
+        firsts.append(len(plan))
         for k, s in enumerate(built):
             start, rank = len(plan), num_ranks + k
             ready = (_reduce_at_switch(plan, s, switches[s], j, options, streams, together,
@@ -176,6 +182,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
                            rank=rank)
             group[k] = len(plan) - start
     schedule = plan.build()
+    if tile:
+        schedule = _tiled(schedule, firsts[1], options.chunks)
     meta = schedule.meta
     if classes is not None:
         meta = {**meta, "planes": {"switches": tuple(switches), "chunks": options.chunks,
@@ -185,22 +193,51 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
                    extra_nodes=tuple(int(switches[s]) for s in built))
 
 
+#: False: add every chunk's ops (tests compare the two builds).
+TILE = True
+
+
+def _tiled(schedule, per_chunk: int, chunks: int):
+    """``schedule`` of two chunks (``per_chunk`` ops each, the second's dependencies on
+    the first or itself) extended to ``chunks`` chunks: chunk j >= 2 is chunk 1 with its op
+    ids and dependencies shifted by (j - 1) x ``per_chunk``."""
+    if schedule.num_ops != 2 * per_chunk:
+        raise AssertionError("innetwork: the chunks of a build differ in size")
+    second = slice(per_chunk, 2 * per_chunk)
+    more = chunks - 1
+
+    def column(values: np.ndarray) -> np.ndarray:
+        return np.concatenate([values[:per_chunk], np.tile(values[second], more)])
+
+    lo, hi = int(schedule.dep_ptr[per_chunk]), int(schedule.dep_ptr[2 * per_chunk])
+    counts = np.diff(schedule.dep_ptr[per_chunk:2 * per_chunk + 1])
+    deps = schedule.dep_idx[lo:hi]
+    shift = np.repeat(np.arange(more, dtype=np.int64) * per_chunk, deps.size)
+    dep_idx = np.concatenate([schedule.dep_idx[:lo], np.tile(deps, more) + shift])
+    dep_ptr = np.concatenate([schedule.dep_ptr[:per_chunk + 1],
+                              lo + np.cumsum(np.tile(counts, more))])
+    return replace(schedule, kind=column(schedule.kind), src=column(schedule.src),
+                   dst=column(schedule.dst), nbytes=column(schedule.nbytes),
+                   seconds=column(schedule.seconds), tag=column(schedule.tag),
+                   dep_ptr=dep_ptr, dep_idx=dep_idx)
+
+
 @register("allreduce", "innetwork", "NVLS/SHARP: switches reduce (ld_reduce) and multicast "
           "(st); S(N+1)/N bytes per rank and direction", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def allreduce(num_ranks: int, size: float, options: AlgoOptions):
     return _build("allreduce", num_ranks, size, options, reduce=True, gather=True)
 
 
 @register("reducescatter", "innetwork", "NVLS/SHARP: every rank sends each chunk to the "
           "switches, which reduce it and send it to its owner", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def reducescatter(num_ranks: int, size: float, options: AlgoOptions):
     return _build("reducescatter", num_ranks, size, options, reduce=True, gather=False)
 
 
 @register("allgather", "innetwork", "NVLS multicast: each rank stores its block on the "
           "switches, which send it to every rank", requires="reducing-switch",
-          check=switch_reason, pipelined=True)
+          check=switch_reason, pipelined=True, size_linear=True)
 def allgather(num_ranks: int, size: float, options: AlgoOptions):
     return _build("allgather", num_ranks, size, options, reduce=False, gather=True)

@@ -74,6 +74,14 @@ class Algorithm:
     #: the natural order's schedule relabelled by that order is the same schedule, op for
     #: op (placement search builds each such algorithm once per size).
     order_only: bool = False
+    #: True: for a fixed pipelining depth (``chunks``, resolved) the schedule has the same
+    #: ops, dependencies, tags and meta at every size, and its bytes and compute seconds
+    #: are the size times fixed factors (no size-independent term, no threshold), so the
+    #: schedule of ``S * 2**k`` is that of ``S`` scaled, bit for bit: a size sweep builds
+    #: it once per depth (:mod:`netsim.run.scaled_builds`; tests/test_sweep_reuse.py
+    #: checks every algorithm that says so). A callable ``(num_ranks, options) -> bool``
+    #: says it where it holds (tt_*: where the machine has no fixed launch cost).
+    size_linear: bool | Callable[[int, AlgoOptions], bool] = False
 
     def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
         """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
@@ -90,6 +98,12 @@ class Algorithm:
         if options.chunks is not None:
             return options
         return replace(options, chunks=default_chunks(size) if self.pipelined else 1)
+
+    def scales_with_size(self, num_ranks: int, options: AlgoOptions) -> bool:
+        """Whether :attr:`size_linear` holds for these ranks and options."""
+        if callable(self.size_linear):
+            return bool(self.size_linear(num_ranks, options))
+        return bool(self.size_linear)
 
     def applies(self, num_ranks: int, options: AlgoOptions) -> bool:
         """Can it run on ``num_ranks`` ranks with ``options``?"""
@@ -125,14 +139,17 @@ def _is_power_of_two(n: int) -> bool:
 def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
              requires: str | None = None, check: Check | None = None,
              pipelined: bool = False, blocks: Callable | None = None,
-             order_only: bool = False):
+             order_only: bool = False,
+             size_linear: bool | Callable[[int, AlgoOptions], bool] = False):
     """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
 
     ``blocks(num_ranks, size, options)``, when given, returns the same schedule as a
     :class:`~netsim.schedule.BlockSchedule` (or None where it has no such form): runners
     simulate that without building the full schedule (:mod:`netsim.engine.blocks`).
     ``order_only`` declares that the placement enters the schedule only through the rank
-    order (see :class:`Algorithm`). The registry is open: a user module may register more algorithms the same way.
+    order (see :class:`Algorithm`); ``size_linear`` that bytes and compute seconds scale
+    with the size at a fixed depth (see :class:`Algorithm`). The registry is open: a user
+    module may register more algorithms the same way.
     """
     if op not in _REGISTRY:
         raise unknown_name("collective op", op, OPS)
@@ -142,7 +159,7 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
 
     def decorate(build: Builder) -> Builder:
         algorithm = Algorithm(op, name, summary, build, power_of_two, requires, check, pipelined,
-                              order_only=order_only)
+                              order_only=order_only, size_linear=size_linear)
 
         @functools.wraps(build)
         def build_with_defaults(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:

@@ -179,14 +179,20 @@ def _not_too_many(num_ranks: int, options: AlgoOptions) -> str | None:
     return None
 
 
+def _no_launch(num_ranks: int, options: AlgoOptions) -> bool:
+    """Whether the schedule scales with the size (registry ``size_linear``): all but the
+    launch cost does (bytes and reductions), so where the machine has none."""
+    return not calibrated_launch(options.topology) > 0
+
+
 def _register(op: str, what: str) -> None:
     @register(op, "tt_line", f"tt-metal line {what}: both directions, n-1 steps, "
-              "a launch cost per phase", check=_not_too_many)
+              "a launch cost per phase", check=_not_too_many, size_linear=_no_launch)
     def line(num_ranks: int, size: float, options: AlgoOptions):
         return _build(op, num_ranks, size, options, ring=False)
 
     @register(op, "tt_ring", f"tt-metal ring {what}: n/2 hops each way (halves to the far "
-              "chip), a launch cost per phase", check=_not_too_many)
+              "chip), a launch cost per phase", check=_not_too_many, size_linear=_no_launch)
     def ring(num_ranks: int, size: float, options: AlgoOptions):
         return _build(op, num_ranks, size, options, ring=True)
 

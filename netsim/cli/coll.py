@@ -193,12 +193,13 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
     with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
-        runs = [run for one in bar.each(message_sizes) for run in run_sweep(
-            op, topology, algorithm, [one],
+        # one sweep, not one per size: the sizes share its router and what it keeps
+        runs = run_sweep(
+            op, topology, algorithm, message_sizes, each=lambda _run: bar.advance(),
             ranks=ranks, options=_options(chunks, gamma, order, root, gpus_per_thread),
             alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
-            nodes=nodes, model=model, packet=packet, tolerance=tolerance)]
+            nodes=nodes, model=model, packet=packet, tolerance=tolerance)
     records = [run.record() for run in runs]
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:

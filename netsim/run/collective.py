@@ -168,7 +168,7 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=(), used: dict | None = None,
               model: str = "fluid",
-              packet=None, tolerance: float = 0.0) -> Result:
+              packet=None, tolerance: float = 0.0, builds=None) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
     from ..algorithms.innetwork_planes import expand_result
@@ -180,7 +180,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
         return result
     schedule, machine, placement, planes = _placed_build(
         algo, topology, size, nodes, options, router,
-        by_class=not faults and model == "fluid")
+        by_class=not faults and model == "fluid", builds=builds)
     if used is not None:
         used[algo.name] = machine
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
@@ -195,24 +195,28 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
 
 
 def _placed_build(algo, topology, size: float, nodes: np.ndarray, options, router, *,
-                  by_class: bool):
+                  by_class: bool, builds=None):
     """``algo``'s schedule as runs build it: (schedule, the machine it runs on (its
     fabric), the placement with its switch ranks appended, the plane map or None).
 
     Memory is checked before and after the build. With ``by_class`` (no fault and the
     fluid model, which treat alike planes alike), alike independent in-network planes are
     built a few per class when the run-time check (:func:`plane_map`) finds them alike,
-    and the result is expanded (:func:`expand_result`; exact), else every plane."""
+    and the result is expanded (:func:`expand_result`; exact), else every plane.
+    ``builds`` (a :class:`~netsim.run.scaled_builds.ScaledBuilds`) builds through the
+    schedules kept from a sweep's other sizes."""
     from ..algorithms.innetwork_planes import plane_map
 
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)   # before building
     by_class = by_class and "planes" not in options.extra
-    schedule = algo.build(nodes.size, size, replace(
+    build = algo.build if builds is None or isinstance(algo, _Built) else \
+        (lambda n, size, options: builds.build(algo, n, size, options))
+    schedule = build(nodes.size, size, replace(
         options, extra={**options.extra, "planes": True}) if by_class else options)
     machine = fabric_topology(topology, schedule)
     planes = plane_map(machine, schedule, nodes, router) if by_class else None
     if by_class and planes is None and "planes" in schedule.meta:     # not alike: all of them
-        schedule = algo.build(nodes.size, size, options)
+        schedule = build(nodes.size, size, options)
         machine = fabric_topology(topology, schedule)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
@@ -466,7 +470,7 @@ class _Built:
 
 
 def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: float,
-                    router):
+                    router, builds=None):
     """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
     as :func:`_simulate` builds and places it for a fluid run without faults (alike
     in-network planes a few per class: the run simulates that schedule too)
@@ -476,7 +480,7 @@ def _schedule_bound(algo, topo, size: float, nodes: np.ndarray, options, alpha: 
 
     schedule, machine, placement, _ = _placed_build(algo, topo, size, nodes,
                                                     _unannotated(options), router,
-                                                    by_class=True)
+                                                    by_class=True, builds=builds)
     scaled = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
     low = schedule_bound(machine, scaled, placement, router=router,
                          overhead=scaled.meta.get("overhead", alpha))
@@ -489,7 +493,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    faults: Sequence = (), axis: int | None = None,
                    nodes: Sequence[int | str] | str | None = None,
                    model: str = "fluid", packet=None,
-                   tolerance: float = 0.0, prune: bool = True) -> CollectiveRun:
+                   tolerance: float = 0.0, prune: bool = True,
+                   builds=None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
@@ -518,6 +523,9 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     those endpoints in that order (the placement); ``axis`` runs it on every line of the
     grid along axis ``axis`` at once (:func:`~netsim.run.collective_groups.run_groups`:
     per-group times, ``time_s`` the slowest).
+
+    ``builds`` (:class:`~netsim.run.scaled_builds.ScaledBuilds`, which :func:`run_sweep`
+    passes) reuses schedules built for other sizes of a sweep, scaled exactly.
     """
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
     from ..topology import parse_topology
@@ -572,13 +580,14 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
         if algo.name in built:
             algo = _Built(algo, built.pop(algo.name))
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
-                         used, model, packet, tolerance)
+                         used, model, packet, tolerance, builds)
 
     def bound_of(algo) -> float:
         if getattr(algo, "blocks", None) is not None and \
                 _ring_sends(op, nodes.size, int(options.chunks or 1)) > _KEEP_BUILT_OPS:
             return 0.0      # runs on its blocks, never built in full: simulated, not bounded
-        schedule, low = _schedule_bound(algo, topo, size, nodes, options, alpha, router)
+        schedule, low = _schedule_bound(algo, topo, size, nodes, options, alpha, router,
+                                        builds)
         if schedule.num_ops <= _KEEP_BUILT_OPS:
             built[algo.name] = schedule
         return low
@@ -654,8 +663,15 @@ def _number(text: str) -> bool:
         return False
 
 
-def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveRun]:
-    """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec)."""
+def run_sweep(op: str, topology, algorithm, sizes, *,
+              each: Callable[[CollectiveRun], None] | None = None,
+              **kwargs) -> list[CollectiveRun]:
+    """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec);
+    ``each(run)`` is called after every size's run (a progress bar's tick).
+
+    The sizes share one router (its per-topology caches stay warm) and the schedules of
+    the algorithms that scale with the size (:mod:`netsim.run.scaled_builds`: built once
+    per pipelining depth, exactly the same schedules)."""
     from ..topology import parse_topology
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
@@ -663,4 +679,13 @@ def run_sweep(op: str, topology, algorithm, sizes, **kwargs) -> list[CollectiveR
         from ..routing import default_router
 
         kwargs["router"] = default_router(topo)
-    return [run_collective(op, topo, algorithm, size, **kwargs) for size in sweep_sizes(sizes)]
+    if kwargs.get("builds") is None:
+        from .scaled_builds import ScaledBuilds
+
+        kwargs["builds"] = ScaledBuilds()
+    runs = []
+    for size in sweep_sizes(sizes):
+        runs.append(run_collective(op, topo, algorithm, size, **kwargs))
+        if each is not None:
+            each(runs[-1])
+    return runs

@@ -15,6 +15,8 @@ flows, events, solver passes (calls of the max-min solver), wall time, peak memo
 makespan. ``--reference`` also runs each case with the reference engine (a cold
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
 its wall time and the largest relative difference of the per-op finish times;
+``--kernel`` also runs it with engine.kernel's loop where the incremental one
+(engine.incremental) would take over (``executor.INCREMENTAL_MIN_SUBS = None``);
 ``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
 flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
@@ -23,7 +25,8 @@ compiled loop, about 0.6 s once per process (the first run after an install also
 it, about 15-25 s). ``classes`` is the flow classes simulated where the
 symmetry search found some (summed over runs).
 
-    python benchmarks/bench_engine_events.py [--reference] [--no-symmetry] [--numpy] [CASE ...]
+    python benchmarks/bench_engine_events.py [--reference] [--kernel] [--no-symmetry] [--numpy]
+        [CASE ...]
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ def one(name: str, mode: str, out: str) -> dict:
     executor.max_min_rates_csr = maxmin.max_min_rates_csr = counted
     if mode == "reference":
         executor.REFERENCE = True
-    executor.SYMMETRY = mode in ("fast", "numpy")
+    if mode == "kernel":
+        executor.INCREMENTAL_MIN_SUBS = None
+    executor.SYMMETRY = mode in ("fast", "numpy", "kernel")
     executor.KERNEL = mode != "numpy"
     loaded = "numba" in sys.modules
     start = time.perf_counter()
@@ -121,6 +126,7 @@ def one(name: str, mode: str, out: str) -> dict:
             "events": sum(r.events for r in results), "solver_calls": passes[0],
             "wall_s": round(wall, 3),
             "kernel": "numba" in sys.modules and not loaded,   # the compiled loop ran
+            "incremental": "netsim.engine.incremental" in sys.modules,
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "makespan_s": max(r.makespan for r in results)}
 
@@ -141,7 +147,8 @@ def max_rel_diff(a: str, b: str) -> float:
 
 
 def main(argv: list[str]) -> None:
-    modes = ["fast"] + (["numpy"] if "--numpy" in argv else []) + \
+    modes = ["fast"] + (["kernel"] if "--kernel" in argv else []) + \
+        (["numpy"] if "--numpy" in argv else []) + \
         (["nosym"] if "--no-symmetry" in argv else []) + \
         (["reference"] if "--reference" in argv else [])
     names = [a for a in argv if not a.startswith("--")] or DEFAULT

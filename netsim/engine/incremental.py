@@ -74,37 +74,30 @@ _KEEP = 1e-14
 
 # -- the finish heap: draining flows by finish time, with their positions ---------------
 
-@njit(cache=True, inline="always")
-def _earlier(key, a, b):
-    return key[a] < key[b] or (key[a] == key[b] and a < b)
-
-
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
-def _heap_up(heap, pos, key, i):
+@njit(cache=True)
+def _sift(heap, pos, key, n, i):
+    """Move the entry at slot i of a heap of ``n`` entries (by ``key``, ties by id) up or
+    down to its place. Not inlined: an inlined helper still pays reference counting on
+    its arrays at every call, and three arrays cost about what a call does."""
     f = heap[i]
-    while i > 0:
+    t = key[f]
+    while i > 0:                               # up
         parent = (i - 1) >> 1
         g = heap[parent]
-        if not _earlier(key, f, g):
+        if key[g] < t or (key[g] == t and g < f):
             break
         heap[i] = g
         pos[g] = i
         i = parent
-    heap[i] = f
-    pos[f] = i
-
-
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
-def _heap_down(heap, pos, key, n, i):
-    f = heap[i]
-    while True:
+    while True:                                # down
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and _earlier(key, heap[child + 1], heap[child]):
+        if child + 1 < n and (key[heap[child + 1]] < key[heap[child]] or (
+                key[heap[child + 1]] == key[heap[child]] and heap[child + 1] < heap[child])):
             child += 1
         g = heap[child]
-        if not _earlier(key, g, f):
+        if key[g] > t or (key[g] == t and g > f):
             break
         heap[i] = g
         pos[g] = i
@@ -113,36 +106,34 @@ def _heap_down(heap, pos, key, n, i):
     pos[f] = i
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _heap_set(heap, pos, key, n, f, t):
     """Give flow f finish time t (inserting it if absent); returns the heap's size."""
     key[f] = t
     if pos[f] < 0:
         heap[n] = f
         pos[f] = n
-        _heap_up(heap, pos, key, n)
-        return n + 1
-    i = pos[f]
-    _heap_up(heap, pos, key, i)
-    _heap_down(heap, pos, key, n, pos[f])
+        n += 1
+    _sift(heap, pos, key, n, pos[f])
     return n
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
+def _heap_set_many(heap, pos, key, n, flows, n_flows, times):
+    """:func:`_heap_set` for ``flows[:n_flows]`` at ``times[:n_flows]``; returns the heap's
+    size."""
+    for q in range(n_flows):
+        n = _heap_set(heap, pos, key, n, flows[q], times[q])
+    return n
+
+
+@njit(cache=True)
 def _heap_pop(heap, pos, key, n):
     """Remove the top flow; returns the heap's size."""
-    pos[heap[0]] = -1
-    n -= 1
-    if n > 0:
-        heap[0] = heap[n]
-        pos[heap[0]] = 0
-        _heap_down(heap, pos, key, n, 0)
-    return n
+    return _heap_remove(heap, pos, key, n, heap[0])
 
 
-# -- per link: the draining flows crossing it ------------------------------------------
-
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _heap_remove(heap, pos, key, n, f):
     """Remove flow f (if present); returns the heap's size."""
     i = pos[f]
@@ -151,55 +142,40 @@ def _heap_remove(heap, pos, key, n, f):
     pos[f] = -1
     n -= 1
     if i < n:
-        g = heap[n]
-        heap[i] = g
-        pos[g] = i
-        _heap_up(heap, pos, key, i)
-        _heap_down(heap, pos, key, n, pos[g])
+        heap[i] = heap[n]
+        pos[heap[i]] = i
+        _sift(heap, pos, key, n, i)
     return n
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
-def _sift_up(link, i, lf_start, lf_sub, lf_j, rate, inc_slot, inc_base, path_start):
-    """Entry i of ``link``'s list (a max-heap by rate) moves up to its place."""
-    base = lf_start[link]
-    g, jg = lf_sub[base + i], lf_j[base + i]
-    r = rate[g]
-    while i > 0:
-        parent = (i - 1) >> 1
-        h, jh = lf_sub[base + parent], lf_j[base + parent]
-        if rate[h] >= r:
-            break
-        lf_sub[base + i], lf_j[base + i] = h, jh
-        inc_slot[inc_base[h] + jh - path_start[h]] = base + i
-        i = parent
-    lf_sub[base + i], lf_j[base + i] = g, jg
-    inc_slot[inc_base[g] + jg - path_start[g]] = base + i
+# -- per link: the draining flows crossing it ------------------------------------------
 
-
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
-def _sift_down(link, i, lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start):
-    """Entry i of ``link``'s list moves down to its place."""
+@njit(cache=True)
+def _lsift(link, i, lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start):
+    """Entry i of ``link``'s list (a max-heap by rate) moves up or down to its place."""
     base, n = lf_start[link], lf_n[link]
     g, jg = lf_sub[base + i], lf_j[base + i]
     r = rate[g]
     while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and rate[lf_sub[base + child + 1]] > rate[lf_sub[base + child]]:
-            child += 1
-        h, jh = lf_sub[base + child], lf_j[base + child]
-        if rate[h] <= r:
-            break
+        if i > 0 and rate[lf_sub[base + ((i - 1) >> 1)]] < r:
+            nxt = (i - 1) >> 1                 # up
+        else:
+            nxt = 2 * i + 1                    # down
+            if nxt >= n:
+                break
+            if nxt + 1 < n and rate[lf_sub[base + nxt + 1]] > rate[lf_sub[base + nxt]]:
+                nxt += 1
+            if rate[lf_sub[base + nxt]] <= r:
+                break
+        h, jh = lf_sub[base + nxt], lf_j[base + nxt]
         lf_sub[base + i], lf_j[base + i] = h, jh
         inc_slot[inc_base[h] + jh - path_start[h]] = base + i
-        i = child
+        i = nxt
     lf_sub[base + i], lf_j[base + i] = g, jg
     inc_slot[inc_base[g] + jg - path_start[g]] = base + i
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start, lf_n,
               lf_sub, lf_j, rate):
     for j in range(path_start[f], path_start[f] + path_len[f]):
@@ -209,11 +185,11 @@ def _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start,
         lf_sub[s] = f
         lf_j[s] = j
         inc_slot[inc_base[f] + j - path_start[f]] = s
-        _sift_up(link, s - lf_start[link], lf_start, lf_sub, lf_j, rate, inc_slot, inc_base,
-                 path_start)
+        _lsift(link, s - lf_start[link], lf_start, lf_n, lf_sub, lf_j, rate, inc_slot,
+               inc_base, path_start)
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _link_remove_one(f, j, link, path_start, inc_base, inc_slot, lf_start, lf_n, lf_sub,
                      lf_j, rate):
     s = inc_slot[inc_base[f] + j - path_start[f]]
@@ -224,19 +200,17 @@ def _link_remove_one(f, j, link, path_start, inc_base, inc_slot, lf_start, lf_n,
         lf_sub[s] = g
         lf_j[s] = jg
         inc_slot[inc_base[g] + jg - path_start[g]] = s
-        _sift_up(link, s - lf_start[link], lf_start, lf_sub, lf_j, rate, inc_slot, inc_base,
-                 path_start)
-        _sift_down(link, inc_slot[inc_base[g] + jg - path_start[g]] - lf_start[link],
-                   lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start)
+        _lsift(link, s - lf_start[link], lf_start, lf_n, lf_sub, lf_j, rate, inc_slot,
+               inc_base, path_start)
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True, inline="always")
 def _top(link, lf_start, lf_n, lf_sub, rate):
     """The largest rate on ``link``: its list's root."""
     return rate[lf_sub[lf_start[link]]] if lf_n[link] > 0 else 0.0
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     total = 0.0
     for s in range(lf_start[link], lf_start[link] + lf_n[link]):
@@ -244,7 +218,7 @@ def _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     return total
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _faster(link, bar, strict, lf_start, lf_n, lf_sub, rate, state, out, stack):
     """The fixed flows on ``link`` with a rate above ``bar`` (or equal, unless
     ``strict``), found from the list's root down, into ``out``; returns how many.
@@ -282,7 +256,7 @@ def _saturated(link, load, capacity):
     return load[link] >= capacity[link] * (1 - _NEAR)
 
 
-@njit(cache=True, inline="always")   # many array arguments: a call costs more
+@njit(cache=True)
 def _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp, hpos, hkey, n_h,
            lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     """Start following ``link`` in this refill: what its fixed flows leave (``spare``),
@@ -342,44 +316,18 @@ def _unfreeze(flows, n_flows, record, orig, s_list, n_s, path_start, path_len, p
 
 
 @njit(cache=True)
-def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h):
-    """Move each changed link to the level at which it now saturates (the heap's sifts
-    written out: a call per link costs reference counting)."""
+def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels):
+    """Move each changed link to the level at which it now saturates (``levels`` is work
+    space, one per link)."""
+    n_move = 0
     for k in range(n_d):
         link = d_list[k]
         dirty[link] = False
-        if cnt[link] < 0.5:
-            continue
-        t = spare[link] / cnt[link]
-        hkey[link] = t
-        i = hpos[link]
-        if i < 0:
-            i = n_h
-            n_h += 1
-        while i > 0:                           # up
-            parent = (i - 1) >> 1
-            other = hp[parent]
-            if hkey[other] < t or (hkey[other] == t and other < link):
-                break
-            hp[i] = other
-            hpos[other] = i
-            i = parent
-        while True:                            # down
-            child = 2 * i + 1
-            if child >= n_h:
-                break
-            if child + 1 < n_h and (hkey[hp[child + 1]] < hkey[hp[child]] or (
-                    hkey[hp[child + 1]] == hkey[hp[child]] and hp[child + 1] < hp[child])):
-                child += 1
-            other = hp[child]
-            if hkey[other] > t or (hkey[other] == t and other > link):
-                break
-            hp[i] = other
-            hpos[other] = i
-            i = child
-        hp[i] = link
-        hpos[link] = i
-    return n_h
+        if cnt[link] >= 0.5:
+            d_list[n_move] = link
+            levels[n_move] = spare[link] / cnt[link]
+            n_move += 1
+    return _heap_set_many(hp, hpos, hkey, n_h, d_list, n_move, levels)
 
 
 @njit(cache=True)
@@ -399,7 +347,7 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
     link saturates, node ``n_links + link`` its check.
     """
     n_links = capacity.size
-    t_list, d_list, out, stack, ch_next, ch_flow = work
+    t_list, d_list, out, stack, ch_next, ch_flow, levels = work
     n_t, n_h, n_d, n_s, n_ch = 0, 0, 0, 0, 0
     for k in range(n_checks):
         link = checks[k]
@@ -412,7 +360,7 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
         weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos,
         hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d, ch_head,
         ch_next, ch_flow, n_ch)
-    n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+    n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
     n_d = 0
     ok = True
     t = 0.0
@@ -432,7 +380,7 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
                 weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp,
                 hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d,
                 ch_head, ch_next, ch_flow, n_ch)
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
             n_d = 0
             continue
         link = node
@@ -448,7 +396,7 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
             hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d, ch_head,
             ch_next, ch_flow, n_ch)
         if n_d:                                # its level rose; it comes back later
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
             n_d = 0
             continue
         if not t > 0.0:
@@ -472,7 +420,7 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
                     d_list[n_d] = other
                     n_d += 1
         cnt[link] = 0.0
-        n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+        n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
         n_d = 0
     while n_h > 0:                             # leave the heap empty
         n_h = _heap_pop(hp, hpos, hkey, n_h)
@@ -494,31 +442,8 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
         rate[g] = new
         for j in range(path_start[g], path_start[g] + path_len[g]):
             link = path_links[j]
-            # g moves in the link's list (a max-heap by rate), written out: a call per
-            # incidence costs reference counting
-            base, n = lf_start[link], lf_n[link]
-            i = inc_slot[inc_base[g] + j - path_start[g]] - base
-            while True:
-                if new > old:
-                    if i == 0:
-                        break
-                    nxt = (i - 1) >> 1
-                    if rate[lf_sub[base + nxt]] >= new:
-                        break
-                else:
-                    nxt = 2 * i + 1
-                    if nxt >= n:
-                        break
-                    if nxt + 1 < n and rate[lf_sub[base + nxt + 1]] > rate[lf_sub[base + nxt]]:
-                        nxt += 1
-                    if rate[lf_sub[base + nxt]] <= new:
-                        break
-                h, jh = lf_sub[base + nxt], lf_j[base + nxt]
-                lf_sub[base + i], lf_j[base + i] = h, jh
-                inc_slot[inc_base[h] + jh - path_start[h]] = base + i
-                i = nxt
-            lf_sub[base + i], lf_j[base + i] = g, j
-            inc_slot[inc_base[g] + j - path_start[g]] = base + i
+            _lsift(link, inc_slot[inc_base[g] + j - path_start[g]] - lf_start[link],
+                   lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start)
             load[link] += (new - old) * (weight[j] if weighted else 1.0)
             updates[link] += 1
             if updates[link] >= _RESCAN:      # bound the running sum's drift
@@ -570,10 +495,11 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     dirty = np.zeros(n_links, dtype=np.bool_)
     ch_head = np.full(n_links, -1, dtype=np.int64)
     # the refill's lists, each as long as it can get: touched links, changed links, flows
-    # found on a link, a search stack, per link the chains of rising flows
+    # found on a link, a search stack, per link the chains of rising flows, levels
     work = (np.empty(n_links, dtype=np.int64), np.empty(n_links, dtype=np.int64),
             np.empty(n_sub + 1, dtype=np.int64), np.empty(n_sub + 2, dtype=np.int64),
-            np.empty(n_inc + 1, dtype=np.int64), np.empty(n_inc + 1, dtype=np.int64))
+            np.empty(n_inc + 1, dtype=np.int64), np.empty(n_inc + 1, dtype=np.int64),
+            np.empty(n_links))
     grown = np.empty(64, dtype=np.int64)
     t_at = np.empty(n_sub)                # remaining[f] is f's remaining bytes at t_at[f]
     fheap = np.empty(n_sub, dtype=np.int64)
@@ -584,6 +510,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     npos = np.full(n_sub, -1, dtype=np.int64)
     nearly = np.empty(n_sub)
     n_nh = 0
+    times, times2 = np.empty(n_sub), np.empty(n_sub)
     apos = np.full(n_sub, -1, dtype=np.int64)
     state = np.zeros(n_sub, dtype=np.int8)  # in a refill: 0 fixed, 1 rising, 2 frozen
     orig = np.empty(n_sub)
@@ -765,6 +692,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                 if not ok:
                     status = NO_CAPACITY
                     break
+            n_moved = 0
             for k in range(n_s):                     # new finish times where rates moved
                 f = s_list[k]
                 if orig[f] < 0.0:
@@ -774,9 +702,12 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                 else:
                     remaining[f] -= orig[f] * (now - t_at[f])
                     t_at[f] = now
-                n_fh = _heap_set(fheap, fpos, finish_at, n_fh, f, now + remaining[f] / rate[f])
-                n_nh = _heap_set(nheap, npos, nearly, n_nh, f,
-                                 now + (remaining[f] - _REL_TOL * sub_bytes[f]) / rate[f])
+                seeds[n_moved] = f                   # (seeds are spent: reused)
+                times[n_moved] = now + remaining[f] / rate[f]
+                times2[n_moved] = now + (remaining[f] - _REL_TOL * sub_bytes[f]) / rate[f]
+                n_moved += 1
+            n_fh = _heap_set_many(fheap, fpos, finish_at, n_fh, seeds, n_moved, times)
+            n_nh = _heap_set_many(nheap, npos, nearly, n_nh, seeds, n_moved, times2)
             n_s = 0
             for k in range(n_grown):                 # a count only rises at activations
                 link = grown[k]

@@ -295,6 +295,24 @@ class QuotientRoutes:
     sub_latency: np.ndarray
 
 
+def _unique(values: np.ndarray, *, counts: bool = False):
+    """``np.unique`` of an integer array (with counts if asked), by a sort: numpy 2.4's
+    ``np.unique`` hashes integers first, which on pair codes spread over a wide range
+    costs 2.4 s for 2M values against 0.14 s for the sort (measured here).
+
+    >>> _unique(np.array([5, 1, 5, 3]), counts=True)
+    (array([1, 3, 5]), array([1, 1, 2]))
+    """
+    ordered = np.sort(values)
+    first = np.empty(ordered.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    kept = ordered[first]
+    if not counts:
+        return kept
+    return kept, np.diff(np.append(np.flatnonzero(first), ordered.size))
+
+
 def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
              not_before: np.ndarray | None, overhead=0.0):
     """The problem on one representative per class: (schedule, routes, capacity,
@@ -315,7 +333,7 @@ def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
     owner = np.repeat(np.arange(n_q), schedule.dep_ptr[op_rep + 1] - schedule.dep_ptr[op_rep])
     deps = classes.op[schedule.dep_idx[_spans(np.asarray(schedule.dep_ptr, dtype=np.int64),
                                               op_rep)]]
-    pair = np.unique(owner * n_q + deps)
+    pair = _unique(owner * n_q + deps)
     dep_ptr = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair // n_q, minlength=n_q), out=dep_ptr[1:])
     q_schedule = Schedule(
@@ -331,7 +349,7 @@ def quotient(schedule: Schedule, routes, capacity: np.ndarray, classes: Classes,
     n_l = link_rep.size
     owner = np.repeat(np.arange(sub_rep.size), path_ptr[sub_rep + 1] - path_ptr[sub_rep])
     links = classes.link[np.asarray(routes.path_links)[_spans(path_ptr, sub_rep)]]
-    pair, k = np.unique(owner * n_l + links, return_counts=True)
+    pair, k = _unique(owner * n_l + links, counts=True)
     f, lc = pair // n_l, pair % n_l
     weight = Classes.sizes(classes.sub)[f] * k / Classes.sizes(classes.link)[lc]
     q_path_ptr = np.zeros(sub_rep.size + 1, dtype=np.int64)

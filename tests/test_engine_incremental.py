@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsim.engine import executor
+from netsim.engine import executor, simulate
+from netsim.schedule import ScheduleBuilder
 
 pytest.importorskip("numba")
 
@@ -45,3 +46,35 @@ from test_engine_fastpaths import SETTINGS  # noqa: E402
 def incremental_loop_for_every_run(monkeypatch):
     monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
     monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)
+
+
+def test_flat_schedules_take_the_incremental_loop_at_any_size(monkeypatch):
+    """With the default gate, a schedule without dependencies (an imbalanced all-to-all of
+    72 flows) runs in engine.incremental and equals the reference; one with dependencies
+    of the same size stays in engine.kernel."""
+    from netsim.engine import incremental, kernel
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import mesh
+
+    from test_engine_fastpaths import assert_same_run
+
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 20_000)
+    used = []
+    for module in (incremental, kernel):
+        loop = module.run_events
+        monkeypatch.setattr(module, "run_events",
+                            lambda *a, _loop=loop, _m=module.__name__: used.append(_m)
+                            or _loop(*a))
+    topo = mesh((3, 3), bandwidth=1e9, latency=0.0)
+    src, dst = np.divmod(np.arange(81), 9)
+    src, dst = src[src != dst], dst[src != dst]
+    nbytes = np.rint(np.random.default_rng(3).lognormal(np.log(1e5), 1.0, src.size))
+    assert_same_run(topo, sends_from_arrays(9, src, dst, nbytes, tag="a2a"))
+    assert used and set(used) == {"netsim.engine.incremental"}
+    used.clear()
+    b = ScheduleBuilder(9)
+    last = None
+    for k in range(72):                    # a chain: each send waits for the one before
+        last = b.send(k % 9, (k + 1) % 9, float(nbytes[k]), [] if last is None else [last])
+    simulate(topo, b.build())
+    assert used and set(used) == {"netsim.engine.kernel"}

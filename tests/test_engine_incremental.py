@@ -78,3 +78,34 @@ def test_flat_schedules_take_the_incremental_loop_at_any_size(monkeypatch):
         last = b.send(k % 9, (k + 1) % 9, float(nbytes[k]), [] if last is None else [last])
     simulate(topo, b.build())
     assert used and set(used) == {"netsim.engine.kernel"}
+
+
+def test_the_kernel_loop_runs_where_the_incremental_work_space_does_not_fit(monkeypatch):
+    """The incremental loop is work space on top of the run: with no room left under
+    --max-memory, the same flat run goes to engine.kernel, and still equals the
+    reference."""
+    from netsim.budget import memory_room, set_max_memory
+    from netsim.engine import incremental, kernel
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import mesh
+
+    from test_engine_fastpaths import assert_same_run
+
+    used = []
+    for module in (incremental, kernel):
+        loop = module.run_events
+        monkeypatch.setattr(module, "run_events",
+                            lambda *a, _loop=loop, _m=module.__name__: used.append(_m)
+                            or _loop(*a))
+    topo = mesh((2, 3), bandwidth=1e9, latency=0.0)
+    src, dst = np.divmod(np.arange(36), 6)
+    src, dst = src[src != dst], dst[src != dst]
+    nbytes = np.rint(np.random.default_rng(5).lognormal(np.log(1e5), 1.0, src.size))
+    set_max_memory(1 << 20)                    # 1 MiB: less than the process holds
+    try:
+        assert memory_room() < 0
+        assert_same_run(topo, sends_from_arrays(6, src, dst, nbytes, tag="a2a"))
+    finally:
+        set_max_memory(None)
+    assert used and set(used) == {"netsim.engine.kernel"}
+    assert memory_room() > 0

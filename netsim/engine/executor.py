@@ -55,6 +55,12 @@ KERNEL_WARM = True
 #: all-to-all (4,032 flows) 0.40 s vs 0.66 s in the loop, 12x12 (20,592) 15.7 s vs
 #: 31 s, NVL72 all-reduce 256 MB (172,800 classes) 2.1 s vs 15.1 s.
 INCREMENTAL_MIN_SUBS: int | None = 20_000
+#: The incremental loop's work space: per incidence its place in the link's list and the
+#: refill's chains (5 x 8 B), per sub-flow two finish heaps, positions, rates and lists
+#: (17 x 8 B). Where that does not fit in what the run may still add
+#: (budget.memory_room), engine.kernel's loop, which needs none, runs instead.
+INCREMENTAL_BYTES_PER_INCIDENCE = 40
+INCREMENTAL_BYTES_PER_SUB = 136
 #: Schedules without dependencies (a flow file, an all-to-all) use the incremental loop at
 #: any size. The gate above is for dependencies: there a rounding-level difference can
 #: move a completion across the merge window and, through the successors it releases, an
@@ -459,11 +465,15 @@ class _Execution:
     def _incremental(self) -> bool:
         """Does the compiled loop refill per event (engine.incremental)? See
         INCREMENTAL_MIN_SUBS and INCREMENTAL_FLAT."""
-        if INCREMENTAL_MIN_SUBS is None or \
-                int(self.path_len.sum()) > INCREMENTAL_MAX_INCIDENCES:
+        incidences, subs = int(self.path_len.sum()), len(self.sub_op)
+        if INCREMENTAL_MIN_SUBS is None or incidences > INCREMENTAL_MAX_INCIDENCES:
             return False
-        return len(self.sub_op) >= INCREMENTAL_MIN_SUBS or \
-            (INCREMENTAL_FLAT and self.succ_idx.size == 0)
+        if not (subs >= INCREMENTAL_MIN_SUBS or (INCREMENTAL_FLAT and self.succ_idx.size == 0)):
+            return False
+        from ..budget import memory_room
+
+        need = incidences * INCREMENTAL_BYTES_PER_INCIDENCE + subs * INCREMENTAL_BYTES_PER_SUB
+        return need <= memory_room()
 
     def _run_compiled(self) -> None:
         """Go on with the event loop as compiled code (engine.kernel), from the state the

@@ -23,7 +23,8 @@ reach is frozen at its rate in advance, and is brought back only when the fillin
 it wrong. Flows that start rise from zero; a link that a finishing flow leaves gets a
 *check* at its old saturation level. Water rises over an indexed heap of the links the
 rising flows cross, each at the level where it saturates given what the frozen flows
-leave of it. Then, in order of level ``t``:
+leave of it (a flow freezing only raises the levels of its other links, so those keys are
+put right when they reach the top, not at every freeze). Then, in order of level ``t``:
 
 * a link saturates at ``t``: if a frozen flow on it is faster than ``t``, that flow can
   not keep its rate (the link would be over capacity or unfair), so it joins the rising
@@ -386,6 +387,10 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
         link = node
         if cnt[link] < 0.5:
             continue
+        level = spare[link] / cnt[link]
+        if level != x:                         # its flows froze elsewhere since: its key
+            n_h = _heap_set(hp, hpos, hkey, n_h, link, level)   # is stale; back in line
+            continue
         t = max(t, x)
         # the link saturates at t: flows faster than t on it come down into the filling
         n_out = _faster(link, t * (1 + _TOP), True, lf_start, lf_n, lf_sub, rate,
@@ -411,17 +416,11 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
             state[g] = 2
             new_rate[g] = t                    # ``rate`` keeps the old ones until the end
             for j in range(path_start[g], path_start[g] + path_len[g]):
-                other = path_links[j]
-                w = weight[j] if weighted else 1.0
-                spare[other] -= t * w
-                cnt[other] -= w
-                if other != link and not dirty[other]:
-                    dirty[other] = True
-                    d_list[n_d] = other
-                    n_d += 1
+                other = path_links[j]       # its level rises (spare/cnt >= t): its key
+                w = weight[j] if weighted else 1.0   # goes stale low, and is put right
+                spare[other] -= t * w       # when it comes to the top (lazily: most
+                cnt[other] -= w             # links take many such steps in between)
         cnt[link] = 0.0
-        n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
-        n_d = 0
     while n_h > 0:                             # leave the heap empty
         n_h = _heap_pop(hp, hpos, hkey, n_h)
     for k in range(n_t):

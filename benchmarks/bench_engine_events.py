@@ -11,8 +11,8 @@ Cases (select by name; default: all but the slowest):
 * ``dgx``: ``netsim coll allreduce --topo dgx-h100 --algo auto --sizes 1KiB:16GiB``.
 
 Each case runs in a fresh process, so its peak memory (max RSS) is its own, and prints
-flows, events, solver passes (calls of the max-min solver), wall time, peak memory and the
-makespan. ``--reference`` also runs each case with the reference engine (a cold
+flows, events, solver passes (calls of the max-min solver), wall time, peak memory (and
+per flow: the process's peak over the flows simulated) and the makespan. ``--reference`` also runs each case with the reference engine (a cold
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
 its wall time and the largest relative difference of the per-op finish times;
 ``--kernel`` also runs it with engine.kernel's loop where the incremental one
@@ -128,6 +128,9 @@ def one(name: str, mode: str, out: str) -> dict:
             "kernel": "numba" in sys.modules and not loaded,   # the compiled loop ran
             "incremental": "netsim.engine.incremental" in sys.modules,
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            # the whole process's peak (interpreter and libraries included) per flow
+            "bytes_per_flow": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+                                    / max(sum(r.num_flows for r in results), 1)),
             "makespan_s": max(r.makespan for r in results)}
 
 

@@ -48,64 +48,66 @@ def incremental_loop_for_every_run(monkeypatch):
     monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)
 
 
-def test_flat_schedules_take_the_incremental_loop_at_any_size(monkeypatch):
-    """With the default gate, a schedule without dependencies (an imbalanced all-to-all of
-    72 flows) runs in engine.incremental and equals the reference; one with dependencies
-    of the same size stays in engine.kernel."""
+@pytest.fixture
+def loops_used(monkeypatch):
+    """The compiled loops called, in order, by module name."""
     from netsim.engine import incremental, kernel
-    from netsim.schedule import sends_from_arrays
-    from netsim.topology import mesh
 
-    from test_engine_fastpaths import assert_same_run
-
-    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 20_000)
     used = []
     for module in (incremental, kernel):
         loop = module.run_events
         monkeypatch.setattr(module, "run_events",
                             lambda *a, _loop=loop, _m=module.__name__: used.append(_m)
                             or _loop(*a))
-    topo = mesh((3, 3), bandwidth=1e9, latency=0.0)
-    src, dst = np.divmod(np.arange(81), 9)
+    return used
+
+
+def _lognormal_alltoall(shape, seed):
+    """A mesh and an all-to-all on it with log-normal sizes around 100 kB."""
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import mesh
+
+    n = shape[0] * shape[1]
+    src, dst = np.divmod(np.arange(n * n), n)
     src, dst = src[src != dst], dst[src != dst]
-    nbytes = np.rint(np.random.default_rng(3).lognormal(np.log(1e5), 1.0, src.size))
-    assert_same_run(topo, sends_from_arrays(9, src, dst, nbytes, tag="a2a"))
-    assert used and set(used) == {"netsim.engine.incremental"}
-    used.clear()
+    nbytes = np.rint(np.random.default_rng(seed).lognormal(np.log(1e5), 1.0, src.size))
+    return mesh(shape, bandwidth=1e9, latency=0.0), sends_from_arrays(n, src, dst, nbytes,
+                                                                     tag="a2a")
+
+
+def test_flat_schedules_take_the_incremental_loop_at_any_size(monkeypatch, loops_used):
+    """With the default gate, a schedule without dependencies (an imbalanced all-to-all of
+    72 flows) runs in engine.incremental and equals the reference; one with dependencies
+    of the same size stays in engine.kernel."""
+    from test_engine_fastpaths import assert_same_run
+
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 20_000)
+    topo, schedule = _lognormal_alltoall((3, 3), 3)
+    assert_same_run(topo, schedule)
+    assert loops_used and set(loops_used) == {"netsim.engine.incremental"}
+    loops_used.clear()
     b = ScheduleBuilder(9)
     last = None
     for k in range(72):                    # a chain: each send waits for the one before
-        last = b.send(k % 9, (k + 1) % 9, float(nbytes[k]), [] if last is None else [last])
+        last = b.send(k % 9, (k + 1) % 9, 1e5 + k, [] if last is None else [last])
     simulate(topo, b.build())
-    assert used and set(used) == {"netsim.engine.kernel"}
+    assert loops_used and set(loops_used) == {"netsim.engine.kernel"}
 
 
-def test_the_kernel_loop_runs_where_the_incremental_work_space_does_not_fit(monkeypatch):
+def test_the_kernel_loop_runs_where_the_incremental_work_space_does_not_fit(loops_used):
     """The incremental loop is work space on top of the run: with no room left under
     --max-memory, the same flat run goes to engine.kernel, and still equals the
     reference."""
     from netsim.budget import memory_room, set_max_memory
-    from netsim.engine import incremental, kernel
-    from netsim.schedule import sends_from_arrays
-    from netsim.topology import mesh
 
     from test_engine_fastpaths import assert_same_run
 
-    used = []
-    for module in (incremental, kernel):
-        loop = module.run_events
-        monkeypatch.setattr(module, "run_events",
-                            lambda *a, _loop=loop, _m=module.__name__: used.append(_m)
-                            or _loop(*a))
-    topo = mesh((2, 3), bandwidth=1e9, latency=0.0)
-    src, dst = np.divmod(np.arange(36), 6)
-    src, dst = src[src != dst], dst[src != dst]
-    nbytes = np.rint(np.random.default_rng(5).lognormal(np.log(1e5), 1.0, src.size))
+    topo, schedule = _lognormal_alltoall((2, 3), 5)
     set_max_memory(1 << 20)                    # 1 MiB: less than the process holds
     try:
         assert memory_room() < 0
-        assert_same_run(topo, sends_from_arrays(6, src, dst, nbytes, tag="a2a"))
+        assert_same_run(topo, schedule)
     finally:
         set_max_memory(None)
-    assert used and set(used) == {"netsim.engine.kernel"}
+    assert loops_used and set(loops_used) == {"netsim.engine.kernel"}
     assert memory_room() > 0

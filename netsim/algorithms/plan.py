@@ -107,6 +107,20 @@ def _dedupe_rows(deps: np.ndarray) -> np.ndarray:
     return deps
 
 
+def chain_by_key(keys: np.ndarray, ids: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """For ops ``ids`` (listed in order) each on ``keys[i]`` (a rank, a channel): the op
+    before each on the same key, from this list or else ``last[key]`` (-1: none); ``last``
+    is moved on to each key's last op. One op at a time per key, in the order given."""
+    before = last[keys].copy()
+    order = np.argsort(keys, kind="stable")             # by key, then by position
+    by_key = keys[order]
+    same = by_key[1:] == by_key[:-1]                    # same key as the one before
+    before[order[1:][same]] = ids[order[:-1][same]]
+    end = np.append(~same, True)                        # each key's last op
+    last[by_key[end]] = ids[order[end]]
+    return before
+
+
 class Plan:
     """Ops of one collective schedule, added in blocks; see the module docstring.
 
@@ -297,25 +311,19 @@ class Plan:
         same = np.empty(m, dtype=bool)                  # same rank as the one before
         same[0] = False
         np.equal(by_rank[1:], by_rank[:-1], out=same[1:])
-        last = np.empty(m, dtype=bool)                  # a rank's last block
-        last[-1] = True
-        np.logical_not(same[1:], out=last[:-1])
         position = np.arange(m, dtype=np.int64)
         nth = np.empty(m, dtype=np.int64)
         nth[order] = position - np.maximum.accumulate(np.where(same, 0, position))
         rounds = np.argsort(nth, kind="stable")         # op order: round, then position
         ids = np.empty(m, dtype=np.int64)
         ids[rounds] = position + self._count
-        before = np.empty(m, dtype=np.int64)            # the rank's previous reduction
-        before[order[~same]] = self._last_reduce[by_rank[~same]]
-        before[order[1:][same[1:]]] = ids[order[:-1][same[1:]]]
+        before = chain_by_key(ranks, ids, self._last_reduce)   # the previous reduction
         # a round's call got nbytes = seconds * gamma and divided by gamma again
         seconds = seconds * self.gamma / self.gamma
         deps = _dedupe_rows(np.concatenate([received.reshape(m, -1)[rounds],
                                             before[rounds, None]], axis=1))
         self._add_block(COMPUTE, ranks[rounds], -1, 0.0, seconds[rounds], deps, tag,
                         chained=True)
-        self._last_reduce[by_rank[last]] = ids[order[last]]
         return ids
 
     def _reduce_rounds_few(self, ranks: np.ndarray, received: np.ndarray,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .plan import Plan, join
+from ..schedule import COMPUTE, SEND
+from .plan import Plan, _dedupe_rows, chain_by_key, join
 
 __all__ = ["Tree", "chain_tree", "binomial_tree", "double_binary_trees", "reduce_up",
            "broadcast_down"]
@@ -108,6 +109,15 @@ def _rows(deps: np.ndarray) -> list[list[int]]:
     return [[d for d in row if d >= 0] for row in deps.tolist()]
 
 
+def _padded(rows: list[list[int]]) -> np.ndarray:
+    """Lists of op ids as an (m, width) array, -1 padded."""
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), -1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
 def reduce_up(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]], ready: np.ndarray,
               tag: str | None = None) -> list[list[list[int]]]:
     """Pipelined reduction of every chunk to each tree's root.
@@ -169,11 +179,7 @@ def broadcast_down(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]],
                     last[channel] = sent
                     has[child] = [sent]
                     received[child].append(sent)
-    width = max(len(r) for r in received) if received else 0
-    rows = np.full((ready.shape[0], width), -1, dtype=np.int64)
-    for rank, ids in enumerate(received):
-        rows[rank, :len(ids)] = ids
-    return join(ready, rows)
+    return join(ready, _padded(received))
 
 
 # -- the same ops in blocks ----------------------------------------------------------------
@@ -182,41 +188,7 @@ def broadcast_down(plan: Plan, trees: list[tuple[Tree, list[np.ndarray]]],
 # dependencies: one op at a time costs about 4 us in Python (dbtree on 4,096 ranks, 1M
 # sends: 7.6 s). With annotation the loops above run, and the tests compare the two.
 
-def _padded(rows: list[list[int]]) -> np.ndarray:
-    """Lists of op ids as an (m, width) array, -1 padded."""
-    width = max((len(r) for r in rows), default=0)
-    out = np.full((len(rows), width), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, :len(r)] = r
-    return out
-
-
-def _sorted_unique_rows(deps: np.ndarray) -> np.ndarray:
-    """Each row ascending with repeats (and -1) first as -1: the ids Plan's one-op path
-    keeps (``sorted(set(...))``), in its order."""
-    deps = np.sort(deps, axis=1)
-    if deps.shape[1] > 1:
-        deps[:, 1:][deps[:, 1:] == deps[:, :-1]] = -1
-        deps = np.sort(deps, axis=1)
-    return deps
-
-
-def _chain(keys: np.ndarray, ids: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """For ops ``ids`` (in order) on ``keys``: the op before each on the same key, from
-    this block or else ``last[key]``; ``last`` is moved on to each key's last op."""
-    before = last[keys].copy()
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    same = sorted_keys[1:] == sorted_keys[:-1]
-    before[order[1:][same]] = ids[order[:-1][same]]
-    end = np.append(~same, True)            # each key's last op in the block
-    last[sorted_keys[end]] = ids[order[end]]
-    return before
-
-
 def _reduce_up_blocks(plan: Plan, trees, ready: np.ndarray, tag):
-    from ..schedule import COMPUTE, SEND
-
     waits = _rows(ready)
     k = 1 if plan.gamma is None else 2           # a send, and its reduction with gamma
     shapes = []
@@ -251,7 +223,7 @@ def _reduce_up_blocks(plan: Plan, trees, ready: np.ndarray, tag):
                 size, seconds, deps = nbytes, 0.0, send_deps
             else:
                 comp = base + pos * 2 + 1
-                before = _chain(parents, comp, plan._last_reduce)
+                before = chain_by_key(parents, comp, plan._last_reduce)
                 width = max(send_deps.shape[1], 2)
                 deps = np.full((2 * m, width), -1, dtype=np.int64)
                 deps[0::2, :send_deps.shape[1]] = send_deps
@@ -261,7 +233,7 @@ def _reduce_up_blocks(plan: Plan, trees, ready: np.ndarray, tag):
                 dst = np.stack([parents, np.full(m, -1, np.int64)], axis=1).ravel()
                 size = np.tile([nbytes, 0.0], m)
                 seconds = np.tile([0.0, nbytes / plan.gamma], m)
-            plan._add_block(kind, src, dst, size, seconds, _sorted_unique_rows(deps), tag,
+            plan._add_block(kind, src, dst, size, seconds, _dedupe_rows(np.sort(deps, axis=1)), tag,
                             chained=True, m=m * k)
             prev[t] = base
             at_root[t].append(waits[tree.root] + [int(res[i]) for i in root_kids])
@@ -270,8 +242,6 @@ def _reduce_up_blocks(plan: Plan, trees, ready: np.ndarray, tag):
 
 def _broadcast_down_blocks(plan: Plan, trees, root_has, ready: np.ndarray, serial: bool,
                            tag) -> np.ndarray:
-    from ..schedule import SEND
-
     waits = _rows(ready)
     n = ready.shape[0]
     shapes = []
@@ -303,14 +273,14 @@ def _broadcast_down_blocks(plan: Plan, trees, root_has, ready: np.ndarray, seria
             root_cols = np.full((m, len(at_root)), -1, dtype=np.int64)
             root_cols[src == tree.root] = at_root
             if serial:
-                channel = _chain(src, ids, last_from)[:, None]
+                channel = chain_by_key(src, ids, last_from)[:, None]
             elif prev[t] is None:
                 channel = np.full((m, 1), -1, dtype=np.int64)
             else:
                 channel = (prev[t] + np.arange(m, dtype=np.int64))[:, None]
             deps = np.hstack([from_parent, root_cols, channel])
             plan._add_block(SEND, src, dst, len(chunks[c]) * plan.piece_bytes, 0.0,
-                            _sorted_unique_rows(deps), tag, chained=True, m=m)
+                            _dedupe_rows(np.sort(deps, axis=1)), tag, chained=True, m=m)
             prev[t] = base
             got_rank.append(dst)
             got_id.append(ids)

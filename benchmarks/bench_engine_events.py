@@ -17,6 +17,8 @@ per flow: the process's peak over the flows simulated) and the makespan. ``--ref
 its wall time and the largest relative difference of the per-op finish times;
 ``--kernel`` also runs it with engine.kernel's loop where the incremental one
 (engine.incremental) would take over (``executor.INCREMENTAL_MIN_SUBS = None``);
+``--flows`` also runs it with the incremental loop on flows (engine.incremental) where
+the one on rate classes (engine.classes) would run (``executor.CLASSES = False``);
 ``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
 flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
@@ -25,8 +27,8 @@ compiled loop, about 0.6 s once per process (the first run after an install also
 it, about 15-25 s). ``classes`` is the flow classes simulated where the
 symmetry search found some (summed over runs).
 
-    python benchmarks/bench_engine_events.py [--reference] [--kernel] [--no-symmetry] [--numpy]
-        [CASE ...]
+    python benchmarks/bench_engine_events.py [--reference] [--kernel] [--flows]
+        [--no-symmetry] [--numpy] [CASE ...]
 """
 
 from __future__ import annotations
@@ -113,7 +115,9 @@ def one(name: str, mode: str, out: str) -> dict:
         executor.REFERENCE = True
     if mode == "kernel":
         executor.INCREMENTAL_MIN_SUBS = None
-    executor.SYMMETRY = mode in ("fast", "numpy", "kernel")
+    if mode == "flows":
+        executor.CLASSES = False
+    executor.SYMMETRY = mode in ("fast", "numpy", "kernel", "flows")
     executor.KERNEL = mode != "numpy"
     loaded = "numba" in sys.modules
     start = time.perf_counter()
@@ -126,7 +130,9 @@ def one(name: str, mode: str, out: str) -> dict:
             "events": sum(r.events for r in results), "solver_calls": passes[0],
             "wall_s": round(wall, 3),
             "kernel": "numba" in sys.modules and not loaded,   # the compiled loop ran
-            "incremental": "netsim.engine.incremental" in sys.modules,
+            # the last compiled loop imported: engine.classes imports engine.incremental
+            "loop": next((m for m in ("classes", "incremental", "kernel")
+                          if f"netsim.engine.{m}" in sys.modules), "numpy"),
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             # the whole process's peak (interpreter and libraries included) per flow
             "bytes_per_flow": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -151,6 +157,7 @@ def max_rel_diff(a: str, b: str) -> float:
 
 def main(argv: list[str]) -> None:
     modes = ["fast"] + (["kernel"] if "--kernel" in argv else []) + \
+        (["flows"] if "--flows" in argv else []) + \
         (["numpy"] if "--numpy" in argv else []) + \
         (["nosym"] if "--no-symmetry" in argv else []) + \
         (["reference"] if "--reference" in argv else [])

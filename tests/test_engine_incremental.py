@@ -46,15 +46,16 @@ from test_engine_fastpaths import SETTINGS  # noqa: E402
 def incremental_loop_for_every_run(monkeypatch):
     monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
     monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)
+    monkeypatch.setattr(executor, "CLASSES", False)     # engine.classes: its own file
 
 
 @pytest.fixture
 def loops_used(monkeypatch):
     """The compiled loops called, in order, by module name."""
-    from netsim.engine import incremental, kernel
+    from netsim.engine import classes, incremental, kernel
 
     used = []
-    for module in (incremental, kernel):
+    for module in (classes, incremental, kernel):
         loop = module.run_events
         monkeypatch.setattr(module, "run_events",
                             lambda *a, _loop=loop, _m=module.__name__: used.append(_m)

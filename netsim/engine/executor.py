@@ -70,6 +70,13 @@ INCREMENTAL_BYTES_PER_SUB = 136
 #: 16x16 with 1 us per hop 0.98 s vs 2.26 s (8.3e-15), in one process after a first run.
 INCREMENTAL_FLAT = True
 INCREMENTAL_MAX_INCIDENCES = 16_000_000
+#: Where the incremental loop runs on unweighted paths, run it on rate classes
+#: (engine.classes): flows held back by one link at one level move as one. Its work
+#: space: per incidence an entry (7 x 8 B), its hash slot (up to 32 B) and its place in
+#: the per-link flow lists; per sub-flow its class rows, member links and heap places.
+CLASSES = True
+CLASSES_BYTES_PER_INCIDENCE = 96
+CLASSES_BYTES_PER_SUB = 300
 
 #: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
 SYMMETRY = True
@@ -475,6 +482,17 @@ class _Execution:
         need = incidences * INCREMENTAL_BYTES_PER_INCIDENCE + subs * INCREMENTAL_BYTES_PER_SUB
         return need <= memory_room()
 
+    def _classes(self) -> bool:
+        """Does the incremental loop run on rate classes (engine.classes)? On unweighted
+        paths, where its work space fits."""
+        if not CLASSES or self.path_weight is not None:
+            return False
+        from ..budget import memory_room
+
+        need = (int(self.path_len.sum()) * CLASSES_BYTES_PER_INCIDENCE
+                + len(self.sub_op) * CLASSES_BYTES_PER_SUB)
+        return need <= memory_room()
+
     def _run_compiled(self) -> None:
         """Go on with the event loop as compiled code (engine.kernel), from the state the
         numpy loop left: the draining flows, their rates and the queued timed events."""
@@ -483,6 +501,8 @@ class _Execution:
         loop = kernel.run_events
         if self._incremental():
             from .incremental import run_events as loop
+            if self._classes():
+                from .classes import run_events as loop
         _say_if_compiling(loop)
         i64, f64 = np.int64, np.float64
 

@@ -1,0 +1,801 @@
+"""The compiled event loop on rate classes: a level change costs per class and per link.
+
+:mod:`netsim.engine.incremental` repairs the max-min solution per event, but it still
+moves every flow whose rate moves: on a 16x16 mesh all-to-all with log-normal sizes that
+is 3,946 rates per event, about ten links each, 257.5M rate changes over the run. The
+rates that move come in blocks: flows held back by the same link at the same level rise
+and settle together (``benchmarks/measure_ripple.py``). This loop keeps those blocks.
+
+A *class* is a set of draining flows with one rate and one bottleneck link (``CB``: a
+saturated link on which no flow is faster) that every member crosses. Per class it keeps:
+
+* its rate ``RR`` and its progress ``PA`` (bytes each member has drained since an origin)
+  as of ``TA``; a member finishes when the progress reaches its threshold ``thr`` (its
+  bytes left plus the progress when it joined), so a class's next finish is one key in an
+  indexed heap over classes, and a rate change moves one key, not one per member;
+* its members (a linked list) and, per link its members cross, how many do (an
+  *entry*: class, link, count, on the class's list and the link's, found by hash).
+
+A link's load is the sum over its entries of rate x count, its largest rate the largest
+rate among them. The refill (:func:`_refill`) is engine.incremental's progressive filling
+with classes in place of flows:
+
+* new flows of an event form one class that rises from zero; a link that a finishing
+  flow leaves gets a check at its old level, and a link touched while saturated a check
+  at its largest rate;
+* a check that finds its link unsaturated lets the classes bottlenecked there rise (a
+  class bottlenecked elsewhere keeps a valid bottleneck unless that link is touched too,
+  in which case it has a check of its own);
+* a link saturating at level ``t`` first brings down the fixed classes faster than ``t``
+  on it, whole: a member that does not cross the link rises again from ``t`` with the
+  others and settles where it was unless something changed, which is sound because at
+  water level ``t`` every flow not yet frozen has a fair rate of at least ``t``. (Taking
+  only the members on the link would split the class, and on the log-normal 8x8
+  all-to-all 35,000 such splits, 78 members moved per event, were nearly all merged back
+  by the end of the same refill: the run took 0.81 s instead of 0.48 s.)
+* then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
+  of a class with members off the link only those on it stop (the class *splits*) and
+  the others rise on.
+
+So the work of a refill is per class and per distinct link of the classes that move;
+members move between classes only on splits. After the refill a class merges with every
+class of the same rate (to :data:`_SAME`) whose members all cross its bottleneck, which
+then serves them all (the smaller joins the larger, its members' thresholds shifted by the
+difference of progress); this keeps classes from fragmenting. The result is the same
+progressive filling as engine.incremental's on a grouping in which every member of a
+class has the same rate and bottleneck, so its argument (module docstring there) carries
+over. Unweighted paths only (symmetry weights take engine.incremental).
+``tests/test_engine_classes.py`` re-runs the compiled loop's property tests with this loop
+forced on, against the reference within 1e-9 and with the same events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .incremental import (_KEEP, _NEAR, _RESCAN, _SAT, _TOP, _heap_pop, _heap_remove,
+                          _heap_set)
+from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
+                     I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
+                     _grown, _pop, _release, njit)
+
+__all__ = ["run_events"]
+
+#: Classes whose rates are this close (relative) are one rate, apart by rounding.
+_SAME = 1e-14
+
+# class rows (int): size, first member, first entry, bottleneck link, refill state (0 fixed,
+# 1 rising, 2 frozen), member with the least threshold, member due first by the nearly-
+# drained rule, in this refill's list, minimum to rescan, alive
+CS, CM, CE, CB, CST, CMIN, CNEAR, CINS, CDIRTY, CALIVE = range(10)
+# class rows (float): rate (B/s), progress (B) as of TA (s), rate before the refill, after
+RR, PA, TA, ORIG, NEW = range(5)
+# entry rows: class, link, members of the class crossing the link, next and previous on
+# the class's list, next and previous on the link's list
+EC, EL, EK, ECN, ECP, ELN, ELP = range(7)
+# flow rows: class (-1 when not draining), next and previous member
+FC, FN, FP = range(3)
+
+
+@njit(cache=True, inline="always")
+def _slot(key, bits):
+    """Fibonacci hashing of a (class, link) key into a table of 2**bits slots."""
+    x = key * np.int64(-7046029254386353131)
+    return (x >> np.int64(64 - bits)) & ((np.int64(1) << bits) - 1)
+
+
+@njit(cache=True)
+def _count(c, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops):
+    """Add ``k`` members of class c on ``link`` (the entry is made or dropped as its
+    count leaves or reaches zero)."""
+    key = c * n_links + link
+    mask = htab.size - 1
+    i = _slot(key, bits)
+    while True:
+        e = htab[i]
+        if e < 0 or (ei[EC, e] == c and ei[EL, e] == link):
+            break
+        i = (i + 1) & mask
+    if e < 0:                                  # a new entry, first on both lists
+        tops[1] -= 1
+        e = efree[tops[1]]
+        htab[i] = e
+        ei[EC, e], ei[EL, e], ei[EK, e] = c, link, 0
+        h = ci[CE, c]
+        ei[ECN, e], ei[ECP, e] = h, -1
+        if h >= 0:
+            ei[ECP, h] = e
+        ci[CE, c] = e
+        h = lhead[link]
+        ei[ELN, e], ei[ELP, e] = h, -1
+        if h >= 0:
+            ei[ELP, h] = e
+        lhead[link] = e
+    ei[EK, e] += k
+    if ei[EK, e] != 0:
+        return
+    n, p = ei[ECN, e], ei[ECP, e]              # off both lists
+    if p >= 0:
+        ei[ECN, p] = n
+    else:
+        ci[CE, c] = n
+    if n >= 0:
+        ei[ECP, n] = p
+    n, p = ei[ELN, e], ei[ELP, e]
+    if p >= 0:
+        ei[ELN, p] = n
+    else:
+        lhead[link] = n
+    if n >= 0:
+        ei[ELP, n] = p
+    efree[tops[1]] = e
+    tops[1] += 1
+    while True:                                # out of the table: shift the run back
+        j = (i + 1) & mask                     # (linear probing's deletion)
+        while True:
+            g = htab[j]
+            if g < 0:
+                htab[i] = -1
+                return
+            home = _slot(ei[EC, g] * n_links + ei[EL, g], bits)
+            stays = (i < home <= j) if i <= j else (home > i or home <= j)
+            if not stays:
+                htab[i] = g
+                i = j
+                break
+            j = (j + 1) & mask
+
+
+@njit(cache=True)
+def _new_class(ci, cf, cfree, tops):
+    tops[0] -= 1
+    c = cfree[tops[0]]
+    ci[CS, c], ci[CM, c], ci[CE, c], ci[CB, c], ci[CST, c] = 0, -1, -1, -1, 0
+    ci[CMIN, c], ci[CNEAR, c], ci[CINS, c], ci[CDIRTY, c] = -1, -1, 0, 0
+    ci[CALIVE, c] = 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def _add_member(f, c, fm, ci, thr, sub_bytes):
+    fm[FC, f] = c
+    h = ci[CM, c]
+    fm[FN, f], fm[FP, f] = h, -1
+    if h >= 0:
+        fm[FP, h] = f
+    ci[CM, c] = f
+    ci[CS, c] += 1
+    if ci[CDIRTY, c] == 0:
+        m = ci[CMIN, c]
+        if m < 0 or thr[f] < thr[m]:
+            ci[CMIN, c] = f
+        m = ci[CNEAR, c]
+        if m < 0 or thr[f] - _REL_TOL * sub_bytes[f] < thr[m] - _REL_TOL * sub_bytes[m]:
+            ci[CNEAR, c] = f
+
+
+@njit(cache=True, inline="always")
+def _drop_member(f, c, fm, ci):
+    n, p = fm[FN, f], fm[FP, f]
+    if p >= 0:
+        fm[FN, p] = n
+    else:
+        ci[CM, c] = n
+    if n >= 0:
+        fm[FP, n] = p
+    fm[FC, f] = -1
+    ci[CS, c] -= 1
+    if ci[CMIN, c] == f or ci[CNEAR, c] == f:
+        ci[CDIRTY, c] = 1
+
+
+@njit(cache=True)
+def _rescan(c, fm, ci, thr, sub_bytes):
+    """The members due first of class c, found again."""
+    best, near = -1, -1
+    tb, tn = np.inf, np.inf
+    f = ci[CM, c]
+    while f >= 0:
+        if thr[f] < tb:
+            best, tb = f, thr[f]
+        x = thr[f] - _REL_TOL * sub_bytes[f]
+        if x < tn:
+            near, tn = f, x
+        f = fm[FN, f]
+    ci[CMIN, c], ci[CNEAR, c], ci[CDIRTY, c] = best, near, 0
+
+
+@njit(cache=True)
+def _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos, nkey, hsize,
+             cfree, tops):
+    """Put class c's finish keys right (or drop it if it has no members left); ``hsize``
+    holds the two heaps' sizes."""
+    if ci[CALIVE, c] == 0:
+        return
+    if ci[CS, c] == 0:
+        hsize[0] = _heap_remove(fheap, fpos, fkey, hsize[0], c)
+        hsize[1] = _heap_remove(nheap, npos, nkey, hsize[1], c)
+        ci[CALIVE, c] = 0
+        cfree[tops[0]] = c
+        tops[0] += 1
+        return
+    if ci[CDIRTY, c]:
+        _rescan(c, fm, ci, thr, sub_bytes)
+    r = cf[RR, c]
+    m, q = ci[CMIN, c], ci[CNEAR, c]
+    hsize[0] = _heap_set(fheap, fpos, fkey, hsize[0], c,
+                         cf[TA, c] + (thr[m] - cf[PA, c]) / r)
+    hsize[1] = _heap_set(nheap, npos, nkey, hsize[1], c,
+                         cf[TA, c] + (thr[q] - _REL_TOL * sub_bytes[q] - cf[PA, c]) / r)
+
+
+@njit(cache=True)
+def _split(c, link, lfl_start, lfl, path_start, path_len, path_links, fm, ci, cf, thr,
+           sub_bytes, n_links, htab, bits, ei, lhead, efree, cfree, tops):
+    """The members of class c that cross ``link`` leave it for a new class (same rate,
+    progress and bottleneck); returns the new class."""
+    d = _new_class(ci, cf, cfree, tops)
+    for r in range(5):
+        cf[r, d] = cf[r, c]
+    ci[CB, d], ci[CST, d] = ci[CB, c], ci[CST, c]
+    for s in range(lfl_start[link], lfl_start[link + 1]):
+        f = lfl[s]
+        if fm[FC, f] != c:
+            continue
+        _drop_member(f, c, fm, ci)
+        _add_member(f, d, fm, ci, thr, sub_bytes)
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            other = path_links[j]
+            _count(c, other, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+            _count(d, other, 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+    return d
+
+
+@njit(cache=True)
+def _merge(b, a, fm, ci, cf, thr, n_links, htab, bits, ei, lhead, efree, cfree, tops):
+    """Class b (same rate and bottleneck, both with progress as of the same time) joins
+    class a and is freed (its heap keys must be dropped by the caller)."""
+    shift = cf[PA, a] - cf[PA, b]
+    f = ci[CM, b]
+    last = -1
+    while f >= 0:
+        fm[FC, f] = a
+        thr[f] += shift
+        last = f
+        f = fm[FN, f]
+    if last >= 0:                              # b's members go in front of a's
+        h = ci[CM, a]
+        fm[FN, last] = h
+        if h >= 0:
+            fm[FP, h] = last
+        ci[CM, a] = ci[CM, b]
+    ci[CS, a] += ci[CS, b]
+    ci[CDIRTY, a] = 1
+    e = ci[CE, b]
+    while e >= 0:
+        nxt = ei[ECN, e]
+        link, k = ei[EL, e], ei[EK, e]
+        _count(a, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        _count(b, link, -k, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        e = nxt
+    ci[CS, b], ci[CM, b] = 0, -1
+
+
+@njit(cache=True)
+def _top(link, lhead, ei, cf):
+    """The largest rate on ``link``."""
+    top = 0.0
+    e = lhead[link]
+    while e >= 0:
+        r = cf[RR, ei[EC, e]]
+        if r > top:
+            top = r
+        e = ei[ELN, e]
+    return top
+
+
+@njit(cache=True)
+def _exact_load(link, lhead, ei, cf):
+    total = 0.0
+    e = lhead[link]
+    while e >= 0:
+        total += cf[RR, ei[EC, e]] * ei[EK, e]
+        e = ei[ELN, e]
+    return total
+
+
+@njit(cache=True)
+def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare,
+              cnt, hp, hpos, hkey, n_h, dirty, d_list, n_d, s_list, n_s):
+    """Class c rises with the water from here: on each of its links its fixed rate
+    becomes spare and its members count among the rising."""
+    if record:
+        cf[ORIG, c] = cf[RR, c]
+    if ci[CINS, c] == 0:
+        ci[CINS, c] = 1
+        s_list[n_s] = c
+        n_s += 1
+    ci[CST, c] = 1
+    r = cf[RR, c]
+    e = ci[CE, c]
+    while e >= 0:
+        link, k = ei[EL, e], ei[EK, e]
+        if not touched[link]:
+            touched[link] = True
+            t_list[n_t] = link
+            n_t += 1
+            spare[link] = capacity[link] - load[link]
+            cnt[link] = 0.0
+            if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
+                n_h = _heap_set(hp, hpos, hkey, n_h, capacity.size + link,
+                                _top(link, lhead, ei, cf))
+        spare[link] += r * k
+        cnt[link] += k
+        if not dirty[link]:
+            dirty[link] = True
+            d_list[n_d] = link
+            n_d += 1
+        e = ei[ECN, e]
+    return n_t, n_h, n_d, n_s
+
+
+@njit(cache=True)
+def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h):
+    """Move each changed link to the level at which it now saturates."""
+    for k in range(n_d):
+        link = d_list[k]
+        dirty[link] = False
+        if cnt[link] >= 0.5:
+            n_h = _heap_set(hp, hpos, hkey, n_h, link, spare[link] / cnt[link])
+    return n_h
+
+
+@njit(cache=True)
+def _freeze(c, t, link, ci, cf, ei, spare, cnt):
+    """Class c stops at level t with ``link`` as its bottleneck: its links' levels rise
+    (their keys go stale low and are put right when they come to the top)."""
+    ci[CST, c] = 2
+    ci[CB, c] = link
+    cf[NEW, c] = t
+    e = ci[CE, c]
+    while e >= 0:
+        other, k = ei[EL, e], ei[EK, e]
+        spare[other] -= t * k
+        cnt[other] -= k
+        e = ei[ECN, e]
+
+
+@njit(cache=True)
+def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, updates,
+            touched, spare, cnt, hp, hpos, hkey, dirty, t_list, d_list, lfl_start, lfl,
+            path_start, path_len, path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei,
+            lhead, efree, cfree, tops, ys):
+    """Progressive filling of what an event changed (module docstring), then the new
+    rates in place, loads moved, and classes frozen on one link at one rate merged.
+    ``seed`` is the class of the flows that start (-1 if none); ``checks[:n_checks]``
+    links left unsaturated by flows that ended, with their old levels. Returns (ok, the
+    number of classes in ``s_list`` whose keys must be refreshed)."""
+    n_links = capacity.size
+    n_t, n_h, n_d, n_s = 0, 0, 0, 0
+    for k in range(n_checks):
+        link = checks[k]
+        if not touched[link]:
+            touched[link] = True
+            t_list[n_t] = link
+            n_t += 1
+            spare[link] = capacity[link] - load[link]
+            cnt[link] = 0.0
+            if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
+                n_h = _heap_set(hp, hpos, hkey, n_h, n_links + link, _top(link, lhead, ei, cf))
+        n_h = _heap_set(hp, hpos, hkey, n_h, n_links + link, check_level[k])
+    if seed >= 0:
+        n_t, n_h, n_d, n_s = _unfreeze(seed, False, ci, cf, ei, capacity, load, lhead,
+                                       touched, t_list, n_t, spare, cnt, hp, hpos, hkey, n_h,
+                                       dirty, d_list, n_d, s_list, n_s)
+    n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+    n_d = 0
+    ok = True
+    t = 0.0
+    while n_h > 0:
+        node = hp[0]
+        x = hkey[node]
+        n_h = _heap_pop(hp, hpos, hkey, n_h)
+        if node >= n_links:                    # a check at an old level
+            link = node - n_links
+            t = max(t, x)
+            if spare[link] - t * cnt[link] <= capacity[link] * _SAT:
+                continue                       # still saturated there
+            e = lhead[link]
+            while e >= 0:
+                c = ei[EC, e]
+                e = ei[ELN, e]
+                if ci[CST, c] == 0 and ci[CB, c] == link and cf[RR, c] >= x * (1 - _TOP):
+                    n_t, n_h, n_d, n_s = _unfreeze(c, True, ci, cf, ei, capacity, load,
+                                                   lhead, touched, t_list, n_t, spare, cnt,
+                                                   hp, hpos, hkey, n_h, dirty, d_list, n_d,
+                                                   s_list, n_s)
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+            n_d = 0
+            continue
+        link = node
+        if cnt[link] < 0.5:
+            continue
+        level = spare[link] / cnt[link]
+        if level != x:                         # classes froze elsewhere since: stale key
+            n_h = _heap_set(hp, hpos, hkey, n_h, link, level)
+            continue
+        t = max(t, x)
+        # the link saturates at t: fixed classes faster than t on it come down (the
+        # members crossing it)
+        bar = t * (1 + _TOP)
+        e = lhead[link]
+        while e >= 0:
+            c = ei[EC, e]
+            k = ei[EK, e]
+            e = ei[ELN, e]
+            if ci[CST, c] != 0 or not cf[RR, c] > bar:
+                continue
+            n_t, n_h, n_d, n_s = _unfreeze(c, True, ci, cf, ei, capacity, load, lhead,
+                                           touched, t_list, n_t, spare, cnt, hp, hpos, hkey,
+                                           n_h, dirty, d_list, n_d, s_list, n_s)
+        if n_d:                                # its level rose; it comes back later
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
+            n_d = 0
+            continue
+        if not t > 0.0:
+            ok = False
+            break
+        e = lhead[link]                        # the rising classes on it stop at t
+        while e >= 0:
+            c = ei[EC, e]
+            k = ei[EK, e]
+            e = ei[ELN, e]
+            if ci[CST, c] != 1:
+                continue
+            if k != ci[CS, c]:                 # only its members on the link stop
+                c = _split(c, link, lfl_start, lfl, path_start, path_len, path_links, fm,
+                           ci, cf, thr, sub_bytes, n_links, htab, bits, ei, lhead, efree,
+                           cfree, tops)
+                ci[CINS, c] = 1
+                s_list[n_s] = c
+                n_s += 1
+            _freeze(c, t, link, ci, cf, ei, spare, cnt)
+        cnt[link] = 0.0
+    while n_h > 0:                             # leave the heap empty
+        n_h = _heap_pop(hp, hpos, hkey, n_h)
+    for k in range(n_t):
+        touched[t_list[k]] = False
+    if not ok:
+        for k in range(n_s):
+            c = s_list[k]
+            ci[CINS, c] = 0
+            ci[CST, c] = 0
+        return False, n_s
+    # new rates in place; a rate that moved by rounding only is kept
+    for k in range(n_s):
+        c = s_list[k]
+        old, new = cf[RR, c], cf[NEW, c]
+        if cf[ORIG, c] >= 0.0 and abs(new - old) <= _KEEP * old:
+            continue
+        cf[PA, c] += old * (now - cf[TA, c])
+        cf[TA, c] = now
+        cf[RR, c] = new
+        e = ci[CE, c]
+        while e >= 0:
+            link = ei[EL, e]
+            load[link] += (new - old) * ei[EK, e]
+            updates[link] += 1
+            if updates[link] >= _RESCAN:      # bound the running sum's drift (the
+                updates[link] = 0             # classes not done yet are at their old
+                load[link] = _exact_load(link, lhead, ei, cf)   # rates: still right)
+            e = ei[ECN, e]
+    # classes at one rate whose members all cross a bottleneck of one of them become one
+    n_first = n_s
+    for k in range(n_first):
+        c = s_list[k]
+        ci[CINS, c] = 0
+        ci[CST, c] = 0
+    for k in range(n_first):
+        c = s_list[k]
+        if ci[CALIVE, c] == 0 or ci[CS, c] == 0:
+            continue
+        link = ci[CB, c]
+        n_y = 0
+        e = lhead[link]
+        while e >= 0:
+            y = ei[EC, e]
+            if (y != c and ei[EK, e] == ci[CS, y]
+                    and abs(cf[RR, y] - cf[RR, c]) <= _SAME * cf[RR, c]):
+                ys[n_y] = y                    # (merged after the scan: a merge edits
+                n_y += 1                       # the list)
+            e = ei[ELN, e]
+        for i in range(n_y):
+            y = ys[i]
+            for q in (c, y):                   # both to the same instant
+                cf[PA, q] += cf[RR, q] * (now - cf[TA, q])
+                cf[TA, q] = now
+            a, b = (c, y) if ci[CS, c] >= ci[CS, y] else (y, c)
+            r_a = cf[RR, a]
+            if cf[RR, b] != r_a:               # rounding apart: b takes a's rate
+                e = ci[CE, b]
+                while e >= 0:
+                    load[ei[EL, e]] += (r_a - cf[RR, b]) * ei[EK, e]
+                    e = ei[ECN, e]
+            _merge(b, a, fm, ci, cf, thr, n_links, htab, bits, ei, lhead, efree, cfree, tops)
+            ci[CB, a] = link
+            s_list[n_s] = y                    # both get their keys refreshed (b is
+            n_s += 1                           # dropped there); twice costs nothing
+            c = a
+    return True, n_s
+
+
+@njit(cache=True)
+def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
+               op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
+               sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
+               weighted, remaining, rate, is_new, level, sub_done, active, capacity,
+               link_count, link_busy, busy_from, link_peak, ht, hq, ints, floats, warm,
+               stack, finish_at, done_subs):
+    """:func:`netsim.engine.kernel.run_events` (same arguments, same state handed back),
+    on rate classes (module docstring). Unweighted paths only: ``weight`` is not read.
+    ``level``, ``warm`` and ``finish_at`` are not used."""
+    n_links = capacity.size
+    n_sub = sub_op.size
+    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
+    size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
+    # per link, every flow that crosses it (to find a class's members on a link)
+    lfl_start = np.zeros(n_links + 1, dtype=np.int64)
+    for f in range(n_sub):
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            lfl_start[path_links[j] + 1] += 1
+    for link in range(n_links):
+        lfl_start[link + 1] += lfl_start[link]
+    n_inc = lfl_start[n_links]
+    lfl = np.empty(n_inc, dtype=np.int64)
+    fill = lfl_start[:-1].copy()
+    for f in range(n_sub):
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            lfl[fill[path_links[j]]] = f
+            fill[path_links[j]] += 1
+    n_cls = n_sub + 2
+    ci = np.zeros((10, n_cls), dtype=np.int64)
+    cf = np.zeros((5, n_cls))
+    cfree = np.arange(n_cls - 1, -1, -1).astype(np.int64)
+    n_ent = n_inc + 2
+    ei = np.zeros((7, n_ent), dtype=np.int64)
+    efree = np.arange(n_ent - 1, -1, -1).astype(np.int64)
+    tops = np.array([n_cls, n_ent], dtype=np.int64)
+    bits = 4
+    while (1 << bits) < 2 * n_ent:
+        bits += 1
+    htab = np.full(1 << bits, -1, dtype=np.int64)
+    lhead = np.full(n_links, -1, dtype=np.int64)
+    fm = np.full((3, max(n_sub, 1)), -1, dtype=np.int64)
+    thr = np.zeros(max(n_sub, 1))
+    fheap = np.empty(n_cls, dtype=np.int64)
+    fpos = np.full(n_cls, -1, dtype=np.int64)
+    fkey = np.empty(n_cls)
+    nheap = np.empty(n_cls, dtype=np.int64)
+    npos = np.full(n_cls, -1, dtype=np.int64)
+    nkey = np.empty(n_cls)
+    hsize = np.zeros(2, dtype=np.int64)
+    load = np.zeros(n_links)
+    updates = np.zeros(n_links, dtype=np.int64)
+    opened = np.full(n_links, -1.0)
+    opened_list = np.empty(64, dtype=np.int64)
+    check_level = np.empty(64)
+    touched = np.zeros(n_links, dtype=np.bool_)
+    spare = np.empty(n_links)
+    cnt = np.empty(n_links)
+    hp = np.empty(2 * n_links, dtype=np.int64)
+    hpos = np.full(2 * n_links, -1, dtype=np.int64)
+    hkey = np.empty(2 * n_links)
+    dirty = np.zeros(n_links, dtype=np.bool_)
+    t_list = np.empty(n_links, dtype=np.int64)
+    d_list = np.empty(n_links, dtype=np.int64)
+    s_list = np.empty(2 * n_cls, dtype=np.int64)
+    upd = np.empty(n_cls, dtype=np.int64)
+    grown = np.empty(64, dtype=np.int64)
+    ys = np.empty(n_cls, dtype=np.int64)
+    status = PAUSED
+    seed = -1
+    if n_active > 0:                          # the hand-over's draining flows, one class
+        seed = _new_class(ci, cf, cfree, tops)
+        cf[RR, seed], cf[PA, seed], cf[TA, seed], cf[ORIG, seed] = 0.0, 0.0, now, -1.0
+        for i in range(n_active):
+            f = active[i]
+            thr[f] = remaining[f]
+            _add_member(f, seed, fm, ci, thr, sub_bytes)
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                _count(seed, path_links[j], 1, n_links, htab, bits, ei, ci, lhead, efree,
+                       tops)
+        ok, n_s = _refill(seed, opened_list, check_level, 0, now, s_list, capacity, load,
+                          updates, touched, spare, cnt, hp, hpos, hkey, dirty, t_list,
+                          d_list, lfl_start, lfl, path_start, path_len, path_links, fm,
+                          ci, cf, thr, sub_bytes, htab, bits, ei, lhead, efree, cfree, tops,
+                          ys)
+        for k in range(n_s):
+            c = s_list[k]
+            _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos, nkey,
+                     hsize, cfree, tops)
+        if not ok:
+            status = NO_CAPACITY
+            max_events = 0
+    apos = np.full(max(n_sub, 1), -1, dtype=np.int64)
+    for i in range(n_active):
+        apos[active[i]] = i
+    steps = 0
+    while steps < max_events:
+        changed = False
+        n_grown = 0
+        n_opened = 0
+        n_upd = 0
+        seed = -1
+        t_heap = ht[0] if size > 0 else np.inf
+        t_fluid = fkey[fheap[0]] if hsize[0] > 0 else np.inf
+        fluid = t_fluid <= t_heap
+        t_next = t_fluid if fluid else t_heap
+        if t_next == np.inf:
+            status = DONE
+            break
+        dt = t_next - now
+        dt_fluid = t_fluid - now
+        before = now
+        now = t_next
+        if hsize[0] > 0:
+            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) + tolerance * t_next
+            n_done = 0
+            for rule in range(2):              # due in the window; then nearly drained
+                while True:
+                    if rule == 0:
+                        if hsize[0] == 0 or fkey[fheap[0]] - before > limit:
+                            break
+                        c = fheap[0]
+                        f = ci[CMIN, c]
+                    else:
+                        if hsize[1] == 0 or nkey[nheap[0]] > now:
+                            break
+                        c = nheap[0]
+                        f = ci[CNEAR, c]
+                    done_subs[n_done] = f
+                    n_done += 1
+                    r = cf[RR, c]
+                    for j in range(path_start[f], path_start[f] + path_len[f]):
+                        link = path_links[j]
+                        link_count[link] -= 1
+                        if link_count[link] == 0:        # busy from busy_from to now
+                            link_busy[link] += now - busy_from[link]
+                        was = load[link] >= capacity[link] * (1 - _NEAR)
+                        _count(c, link, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+                        load[link] -= r
+                        if lhead[link] < 0:
+                            load[link] = 0.0
+                        if opened[link] >= 0.0:
+                            opened[link] = max(opened[link], r)
+                        elif was:                # its bottlenecked flows may rise
+                            opened[link] = r
+                            if n_opened == opened_list.size:
+                                opened_list = np.concatenate((opened_list, opened_list))
+                            opened_list[n_opened] = link
+                            n_opened += 1
+                    _drop_member(f, c, fm, ci)
+                    _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
+                             nkey, hsize, cfree, tops)
+            if n_done:
+                changed = True
+                n_stack = 0
+                for k in range(n_done):
+                    f = done_subs[k]
+                    last = active[n_active - 1]      # out of the draining list
+                    active[apos[f]] = last
+                    apos[last] = apos[f]
+                    apos[f] = -1
+                    n_active -= 1
+                    remaining[f] = 0.0
+                    rate[f] = 0.0
+                    sub_done[f] = True
+                    op = sub_op[f]
+                    subs_left[op] -= 1
+                    if subs_left[op] == 0:
+                        stack[n_stack] = op
+                        n_stack += 1
+                ht, hq, size, seq = _finish_ops(
+                    stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                    op_start, op_finish, ht, hq, size, seq)
+        horizon = t_next + _REL_TOL * max(dt, 0.0)
+        while size > 0 and ht[0] <= horizon:
+            what, ident = hq[0, 1], hq[0, 2]
+            _pop(ht, hq, size)
+            size -= 1
+            if what == _ACTIVATE:
+                f = ident
+                if sub_done[f]:
+                    continue
+                changed = True
+                if path_len[f] == 0 or sub_bytes[f] == 0:
+                    remaining[f] = 0.0
+                    sub_done[f] = True
+                    op = sub_op[f]
+                    subs_left[op] -= 1
+                    if subs_left[op] == 0:
+                        stack[0] = op
+                        ht, hq, size, seq = _finish_ops(
+                            stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                            succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
+                            op_release, op_start, op_finish, ht, hq, size, seq)
+                    continue
+                active[n_active] = f
+                apos[f] = n_active
+                n_active += 1
+                if seed < 0:                      # the event's new flows: one class
+                    seed = _new_class(ci, cf, cfree, tops)
+                    cf[RR, seed], cf[PA, seed], cf[TA, seed] = 0.0, 0.0, now
+                    cf[ORIG, seed] = -1.0
+                thr[f] = remaining[f]
+                _add_member(f, seed, fm, ci, thr, sub_bytes)
+                for j in range(path_start[f], path_start[f] + path_len[f]):
+                    link = path_links[j]
+                    _count(seed, link, 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+                    if link_count[link] == 0:
+                        busy_from[link] = now
+                    link_count[link] += 1
+                    if n_grown == grown.size:
+                        grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
+                    grown[n_grown] = link
+                    n_grown += 1
+            elif what == _COMPLETE:
+                stack[0] = ident
+                ht, hq, size, seq = _finish_ops(
+                    stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                    op_start, op_finish, ht, hq, size, seq)
+            else:
+                if ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
+                    ht, hq = _grown(ht, hq)
+                instant, size, seq = _release(ident, t_next, kind, seconds, overhead,
+                                              not_before, op_subs_ptr, op_subs_idx,
+                                              sub_latency, op_release, op_start, ht, hq,
+                                              size, seq)
+                if instant:
+                    stack[0] = ident
+                    ht, hq, size, seq = _finish_ops(
+                        stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
+                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                        op_start, op_finish, ht, hq, size, seq)
+        if changed and n_active > 0 and (seed >= 0 or n_opened > 0):
+            if check_level.size < n_opened:
+                check_level = np.empty(opened_list.size)
+            for k in range(n_opened):               # checks at the old levels
+                link = opened_list[k]
+                check_level[k] = max(opened[link], _top(link, lhead, ei, cf))
+            ok, n_s = _refill(seed, opened_list, check_level, n_opened, now, s_list, capacity,
+                              load, updates, touched, spare, cnt, hp, hpos, hkey, dirty,
+                              t_list, d_list, lfl_start, lfl, path_start, path_len,
+                              path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei, lhead,
+                              efree, cfree, tops, ys)
+            if not ok:
+                status = NO_CAPACITY
+                break
+            for k in range(n_s):
+                c = s_list[k]
+                _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
+                         nkey, hsize, cfree, tops)
+            for k in range(n_grown):                 # a count only rises at activations
+                link = grown[k]
+                if link_count[link] > link_peak[link]:
+                    link_peak[link] = link_count[link]
+        for k in range(n_opened):
+            opened[opened_list[k]] = -1.0
+        events += 1
+        steps += 1
+    for i in range(n_active):                    # hand back each flow's bytes as of now
+        f = active[i]
+        c = fm[FC, f]
+        remaining[f] = thr[f] - (cf[PA, c] + cf[RR, c] * (now - cf[TA, c]))
+        rate[f] = cf[RR, c]
+        is_new[f] = False
+    ints[I_SOLVED] = 1
+    floats[F_NOW] = now
+    ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
+    return status, ht, hq

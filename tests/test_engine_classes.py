@@ -1,0 +1,119 @@
+"""The compiled loop on rate classes (engine.classes) equals the reference.
+
+The property tests of the compiled loop (``test_engine_kernel``, which re-runs those of
+the fast paths and of the symmetry classes) run again with the incremental loop forced on
+from the first event of every run and on rate classes wherever paths are unweighted:
+random DAGs with dependencies, computes, barriers, empty and self sends, release floors,
+per-op overheads, per-hop latencies, parallel paths and tolerance, each against the
+reference (numpy, cold solve at every event) within 1e-9 relative, with the same number of
+events. Runs with symmetry weights take engine.incremental (``test_engine_incremental``).
+The loop's own cases are imbalanced all-to-alls, where classes split, rise, freeze and
+merge at nearly every event; they run here on meshes and tori, with and without per-hop
+latency, symmetric and not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netsim.engine import executor, simulate
+from netsim.schedule import ScheduleBuilder, sends_from_arrays
+from netsim.topology import mesh, torus
+
+pytest.importorskip("numba")
+
+from test_engine_kernel import (  # noqa: E402  (re-run under the fixture below)
+    test_a_hand_over_at_any_event_matches_the_reference as test_classes_hand_over,
+    test_a_link_without_capacity_is_refused_by_the_compiled_loop as
+    test_classes_refuse_a_link_without_capacity,
+    test_both_ways_of_filling_match_the_reference as test_classes_both_fillings,
+    test_kernel_alltoall as test_classes_alltoall,
+    test_kernel_collectives as test_classes_collectives,
+    test_kernel_dependent_phases as test_classes_dependent_phases,
+    test_kernel_nvswitch_box as test_classes_nvswitch_box,
+    test_kernel_overheads as test_classes_overheads,
+    test_kernel_random_dags as test_classes_random_dags,
+    test_kernel_random_machines as test_classes_random_machines,
+    test_kernel_release_floors as test_classes_release_floors,
+    test_kernel_tolerance as test_classes_tolerance,
+    test_the_compiled_loop_runs_and_reports_progress as test_classes_progress,
+)
+from test_engine_fastpaths import SETTINGS, assert_same_run  # noqa: E402
+from test_engine_incremental import loops_used  # noqa: E402,F401  (its fixture)
+from test_engine_symmetry import search_every_case  # noqa: E402,F401  (its fixture)
+
+
+@pytest.fixture(autouse=True)
+def classes_loop_for_every_run(monkeypatch):
+    monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)
+    monkeypatch.setattr(executor, "CLASSES", True)
+
+
+def _alltoall(maker, shape, sizes, latency=0.0):
+    n = shape[0] * shape[1]
+    src, dst = np.divmod(np.arange(n * n), n)
+    src, dst = src[src != dst], dst[src != dst]
+    topo = maker(shape, bandwidth=1e9, latency=latency)
+    return topo, sends_from_arrays(n, src, dst, sizes[:src.size], tag="a2a")
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(shape=st.sampled_from([(3, 3), (4, 4), (3, 5), (5, 5)]),
+       maker=st.sampled_from([mesh, torus]),
+       latency=st.sampled_from([0.0, 1e-6]),
+       sizes=st.sampled_from(["lognormal", "few", "equal"]),
+       seed=st.integers(0, 2**16))
+def test_imbalanced_alltoalls_match_the_reference(shape, maker, latency, sizes, seed):
+    """Log-normal sizes (every flow ends at its own time), a few distinct sizes (ties
+    between classes) and equal sizes (everything ends at once) on meshes and tori."""
+    rng = np.random.default_rng(seed)
+    n = shape[0] * shape[1] * (shape[0] * shape[1] - 1)
+    nbytes = {"lognormal": np.rint(rng.lognormal(np.log(1e5), 1.0, n)),
+              "few": rng.choice([5e4, 1e5, 2e5], n),
+              "equal": np.full(n, 1e5)}[sizes]
+    topo, schedule = _alltoall(maker, shape, nbytes, latency)
+    assert_same_run(topo, schedule)
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(seed=st.integers(0, 2**16), waves=st.integers(2, 4))
+def test_waves_of_alltoalls_with_dependencies_match_the_reference(seed, waves):
+    """Phases of imbalanced sends, each rank's next send waiting for its last: flows
+    join classes that are already draining."""
+    rng = np.random.default_rng(seed)
+    n = 9
+    b = ScheduleBuilder(n)
+    last = [None] * n
+    for _ in range(waves):
+        for src in range(n):
+            dst = int(rng.integers(0, n - 1))
+            dst += dst >= src
+            deps = [] if last[src] is None else [last[src]]
+            last[src] = b.send(src, dst, float(np.rint(rng.lognormal(np.log(1e5), 1.0))),
+                               deps)
+    assert_same_run(mesh((3, 3), bandwidth=1e9, latency=0.0), b.build())
+
+
+def test_flat_schedules_take_the_classes_loop(loops_used):
+    """With the default gate an unweighted schedule without dependencies runs in
+    engine.classes and equals the reference."""
+    rng = np.random.default_rng(4)
+    topo, schedule = _alltoall(mesh, (3, 4), np.rint(rng.lognormal(np.log(1e5), 1.0, 132)))
+    assert_same_run(topo, schedule)
+    assert loops_used and set(loops_used) == {"netsim.engine.classes"}
+
+
+def test_weighted_paths_take_the_flow_loop(monkeypatch, loops_used):
+    """Symmetry weights (a torus all-to-all's classes) are not for rate classes: the
+    run takes engine.incremental and equals the reference."""
+    from netsim.engine import symmetry
+
+    monkeypatch.setattr(symmetry, "MIN_SUBFLOWS", 0)
+    topo, schedule = _alltoall(torus, (4, 4), np.full(240, 1e5))
+    result = assert_same_run(topo, schedule)
+    assert result.meta.get("symmetry_classes")
+    assert "netsim.engine.classes" not in loops_used

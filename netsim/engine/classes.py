@@ -295,6 +295,21 @@ def _top(link, lhead, ei, cf):
 
 
 @njit(cache=True)
+def _bottleneck_top(link, lhead, ei, cf, ci):
+    """The largest rate of the fixed classes bottlenecked on ``link`` (-1 if none): a
+    check there can only let those rise, so it is skipped when they are not the
+    fastest."""
+    top = -1.0
+    e = lhead[link]
+    while e >= 0:
+        c = ei[EC, e]
+        if ci[CB, c] == link and ci[CST, c] == 0 and cf[RR, c] > top:
+            top = cf[RR, c]
+        e = ei[ELN, e]
+    return top
+
+
+@njit(cache=True)
 def _exact_load(link, lhead, ei, cf):
     total = 0.0
     e = lhead[link]
@@ -327,8 +342,9 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
             spare[link] = capacity[link] - load[link]
             cnt[link] = 0.0
             if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
-                n_h = _heap_set(hp, hpos, hkey, n_h, capacity.size + link,
-                                _top(link, lhead, ei, cf))
+                top = _top(link, lhead, ei, cf)
+                if _bottleneck_top(link, lhead, ei, cf, ci) >= top * (1 - _TOP):
+                    n_h = _heap_set(hp, hpos, hkey, n_h, capacity.size + link, top)
         spare[link] += r * k
         cnt[link] += k
         if not dirty[link]:
@@ -341,19 +357,54 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
 
 @njit(cache=True)
 def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h):
-    """Move each changed link to the level at which it now saturates."""
+    """Move each changed link to the level at which it now saturates (the indexed heap's
+    insert and sift written out: a call per link costs reference counting on three
+    arrays, which was a fifth of the run)."""
     for k in range(n_d):
-        link = d_list[k]
-        dirty[link] = False
-        if cnt[link] >= 0.5:
-            n_h = _heap_set(hp, hpos, hkey, n_h, link, spare[link] / cnt[link])
+        f = d_list[k]
+        dirty[f] = False
+        if cnt[f] < 0.5:
+            continue
+        t = spare[f] / cnt[f]
+        hkey[f] = t
+        i = hpos[f]
+        if i < 0:
+            i = n_h
+            n_h += 1
+        while i > 0:                           # up
+            parent = (i - 1) >> 1
+            g = hp[parent]
+            if hkey[g] < t or (hkey[g] == t and g < f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = parent
+        while True:                            # down
+            child = 2 * i + 1
+            if child >= n_h:
+                break
+            if child + 1 < n_h and (hkey[hp[child + 1]] < hkey[hp[child]] or (
+                    hkey[hp[child + 1]] == hkey[hp[child]] and hp[child + 1] < hp[child])):
+                child += 1
+            g = hp[child]
+            if hkey[g] > t or (hkey[g] == t and g > f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = child
+        hp[i] = f
+        hpos[f] = i
     return n_h
 
 
 @njit(cache=True)
-def _freeze(c, t, link, ci, cf, ei, spare, cnt):
-    """Class c stops at level t with ``link`` as its bottleneck: its links' levels rise
-    (their keys go stale low and are put right when they come to the top)."""
+def _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h):
+    """Class c stops at level t with ``link`` as its bottleneck: its links' levels rise,
+    each moving down the heap from where it sits, and a link left without rising classes
+    leaves it. Both are cheap there (mostly near the leaves) and would cost a sift from
+    the top later: on the 12x12 log-normal all-to-all, 7.1M pops became 2.7M and the run
+    3.0 s instead of 3.2 s, the 16x16 one 16.6 s instead of 23.5 s. Returns the heap's
+    size."""
     ci[CST, c] = 2
     ci[CB, c] = link
     cf[NEW, c] = t
@@ -363,6 +414,44 @@ def _freeze(c, t, link, ci, cf, ei, spare, cnt):
         spare[other] -= t * k
         cnt[other] -= k
         e = ei[ECN, e]
+        i = hpos[other]
+        if i < 0:
+            continue
+        if cnt[other] >= 0.5:                  # its key rises: down from where it is
+            f = other
+            x = spare[f] / cnt[f]
+            hkey[f] = x
+        else:
+            hpos[other] = -1                   # out of the heap, written out
+            n_h -= 1
+            if i == n_h:
+                continue
+            f = hp[n_h]
+            x = hkey[f]
+        while i > 0:                           # up
+            parent = (i - 1) >> 1
+            g = hp[parent]
+            if hkey[g] < x or (hkey[g] == x and g < f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = parent
+        while True:                            # down
+            child = 2 * i + 1
+            if child >= n_h:
+                break
+            if child + 1 < n_h and (hkey[hp[child + 1]] < hkey[hp[child]] or (
+                    hkey[hp[child + 1]] == hkey[hp[child]] and hp[child + 1] < hp[child])):
+                child += 1
+            g = hp[child]
+            if hkey[g] > x or (hkey[g] == x and g > f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = child
+        hp[i] = f
+        hpos[f] = i
+    return n_h
 
 
 @njit(cache=True)
@@ -385,8 +474,6 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             n_t += 1
             spare[link] = capacity[link] - load[link]
             cnt[link] = 0.0
-            if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
-                n_h = _heap_set(hp, hpos, hkey, n_h, n_links + link, _top(link, lhead, ei, cf))
         n_h = _heap_set(hp, hpos, hkey, n_h, n_links + link, check_level[k])
     if seed >= 0:
         n_t, n_h, n_d, n_s = _unfreeze(seed, False, ci, cf, ei, capacity, load, lhead,
@@ -399,7 +486,28 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
     while n_h > 0:
         node = hp[0]
         x = hkey[node]
-        n_h = _heap_pop(hp, hpos, hkey, n_h)
+        hpos[node] = -1                        # the top leaves (written out: a call
+        n_h -= 1                               # costs reference counting per array)
+        if n_h > 0:
+            f = hp[n_h]
+            t_f = hkey[f]
+            i = 0
+            while True:
+                child = 2 * i + 1
+                if child >= n_h:
+                    break
+                if child + 1 < n_h and (hkey[hp[child + 1]] < hkey[hp[child]] or (
+                        hkey[hp[child + 1]] == hkey[hp[child]]
+                        and hp[child + 1] < hp[child])):
+                    child += 1
+                g = hp[child]
+                if hkey[g] > t_f or (hkey[g] == t_f and g > f):
+                    break
+                hp[i] = g
+                hpos[g] = i
+                i = child
+            hp[i] = f
+            hpos[f] = i
         if node >= n_links:                    # a check at an old level
             link = node - n_links
             t = max(t, x)
@@ -420,13 +528,9 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
         link = node
         if cnt[link] < 0.5:
             continue
-        level = spare[link] / cnt[link]
-        if level != x:                         # classes froze elsewhere since: stale key
-            n_h = _heap_set(hp, hpos, hkey, n_h, link, level)
-            continue
         t = max(t, x)
-        # the link saturates at t: fixed classes faster than t on it come down (the
-        # members crossing it)
+        # the link saturates at t: fixed classes faster than t on it come down, whole
+        # (module docstring)
         bar = t * (1 + _TOP)
         e = lhead[link]
         while e >= 0:
@@ -459,7 +563,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
                 ci[CINS, c] = 1
                 s_list[n_s] = c
                 n_s += 1
-            _freeze(c, t, link, ci, cf, ei, spare, cnt)
+            n_h = _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h)
         cnt[link] = 0.0
     while n_h > 0:                             # leave the heap empty
         n_h = _heap_pop(hp, hpos, hkey, n_h)
@@ -584,6 +688,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     opened = np.full(n_links, -1.0)
     opened_list = np.empty(64, dtype=np.int64)
     check_level = np.empty(64)
+    checks = np.empty(64, dtype=np.int64)
     touched = np.zeros(n_links, dtype=np.bool_)
     spare = np.empty(n_links)
     cnt = np.empty(n_links)
@@ -766,10 +871,16 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         if changed and n_active > 0 and (seed >= 0 or n_opened > 0):
             if check_level.size < n_opened:
                 check_level = np.empty(opened_list.size)
-            for k in range(n_opened):               # checks at the old levels
-                link = opened_list[k]
-                check_level[k] = max(opened[link], _top(link, lhead, ei, cf))
-            ok, n_s = _refill(seed, opened_list, check_level, n_opened, now, s_list, capacity,
+                checks = np.empty(opened_list.size, dtype=np.int64)
+            n_checks = 0
+            for k in range(n_opened):               # checks at the old levels, where
+                link = opened_list[k]               # they can let a class rise
+                level = max(opened[link], _top(link, lhead, ei, cf))
+                if _bottleneck_top(link, lhead, ei, cf, ci) >= level * (1 - _TOP):
+                    checks[n_checks] = link
+                    check_level[n_checks] = level
+                    n_checks += 1
+            ok, n_s = _refill(seed, checks, check_level, n_checks, now, s_list, capacity,
                               load, updates, touched, spare, cnt, hp, hpos, hkey, dirty,
                               t_list, d_list, lfl_start, lfl, path_start, path_len,
                               path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei, lhead,

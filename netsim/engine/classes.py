@@ -356,30 +356,78 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
 
 
 @njit(cache=True)
-def _place(links, n, spare, cnt, hp, hpos, hkey, n_h):
-    """Put each of ``links[:n]`` where its level (``spare / cnt``) now belongs in the
-    refill's indexed heap, or take it out if no rising class is left on it; returns the
-    heap's size. One call per batch, the heap's moves written out: a call per link
-    costs reference counting on three arrays (the 16x16 log-normal all-to-all took 22 s
-    with one, 17.9 s without)."""
-    for k in range(n):
-        f = links[k]
+def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h):
+    """Move each changed link to the level at which it now saturates (the indexed heap's
+    insert and sift written out: a call per link costs reference counting on three
+    arrays, which was a fifth of the run)."""
+    for k in range(n_d):
+        f = d_list[k]
+        dirty[f] = False
+        if cnt[f] < 0.5:
+            continue
+        t = spare[f] / cnt[f]
+        hkey[f] = t
         i = hpos[f]
-        if cnt[f] >= 0.5:
+        if i < 0:
+            i = n_h
+            n_h += 1
+        while i > 0:                           # up
+            parent = (i - 1) >> 1
+            g = hp[parent]
+            if hkey[g] < t or (hkey[g] == t and g < f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = parent
+        while True:                            # down
+            child = 2 * i + 1
+            if child >= n_h:
+                break
+            if child + 1 < n_h and (hkey[hp[child + 1]] < hkey[hp[child]] or (
+                    hkey[hp[child + 1]] == hkey[hp[child]] and hp[child + 1] < hp[child])):
+                child += 1
+            g = hp[child]
+            if hkey[g] > t or (hkey[g] == t and g > f):
+                break
+            hp[i] = g
+            hpos[g] = i
+            i = child
+        hp[i] = f
+        hpos[f] = i
+    return n_h
+
+
+@njit(cache=True)
+def _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h):
+    """Class c stops at level t with ``link`` as its bottleneck: its links' levels rise,
+    each moving down the heap from where it sits, and a link left without rising classes
+    leaves it. Both are cheap there (mostly near the leaves) and would cost a sift from
+    the top later: on the 12x12 log-normal all-to-all, 7.1M pops became 2.7M and the run
+    3.0 s instead of 3.2 s, the 16x16 one 16.6 s instead of 23.5 s. Returns the heap's
+    size."""
+    ci[CST, c] = 2
+    ci[CB, c] = link
+    cf[NEW, c] = t
+    e = ci[CE, c]
+    while e >= 0:
+        other, k = ei[EL, e], ei[EK, e]
+        spare[other] -= t * k
+        cnt[other] -= k
+        e = ei[ECN, e]
+        i = hpos[other]
+        if i < 0:
+            continue
+        if cnt[other] >= 0.5:                  # its key rises: down from where it is
+            f = other
             x = spare[f] / cnt[f]
             hkey[f] = x
-            if i < 0:
-                i = n_h
-                n_h += 1
-        elif i >= 0:                           # out: the last entry takes its place
-            hpos[f] = -1
+        else:
+            hpos[other] = -1                   # out of the heap, written out
             n_h -= 1
             if i == n_h:
                 continue
             f = hp[n_h]
             x = hkey[f]
-        else:
-            continue
         while i > 0:                           # up
             parent = (i - 1) >> 1
             g = hp[parent]
@@ -404,38 +452,6 @@ def _place(links, n, spare, cnt, hp, hpos, hkey, n_h):
         hp[i] = f
         hpos[f] = i
     return n_h
-
-
-@njit(cache=True)
-def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h):
-    """Move each changed link to the level at which it now saturates."""
-    for k in range(n_d):
-        dirty[d_list[k]] = False
-    return _place(d_list, n_d, spare, cnt, hp, hpos, hkey, n_h)
-
-
-@njit(cache=True)
-def _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h, moved):
-    """Class c stops at level t with ``link`` as its bottleneck: its links' levels rise,
-    each moving down the heap from where it sits, and a link left without rising classes
-    leaves it. Both are cheap there (mostly near the leaves) and would cost a sift from
-    the top later: on the 12x12 log-normal all-to-all, 7.1M pops became 2.7M and the run
-    3.0 s instead of 3.2 s, the 16x16 one 16.6 s instead of 23.5 s. ``moved`` is work
-    space, one per link; returns the heap's size."""
-    ci[CST, c] = 2
-    ci[CB, c] = link
-    cf[NEW, c] = t
-    n = 0
-    e = ci[CE, c]
-    while e >= 0:
-        other, k = ei[EL, e], ei[EK, e]
-        spare[other] -= t * k
-        cnt[other] -= k
-        if other != link:                      # (out of the heap already)
-            moved[n] = other
-            n += 1
-        e = ei[ECN, e]
-    return _place(moved, n, spare, cnt, hp, hpos, hkey, n_h)
 
 
 @njit(cache=True)
@@ -547,8 +563,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
                 ci[CINS, c] = 1
                 s_list[n_s] = c
                 n_s += 1
-            n_h = _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h,
-                          d_list)
+            n_h = _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hpos, hkey, n_h)
         cnt[link] = 0.0
     while n_h > 0:                             # leave the heap empty
         n_h = _heap_pop(hp, hpos, hkey, n_h)

@@ -32,7 +32,9 @@ with classes in place of flows:
   water level ``t`` every flow not yet frozen has a fair rate of at least ``t``. (Taking
   only the members on the link would split the class, and on the log-normal 8x8
   all-to-all 35,000 such splits, 78 members moved per event, were nearly all merged back
-  by the end of the same refill: the run took 0.81 s instead of 0.48 s.)
+  by the end of the same refill: the run took 0.81 s instead of 0.48 s. Splitting only
+  when the members on the link are under an eighth of their class fragments the classes
+  over the run: 12x12 6.4 s instead of 2.5-3.0 s, 16x16 99-105 s instead of 17-18 s.)
 * then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
   of a class with members off the link only those on it stop (the class *splits*) and
   the others rise on.

@@ -24,8 +24,9 @@ flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event 
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
 compiled loop ran; its wall time then includes importing numba and loading the cached
 compiled loop, about 0.6 s once per process (the first run after an install also compiles
-it, about 15-25 s). ``classes`` is the flow classes simulated where the
-symmetry search found some (summed over runs).
+it, about 15-25 s). ``loop`` names the compiled loop that ran (``classes``:
+engine.classes; ``incremental``: engine.incremental on flows; ``kernel``). ``classes``
+is the flow classes simulated where the symmetry search found some (summed over runs).
 
     python benchmarks/bench_engine_events.py [--reference] [--kernel] [--flows]
         [--no-symmetry] [--numpy] [CASE ...]

@@ -284,31 +284,21 @@ def _merge(b, a, fm, ci, cf, thr, n_links, htab, bits, ei, lhead, efree, cfree, 
 
 
 @njit(cache=True)
-def _top(link, lhead, ei, cf):
-    """The largest rate on ``link``."""
-    top = 0.0
-    e = lhead[link]
-    while e >= 0:
-        r = cf[RR, ei[EC, e]]
-        if r > top:
-            top = r
-        e = ei[ELN, e]
-    return top
-
-
-@njit(cache=True)
-def _bottleneck_top(link, lhead, ei, cf, ci):
-    """The largest rate of the fixed classes bottlenecked on ``link`` (-1 if none): a
-    check there can only let those rise, so it is skipped when they are not the
-    fastest."""
-    top = -1.0
+def _tops(link, lhead, ei, cf, ci):
+    """The largest rate on ``link``, and the largest of the fixed classes bottlenecked
+    there (-1 if none): a check there can only let those rise, so it is skipped when
+    they are not the fastest. One pass over the link's list."""
+    top, mine = 0.0, -1.0
     e = lhead[link]
     while e >= 0:
         c = ei[EC, e]
-        if ci[CB, c] == link and ci[CST, c] == 0 and cf[RR, c] > top:
-            top = cf[RR, c]
+        r = cf[RR, c]
+        if r > top:
+            top = r
+        if ci[CB, c] == link and ci[CST, c] == 0 and r > mine:
+            mine = r
         e = ei[ELN, e]
-    return top
+    return top, mine
 
 
 @njit(cache=True)
@@ -344,8 +334,8 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
             spare[link] = capacity[link] - load[link]
             cnt[link] = 0.0
             if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
-                top = _top(link, lhead, ei, cf)
-                if _bottleneck_top(link, lhead, ei, cf, ci) >= top * (1 - _TOP):
+                top, mine = _tops(link, lhead, ei, cf, ci)
+                if mine >= top * (1 - _TOP):
                     n_h = _heap_set(hp, hpos, hkey, n_h, capacity.size + link, top)
         spare[link] += r * k
         cnt[link] += k
@@ -537,7 +527,6 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
         e = lhead[link]
         while e >= 0:
             c = ei[EC, e]
-            k = ei[EK, e]
             e = ei[ELN, e]
             if ci[CST, c] != 0 or not cf[RR, c] > bar:
                 continue
@@ -701,7 +690,6 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     t_list = np.empty(n_links, dtype=np.int64)
     d_list = np.empty(n_links, dtype=np.int64)
     s_list = np.empty(2 * n_cls, dtype=np.int64)
-    upd = np.empty(n_cls, dtype=np.int64)
     grown = np.empty(64, dtype=np.int64)
     ys = np.empty(n_cls, dtype=np.int64)
     status = PAUSED
@@ -736,7 +724,6 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         changed = False
         n_grown = 0
         n_opened = 0
-        n_upd = 0
         seed = -1
         t_heap = ht[0] if size > 0 else np.inf
         t_fluid = fkey[fheap[0]] if hsize[0] > 0 else np.inf
@@ -877,8 +864,9 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
             n_checks = 0
             for k in range(n_opened):               # checks at the old levels, where
                 link = opened_list[k]               # they can let a class rise
-                level = max(opened[link], _top(link, lhead, ei, cf))
-                if _bottleneck_top(link, lhead, ei, cf, ci) >= level * (1 - _TOP):
+                top, mine = _tops(link, lhead, ei, cf, ci)
+                level = max(opened[link], top)
+                if mine >= level * (1 - _TOP):
                     checks[n_checks] = link
                     check_level[n_checks] = level
                     n_checks += 1

@@ -74,9 +74,9 @@ INCREMENTAL_MAX_INCIDENCES = 16_000_000
 #: (engine.classes): flows held back by one link at one level move as one. Measured
 #: (benchmarks/bench_engine_events.py --flows): log-normal all-to-all on a 12x12 mesh
 #: 2.5 s vs 9.7 s, 16x16 about 17 s vs 180-210 s; 8x8 0.67 s vs 0.94 s per process.
-#: Its work
-#: space: per incidence an entry (7 x 8 B), its hash slot (up to 32 B) and its place in
-#: the per-link flow lists; per sub-flow its class rows, member links and heap places.
+#: Its work space: per incidence an entry (7 x 8 B), its hash slot (up to 32 B) and its
+#: place in the per-link flow lists; per sub-flow its class rows, member links and heap
+#: places.
 CLASSES = True
 CLASSES_BYTES_PER_INCIDENCE = 96
 CLASSES_BYTES_PER_SUB = 300
@@ -480,20 +480,21 @@ class _Execution:
             return False
         if not (subs >= INCREMENTAL_MIN_SUBS or (INCREMENTAL_FLAT and self.succ_idx.size == 0)):
             return False
-        from ..budget import memory_room
-
-        need = incidences * INCREMENTAL_BYTES_PER_INCIDENCE + subs * INCREMENTAL_BYTES_PER_SUB
-        return need <= memory_room()
+        return self._work_space_fits(INCREMENTAL_BYTES_PER_INCIDENCE, INCREMENTAL_BYTES_PER_SUB)
 
     def _classes(self) -> bool:
         """Does the incremental loop run on rate classes (engine.classes)? On unweighted
         paths, where its work space fits."""
         if not CLASSES or self.path_weight is not None:
             return False
+        return self._work_space_fits(CLASSES_BYTES_PER_INCIDENCE, CLASSES_BYTES_PER_SUB)
+
+    def _work_space_fits(self, per_incidence: int, per_sub: int) -> bool:
+        """Does a loop's work space (bytes per path incidence and per sub-flow) fit in
+        what the run may still add (budget.memory_room)?"""
         from ..budget import memory_room
 
-        need = (int(self.path_len.sum()) * CLASSES_BYTES_PER_INCIDENCE
-                + len(self.sub_op) * CLASSES_BYTES_PER_SUB)
+        need = int(self.path_len.sum()) * per_incidence + len(self.sub_op) * per_sub
         return need <= memory_room()
 
     def _run_compiled(self) -> None:

@@ -117,3 +117,21 @@ def test_weighted_paths_take_the_flow_loop(monkeypatch, loops_used):
     result = assert_same_run(topo, schedule)
     assert result.meta.get("symmetry_classes")
     assert "netsim.engine.classes" not in loops_used
+
+
+@pytest.mark.parametrize("shape", [(4, 11), (6, 11)])
+def test_checks_judge_saturation_relative_to_the_level(monkeypatch, loops_used, shape):
+    """The log-normal all-to-alls on which engine.incremental's capacity-relative check
+    once drifted (``test_engine_incremental``): the classes loop, whose checks judge
+    saturation the same way, agrees with engine.kernel's full re-solve to rounding, with
+    the same events."""
+    from test_engine_incremental import _lognormal_alltoall
+
+    topo, schedule = _lognormal_alltoall(shape, 1)
+    ours = simulate(topo, schedule)
+    assert set(loops_used) == {"netsim.engine.classes"}
+    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", None)   # engine.kernel
+    monkeypatch.setattr(executor, "INCREMENTAL_FLAT", False)
+    full = simulate(topo, schedule)
+    assert ours.events == full.events
+    assert np.max(np.abs(ours.op_finish - full.op_finish)) <= 1e-12 * full.makespan

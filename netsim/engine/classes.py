@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .incremental import _KEEP, _NEAR, _RESCAN, _SAT, _SLACK, _TOP, _heap_remove, _heap_set
+from .incremental import _KEEP, _NEAR, _RESCAN, _SLACK, _TOP, _heap_remove, _heap_set
 from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
                      I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
                      _grown, _pop, _release, njit)
@@ -479,8 +479,9 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
         if node >= n_links:                    # a check at an old level
             link = node - n_links
             t = max(t, x)
-            if spare[link] - t * cnt[link] <= capacity[link] * _SAT:
-                continue                       # still saturated there
+            if spare[link] - t * cnt[link] <= t * _SLACK:
+                continue                       # still saturated there (to the level:
+                                               # engine.incremental's _SLACK)
             e = lhead[link]
             while e >= 0:
                 c = ei[EC, e]

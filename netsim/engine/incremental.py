@@ -62,9 +62,6 @@ from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I
 
 __all__ = ["run_events"]
 
-#: A link is saturated when its load is within this of its capacity (relative).
-#: (engine.classes' checks; this loop's use :data:`_SLACK`.)
-_SAT = 1e-12
 #: A check finds its link still saturated at its old level t when the capacity left
 #: there is at most this times t. Relative to t, not to the capacity: the slack a check
 #: lets pass goes to the rates (the rising flows take it, or the flows at the top keep

@@ -82,7 +82,11 @@ _KEEP = 1e-14
 
 # -- the finish heap: draining flows by finish time, with their positions ---------------
 
-@njit(cache=True)
+# Helpers not inlined compile with ``_nrt=False`` (numba's internal flag; see
+# engine.classes): none allocates or returns an array, so the reference counts a call
+# takes on each array it is passed are pure cost.
+
+@njit(cache=True, _nrt=False)
 def _sift(heap, pos, key, n, i):
     """Move the entry at slot i of a heap of ``n`` entries (by ``key``, ties by id) up or
     down to its place. Not inlined: an inlined helper still pays reference counting on
@@ -114,7 +118,7 @@ def _sift(heap, pos, key, n, i):
     pos[f] = i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_set(heap, pos, key, n, f, t):
     """Give flow f finish time t (inserting it if absent); returns the heap's size."""
     key[f] = t
@@ -126,7 +130,7 @@ def _heap_set(heap, pos, key, n, f, t):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_set_many(heap, pos, key, n, flows, n_flows, times):
     """:func:`_heap_set` for ``flows[:n_flows]`` at ``times[:n_flows]``; returns the heap's
     size."""
@@ -135,13 +139,13 @@ def _heap_set_many(heap, pos, key, n, flows, n_flows, times):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_pop(heap, pos, key, n):
     """Remove the top flow; returns the heap's size."""
     return _heap_remove(heap, pos, key, n, heap[0])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _heap_remove(heap, pos, key, n, f):
     """Remove flow f (if present); returns the heap's size."""
     i = pos[f]
@@ -158,7 +162,7 @@ def _heap_remove(heap, pos, key, n, f):
 
 # -- per link: the draining flows crossing it ------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _lsift(link, i, lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start):
     """Entry i of ``link``'s list (a max-heap by rate) moves up or down to its place."""
     base, n = lf_start[link], lf_n[link]
@@ -183,7 +187,7 @@ def _lsift(link, i, lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path
     inc_slot[inc_base[g] + jg - path_start[g]] = base + i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start, lf_n,
               lf_sub, lf_j, rate):
     for j in range(path_start[f], path_start[f] + path_len[f]):
@@ -197,7 +201,7 @@ def _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start,
                inc_base, path_start)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _link_remove_one(f, j, link, path_start, inc_base, inc_slot, lf_start, lf_n, lf_sub,
                      lf_j, rate):
     s = inc_slot[inc_base[f] + j - path_start[f]]
@@ -218,7 +222,7 @@ def _top(link, lf_start, lf_n, lf_sub, rate):
     return rate[lf_sub[lf_start[link]]] if lf_n[link] > 0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     total = 0.0
     for s in range(lf_start[link], lf_start[link] + lf_n[link]):
@@ -226,7 +230,7 @@ def _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _faster(link, bar, strict, lf_start, lf_n, lf_sub, rate, state, out, stack):
     """The fixed flows on ``link`` with a rate above ``bar`` (or equal, unless
     ``strict``), found from the list's root down, into ``out``; returns how many.
@@ -264,7 +268,7 @@ def _saturated(link, load, capacity):
     return load[link] >= capacity[link] * (1 - _NEAR)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp, hpos, hkey, n_h,
            lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted):
     """Start following ``link`` in this refill: what its fixed flows leave (``spare``),
@@ -282,7 +286,7 @@ def _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp, hpos, hke
     return n_t, n_h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _unfreeze(flows, n_flows, record, orig, s_list, n_s, path_start, path_len, path_links,
               weight, weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt,
               hp, hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list,
@@ -323,7 +327,7 @@ def _unfreeze(flows, n_flows, record, orig, s_list, n_s, path_start, path_len, p
     return n_t, n_h, n_d, n_ch, n_s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels):
     """Move each changed link to the level at which it now saturates (``levels`` is work
     space, one per link)."""
@@ -338,7 +342,7 @@ def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels):
     return _heap_set_many(hp, hpos, hkey, n_h, d_list, n_move, levels)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, path_start,
             path_len, path_links, weight, weighted, capacity, rate, load,
             lf_start, lf_n, lf_sub, lf_j, touched, spare, cnt, hp, hpos, hkey, dirty,

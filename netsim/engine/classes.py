@@ -389,9 +389,10 @@ def _place(hp, hval, hpos, n, i, f, x):
     hp[i], hval[i], hpos[f] = f, x, i
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def _put(hp, hval, hpos, n, f, x):
-    """Give link-heap node f level x, inserting it if absent; returns the heap's size."""
+    """Give link-heap node f level x, inserting it if absent; returns the heap's size.
+    (Inlined: one call fewer per link a refill moves; lognormal16 0.95x, farm-bench.)"""
     i = hpos[f]
     if i < 0:
         i = n

@@ -135,3 +135,51 @@ def test_checks_judge_saturation_relative_to_the_level(monkeypatch, loops_used, 
     full = simulate(topo, schedule)
     assert ours.events == full.events
     assert np.max(np.abs(ours.op_finish - full.op_finish)) <= 1e-12 * full.makespan
+
+
+def _heap_is_sound(hp, hval, hpos, n, level):
+    """Every slot's (level, node) is at least its parent's, slots and positions agree,
+    each slot holds its node's level, and no node outside the first n slots has one."""
+    from netsim.engine.classes import _FANOUT
+
+    for i in range(n):
+        assert hpos[hp[i]] == i and hval[i] == level[int(hp[i])]
+        if i:
+            p = (i - 1) >> _FANOUT
+            assert (hval[p], hp[p]) <= (hval[i], hp[i])
+    inside = set(hp[:n].tolist())
+    assert all(hpos[f] == -1 for f in range(hpos.size) if f not in inside)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ops=st.lists(st.tuples(st.sampled_from(["put", "pop", "take", "rise", "dip"]),
+                              st.integers(0, 39),
+                              st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.5, 7.0, 1e-300, 3e9])),
+                    max_size=200))
+def test_the_link_heap_pops_in_level_then_node_order(ops):
+    """The refill's heap of link levels (``_put``, ``_take``, ``_rise`` as the refill and
+    ``_freeze`` use them) against a dict: after every step the heap is sound, and each
+    pop returns the least (level, node). A rise that rounding turned into a small fall
+    must still move the node up (a leaf left in place there would break the order)."""
+    from netsim.engine.classes import _put, _rise, _take
+
+    m = 40
+    hp, hval = np.empty(m, dtype=np.int64), np.empty(m)
+    hpos = np.full(m, -1, dtype=np.int64)
+    level = {}
+    n = 0
+    for op, f, x in ops:
+        if op == "put":
+            n = _put(hp, hval, hpos, n, f, x)
+            level[f] = x
+        elif op == "pop" and n:
+            assert (hval[0], hp[0]) == min((v, g) for g, v in level.items())
+            del level[int(hp[0])]
+            n = _take(hp, hval, hpos, n, 0)
+        elif op == "take" and hpos[f] >= 0:        # a link left without rising classes
+            del level[f]
+            n = _take(hp, hval, hpos, n, hpos[f])
+        elif op in ("rise", "dip") and hpos[f] >= 0:   # a freeze raises a link's level
+            level[f] += x if op == "rise" else -x      # (or, by rounding, lowers it)
+            _rise(hp, hval, hpos, n, hpos[f], f, level[f])
+        _heap_is_sound(hp, hval, hpos, n, level)

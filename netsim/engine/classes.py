@@ -401,6 +401,31 @@ def _put(hp, hval, hpos, n, f, x):
     return n
 
 
+@njit(cache=True, inline="always")
+def _take(hp, hval, hpos, n, i):
+    """Take the node in slot i out of the link heap (the last slot fills the hole);
+    returns the heap's size."""
+    hpos[hp[i]] = -1
+    n -= 1
+    if i < n:
+        _place(hp, hval, hpos, n, i, hp[n], hval[n])
+    return n
+
+
+@njit(cache=True, inline="always")
+def _rise(hp, hval, hpos, n, i, f, x):
+    """Node f in slot i gets a level x, not below its old one but for rounding: a leaf
+    (most are) stays where it is without a call (5-10% of the 16x16 log-normal run)
+    unless x is below its parent's level; others move to their place."""
+    if (i << _FANOUT) + 1 >= n:
+        parent = max(i - 1, 0) >> _FANOUT
+        y = hval[parent]
+        if i == 0 or y < x or (y == x and hp[parent] < f):
+            hval[i] = x
+            return
+    _place(hp, hval, hpos, n, i, f, x)
+
+
 @njit(cache=True, _nrt=False)
 def _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h):
     """Move each changed link to the level at which it now saturates."""
@@ -432,20 +457,10 @@ def _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hval, hpos, n_h):
         i = hpos[other]
         if i < 0:
             continue
-        if cnt[other] >= 0.5:                  # its level rises: down from where it is
-            x = spare[other] / cnt[other]
-            if (i << _FANOUT) + 1 >= n_h:      # a leaf (most are) stays, unless rounding
-                parent = max(i - 1, 0) >> _FANOUT   # took the level below its parent's:
-                y = hval[parent]               # no call (5-10% of the 16x16 log-normal run)
-                if i == 0 or y < x or (y == x and hp[parent] < other):
-                    hval[i] = x
-                    continue
-            _place(hp, hval, hpos, n_h, i, other, x)
-            continue
-        hpos[other] = -1                       # out of the heap: the last slot fills
-        n_h -= 1                               # the hole
-        if i < n_h:
-            _place(hp, hval, hpos, n_h, i, hp[n_h], hval[n_h])
+        if cnt[other] >= 0.5:                  # its level rises
+            _rise(hp, hval, hpos, n_h, i, other, spare[other] / cnt[other])
+        else:                                  # no rising class left on it
+            n_h = _take(hp, hval, hpos, n_h, i)
     return n_h
 
 
@@ -480,10 +495,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
     t = 0.0
     while n_h > 0:
         node, x = hp[0], hval[0]               # the lowest level leaves
-        hpos[node] = -1
-        n_h -= 1
-        if n_h > 0:
-            _place(hp, hval, hpos, n_h, 0, hp[n_h], hval[n_h])
+        n_h = _take(hp, hval, hpos, n_h, 0)
         if node >= n_links:                    # a check at an old level
             link = node - n_links
             t = max(t, x)

@@ -140,7 +140,7 @@ def test_checks_judge_saturation_relative_to_the_level(monkeypatch, loops_used, 
 def _heap_is_sound(hp, hval, hpos, n, level):
     """Every slot's (level, node) is at least its parent's, slots and positions agree,
     each slot holds its node's level, and no node outside the first n slots has one."""
-    from netsim.engine.classes import _FANOUT
+    from netsim.engine.heaps import _FANOUT
 
     for i in range(n):
         assert hpos[hp[i]] == i and hval[i] == level[int(hp[i])]
@@ -161,7 +161,7 @@ def test_the_link_heap_pops_in_level_then_node_order(ops):
     ``_freeze`` use them) against a dict: after every step the heap is sound, and each
     pop returns the least (level, node). A rise that rounding turned into a small fall
     must still move the node up (a leaf left in place there would break the order)."""
-    from netsim.engine.classes import _put, _rise, _take
+    from netsim.engine.heaps import _put, _rise, _take
 
     m = 40
     hp, hval = np.empty(m, dtype=np.int64), np.empty(m)

@@ -55,7 +55,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .incremental import _KEEP, _NEAR, _RESCAN, _SLACK, _TOP, _heap_remove, _heap_set
+from .heaps import _heap_remove, _heap_set, _put, _rise, _take
+from .incremental import _KEEP, _NEAR, _RESCAN, _SLACK, _TOP
 from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
                      I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
                      _grown, _pop, _release, njit)
@@ -64,11 +65,6 @@ __all__ = ["run_events"]
 
 #: Classes whose rates are this close (relative) are one rate, apart by rounding.
 _SAME = 1e-14
-#: The link heap (links by the level at which they saturate, and checks) has 2**_FANOUT
-#: children per slot: a pop compares 8 levels side by side per step down instead of 2
-#: and takes a third as many steps; on the 16x16 log-normal all-to-all 8 children ran
-#: faster than 4 or 2 (figures in the architecture notes).
-_FANOUT = 3
 
 # class rows (int): size, first member, first entry, bottleneck link, refill state (0 fixed,
 # 1 rising, 2 frozen), member with the least threshold, member due first by the nearly-
@@ -82,12 +78,8 @@ EC, EL, EK, ECN, ECP, ELN, ELP = range(7)
 # flow rows: class (-1 when not draining), next and previous member
 FC, FN, FP = range(3)
 
-# The helpers below that are not inlined compile with ``_nrt=False``: none allocates or
-# returns an array, and without it every call increfs and decrefs each array it is passed
-# (a perf profile of the 16x16 log-normal all-to-all put NRT_incref/decref at 12.6% of
-# the samples; with it 0.4%, and the run 18.0 s instead of 21.4 s together with the
-# 8-ary heap). ``_nrt`` is numba's internal flag behind ``@njit(_nrt=...)`` (numba 0.59
-# to 0.68 have it); a helper given it must never allocate or return an array.
+# The helpers below that are not inlined compile with ``_nrt=False``, as engine.heaps'
+# do (its docstring says why and what that asks of them).
 
 
 @njit(cache=True, inline="always")
@@ -356,74 +348,6 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
             n_d += 1
         e = ei[ECN, e]
     return n_t, n_h, n_d, n_s
-
-
-@njit(cache=True, _nrt=False)
-def _place(hp, hval, hpos, n, i, f, x):
-    """Put link-heap node f at level x into slot i of a heap of ``n`` slots, moved up or
-    down to its place (ties by node id). ``hval`` holds each slot's level beside its node,
-    so that the children compared at each step sit next to each other in memory."""
-    up = False
-    while i > 0:
-        parent = (i - 1) >> _FANOUT
-        g = hp[parent]
-        y = hval[parent]
-        if y < x or (y == x and g < f):
-            break
-        hp[i], hval[i], hpos[g] = g, y, i
-        i = parent
-        up = True
-    while not up:
-        first = (i << _FANOUT) + 1
-        if first >= n:
-            break
-        best, g, y = first, hp[first], hval[first]
-        for j in range(first + 1, min(first + (1 << _FANOUT), n)):
-            v = hval[j]
-            if v < y or (v == y and hp[j] < g):
-                best, g, y = j, hp[j], v
-        if y > x or (y == x and g > f):
-            break
-        hp[i], hval[i], hpos[g] = g, y, i
-        i = best
-    hp[i], hval[i], hpos[f] = f, x, i
-
-
-@njit(cache=True, inline="always")
-def _put(hp, hval, hpos, n, f, x):
-    """Give link-heap node f level x, inserting it if absent; returns the heap's size.
-    (Inlined: one call fewer per link a refill moves; lognormal16 0.95x, farm-bench.)"""
-    i = hpos[f]
-    if i < 0:
-        i = n
-        n += 1
-    _place(hp, hval, hpos, n, i, f, x)
-    return n
-
-
-@njit(cache=True, inline="always")
-def _take(hp, hval, hpos, n, i):
-    """Take the node in slot i out of the link heap (the last slot fills the hole);
-    returns the heap's size."""
-    hpos[hp[i]] = -1
-    n -= 1
-    if i < n:
-        _place(hp, hval, hpos, n, i, hp[n], hval[n])
-    return n
-
-
-@njit(cache=True, inline="always")
-def _rise(hp, hval, hpos, n, i, f, x):
-    """Node f in slot i gets a level x, not below its old one but for rounding: a leaf
-    (most are) stays where it is without a call (5-10% of the 16x16 log-normal run)
-    unless x is below its parent's level; others move to their place."""
-    if (i << _FANOUT) + 1 >= n:
-        parent = max(i - 1, 0) >> _FANOUT
-        y = hval[parent]
-        if i == 0 or y < x or (y == x and hp[parent] < f):
-            hval[i] = x
-            return
-    _place(hp, hval, hpos, n, i, f, x)
 
 
 @njit(cache=True, _nrt=False)

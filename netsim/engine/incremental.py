@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .heaps import _heap_pop, _heap_remove, _heap_set, _heap_set_many
 from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
                      I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
                      _grown, _pop, _release, njit)
@@ -81,83 +82,8 @@ _RESCAN = 256
 _KEEP = 1e-14
 
 
-# -- the finish heap: draining flows by finish time, with their positions ---------------
-
-# Helpers not inlined compile with ``_nrt=False`` (numba's internal flag; see
-# engine.classes): none allocates or returns an array, so the reference counts a call
-# takes on each array it is passed are pure cost.
-
-@njit(cache=True, _nrt=False)
-def _sift(heap, pos, key, n, i):
-    """Move the entry at slot i of a heap of ``n`` entries (by ``key``, ties by id) up or
-    down to its place."""
-    f = heap[i]
-    t = key[f]
-    while i > 0:                               # up
-        parent = (i - 1) >> 1
-        g = heap[parent]
-        if key[g] < t or (key[g] == t and g < f):
-            break
-        heap[i] = g
-        pos[g] = i
-        i = parent
-    while True:                                # down
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and (key[heap[child + 1]] < key[heap[child]] or (
-                key[heap[child + 1]] == key[heap[child]] and heap[child + 1] < heap[child])):
-            child += 1
-        g = heap[child]
-        if key[g] > t or (key[g] == t and g > f):
-            break
-        heap[i] = g
-        pos[g] = i
-        i = child
-    heap[i] = f
-    pos[f] = i
-
-
-@njit(cache=True, _nrt=False)
-def _heap_set(heap, pos, key, n, f, t):
-    """Give flow f finish time t (inserting it if absent); returns the heap's size."""
-    key[f] = t
-    if pos[f] < 0:
-        heap[n] = f
-        pos[f] = n
-        n += 1
-    _sift(heap, pos, key, n, pos[f])
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def _heap_set_many(heap, pos, key, n, flows, n_flows, times):
-    """:func:`_heap_set` for ``flows[:n_flows]`` at ``times[:n_flows]``; returns the heap's
-    size."""
-    for q in range(n_flows):
-        n = _heap_set(heap, pos, key, n, flows[q], times[q])
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def _heap_pop(heap, pos, key, n):
-    """Remove the top flow; returns the heap's size."""
-    return _heap_remove(heap, pos, key, n, heap[0])
-
-
-@njit(cache=True, _nrt=False)
-def _heap_remove(heap, pos, key, n, f):
-    """Remove flow f (if present); returns the heap's size."""
-    i = pos[f]
-    if i < 0:
-        return n
-    pos[f] = -1
-    n -= 1
-    if i < n:
-        heap[i] = heap[n]
-        pos[heap[i]] = i
-        _sift(heap, pos, key, n, i)
-    return n
+# The helpers below that are not inlined compile with ``_nrt=False``, as engine.heaps'
+# do (its docstring says why and what that asks of them).
 
 
 # -- per link: the draining flows crossing it ------------------------------------------

@@ -79,6 +79,18 @@ def test_imbalanced_alltoalls_match_the_reference(shape, maker, latency, sizes, 
     assert_same_run(topo, schedule)
 
 
+@pytest.mark.parametrize("latency", [0.0, 1e-6])
+def test_pinned_classes_on_a_larger_mesh_match_the_reference(latency):
+    """A 6x6 mesh all-to-all with log-normal sizes: classes large enough that most of
+    those brought down at a saturating link are pinned there and end at their old rate
+    on their own bottleneck, others stop below it or outlast the water's passing of it
+    (engine.classes' docstring)."""
+    rng = np.random.default_rng(5)
+    nbytes = np.rint(rng.lognormal(np.log(1e5), 1.0, 36 * 35))
+    topo, schedule = _alltoall(mesh, (6, 6), nbytes, latency)
+    assert_same_run(topo, schedule)
+
+
 @settings(max_examples=25, **SETTINGS)
 @given(seed=st.integers(0, 2**16), waves=st.integers(2, 4))
 def test_waves_of_alltoalls_with_dependencies_match_the_reference(seed, waves):

@@ -46,7 +46,7 @@ with classes in place of flows:
   have cost; one that stops at ``r`` on its own bottleneck, as about half of them do,
   touched two links instead of all of them (about 31 on the 16x16 log-normal
   all-to-all, where 41 of the 83 classes brought down per event end at their old rate:
-  the run takes 8.8 s instead of 15.9 s; 12x12 1.7 s instead of 3.2 s).
+  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s).
 * then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
   of a class with members off the link only those on it stop (the class *splits*) and
   the others rise on.

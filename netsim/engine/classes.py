@@ -531,14 +531,10 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
     number of classes in ``s_list`` whose keys must be refreshed)."""
     n_links = capacity.size
     n_t, n_h, n_d, n_s, n_p = 0, 0, 0, 0, 0
-    for k in range(n_checks):
-        link = checks[k]
-        if not touched[link]:
-            touched[link] = True
-            t_list[n_t] = link
-            n_t += 1
-            spare[link] = capacity[link] - load[link]
-            cnt[link] = 0.0
+    for k in range(n_checks):                  # (the check a saturated link gets on
+        link = checks[k]                       # its first touch is set to its old level)
+        n_t, n_h = _touch(link, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t,
+                          spare, cnt, hp, hval, hpos, n_h)
         n_h = _put(hp, hval, hpos, n_h, n_links + link, check_level[k])
     if seed >= 0:
         n_t, n_h, n_d, n_s = _unfreeze(seed, False, ci, cf, ei, capacity, load, lhead,

@@ -344,18 +344,18 @@ def _exact_load(link, lhead, ei, cf):
 
 
 @njit(cache=True, inline="always")
-def _touch(link, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt, hp,
-           hval, hpos, n_h):
+def _touch(link, check, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt,
+           hp, hval, hpos, n_h):
     """A link's first touch in a refill: its spare capacity at the rates before, nothing
-    rising on it yet, and, if it is saturated, a check at its largest rate (where the
-    classes bottlenecked there may rise)."""
+    rising on it yet, and, if ``check`` and it is saturated, a check at its largest rate
+    (where the classes bottlenecked there may rise)."""
     if not touched[link]:
         touched[link] = True
         t_list[n_t] = link
         n_t += 1
         spare[link] = capacity[link] - load[link]
         cnt[link] = 0.0
-        if lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
+        if check and lhead[link] >= 0 and load[link] >= capacity[link] * (1 - _NEAR):
             top, mine = _tops(link, lhead, ei, cf, ci)
             if mine >= top * (1 - _TOP):
                 n_h = _put(hp, hval, hpos, n_h, capacity.size + link, top)
@@ -391,8 +391,8 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
     e = ci[CE, c]
     while e >= 0:
         link = ei[EL, e]
-        n_t, n_h = _touch(link, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t,
-                          spare, cnt, hp, hval, hpos, n_h)
+        n_t, n_h = _touch(link, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
+                          n_t, spare, cnt, hp, hval, hpos, n_h)
         n_d = _lift(link, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
         e = ei[ECN, e]
     return n_t, n_h, n_d, n_s
@@ -420,8 +420,8 @@ def _pin(c, e, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, c
     if b >= 0 and b != ei[EL, e]:
         e = _find(c, b, n_links, htab, bits, ei)
         if e >= 0:
-            n_t, n_h = _touch(b, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t,
-                              spare, cnt, hp, hval, hpos, n_h)
+            n_t, n_h = _touch(b, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
+                              n_t, spare, cnt, hp, hval, hpos, n_h)
             ei[EM, e] = 1
             n_d = _lift(b, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
     return n_t, n_h, n_d, n_s, n_p
@@ -439,7 +439,7 @@ def _expire(c, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, c
             ei[EM, e] = 0
         else:
             link = ei[EL, e]
-            n_t, n_h = _touch(link, ci, cf, ei, capacity, load, lhead, touched, t_list,
+            n_t, n_h = _touch(link, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
                               n_t, spare, cnt, hp, hval, hpos, n_h)
             n_d = _lift(link, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
         e = ei[ECN, e]
@@ -510,8 +510,8 @@ def _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead, touched, t_lis
                 else:
                     n_h = _take(hp, hval, hpos, n_h, i)
         elif not same:
-            n_t, n_h = _touch(other, ci, cf, ei, capacity, load, lhead, touched, t_list,
-                              n_t, spare, cnt, hp, hval, hpos, n_h)
+            n_t, n_h = _touch(other, True, ci, cf, ei, capacity, load, lhead, touched,
+                              t_list, n_t, spare, cnt, hp, hval, hpos, n_h)
             spare[other] += (r - t) * k
             if hpos[other] >= 0 and cnt[other] >= 0.5:
                 n_h = _put(hp, hval, hpos, n_h, other, spare[other] / cnt[other])
@@ -531,10 +531,10 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
     number of classes in ``s_list`` whose keys must be refreshed)."""
     n_links = capacity.size
     n_t, n_h, n_d, n_s, n_p = 0, 0, 0, 0, 0
-    for k in range(n_checks):                  # (the check a saturated link gets on
-        link = checks[k]                       # its first touch is set to its old level)
-        n_t, n_h = _touch(link, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t,
-                          spare, cnt, hp, hval, hpos, n_h)
+    for k in range(n_checks):                  # (its check is at its old level)
+        link = checks[k]
+        n_t, n_h = _touch(link, False, ci, cf, ei, capacity, load, lhead, touched, t_list,
+                          n_t, spare, cnt, hp, hval, hpos, n_h)
         n_h = _put(hp, hval, hpos, n_h, n_links + link, check_level[k])
     if seed >= 0:
         n_t, n_h, n_d, n_s = _unfreeze(seed, False, ci, cf, ei, capacity, load, lhead,

@@ -73,12 +73,13 @@ INCREMENTAL_MAX_INCIDENCES = 16_000_000
 #: Where the incremental loop runs on unweighted paths, run it on rate classes
 #: (engine.classes): flows held back by one link at one level move as one. Measured
 #: (benchmarks/bench_engine_events.py --flows): log-normal all-to-all on a 12x12 mesh
-#: 2.5 s vs 9.7 s, 16x16 about 17 s vs 180-210 s; 8x8 0.67 s vs 0.94 s per process.
-#: Its work space: per incidence an entry (7 x 8 B), its hash slot (up to 32 B) and its
-#: place in the per-link flow lists; per sub-flow its class rows, member links and heap
-#: places.
+#: 2.5 s vs 9.7 s, 16x16 about 17 s vs 180-210 s; 8x8 0.67 s vs 0.94 s per process
+#: (since pinned classes: 12x12 1.6 s, 16x16 8.8-9.1 s). Its work space: per incidence an
+#: entry (8 x 8 B), its hash slot (up to 32 B) and its place in the per-link flow lists;
+#: per sub-flow its class rows, member links and heap places (those of the finish heaps
+#: and of the pinned classes' heap).
 CLASSES = True
-CLASSES_BYTES_PER_INCIDENCE = 96
+CLASSES_BYTES_PER_INCIDENCE = 104
 CLASSES_BYTES_PER_SUB = 300
 
 #: False: never look for symmetry classes (engine.symmetry); every flow is simulated.

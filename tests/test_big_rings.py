@@ -155,7 +155,7 @@ def test_the_cli_refuses_in_one_line_and_exits_2(capsys):
     try:
         with pytest.raises(SystemExit) as done:
             main(["--max-memory", "16MiB", "coll", "allreduce", "--topo", "torus:32x32",
-                  "--algo", "ring"])
+                  "--algo", "direct"])
     finally:
         set_max_memory(None)
     assert done.value.code == 2

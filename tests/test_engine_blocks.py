@@ -5,6 +5,7 @@ result as the engine on that full build, member by member, or no block run at al
 from __future__ import annotations
 
 import itertools
+import pickle
 from dataclasses import replace
 
 import numpy as np
@@ -21,7 +22,7 @@ from netsim.engine.blocks import simulate_blocks
 from netsim.errors import ResourceError, ScheduleError
 from netsim.run import run_collective
 from netsim.schedule import BlockSchedule
-from netsim.topology import parse_topology
+from netsim.topology import parse_topology, ring
 
 PHASES = {"allreduce": (True, True), "reducescatter": (True, False),
           "allgather": (False, True)}
@@ -146,16 +147,42 @@ def test_collective_runs_give_the_full_builds_numbers(spec, op, order):
         np.allclose(fast.result.link_bytes, full.result.link_bytes, rtol=1e-12)
 
 
-def test_a_block_run_that_does_not_fit_fails_at_once_with_its_estimate():
+def test_a_block_run_keeps_its_per_op_times_per_block_until_they_are_read():
+    # 16,384 ranks, 536,838,144 sends: the run needs memory per block (about 200 MB in
+    # all), the per-op arrays 4.3 GB each, so under 1 GiB the run and its makespan and
+    # links are there, and reading a per-op array is refused in one line
     set_max_memory(2**30)
     try:
+        run = run_collective("allreduce", "torus:128x128", "ring", "1GiB")
+        result = run.result
+        assert result.meta["blocks"] == {"blocks": 32766, "sends_per_block": 16384}
+        # nccl-tests' bus bandwidth of a ring, 2 (n-1)/n x size / time, is the bandwidth
+        # of the one 50 GB/s link each rank sends on
+        assert run.busbw_GBps == pytest.approx(50.0, rel=1e-3)
+        assert "ops=536838144" in repr(result)
         with pytest.raises(ResourceError) as err:
-            run_collective("allreduce", "torus:128x128", "ring", "1GiB")
+            result.op_finish
     finally:
         set_max_memory(None)
     message = str(err.value)
-    assert "\n" not in message and f"{2 * 16383 * 16384:.3g} sends" in message
-    assert "32766 blocks" in message and "1 GiB --max-memory" in message
+    assert "\n" not in message and "op_finish of a run of 536,838,144 ops" in message
+    assert "1 GiB --max-memory" in message
+
+
+def test_per_block_arrays_expand_to_the_full_schedule_s_and_survive_pickling():
+    topo = ring(8, bandwidth=1e9)
+    options = AlgoOptions(chunks=2, topology=topo, extra={"annotate": False})
+    blocks = ring_blocks("allreduce", 8, 8e9, options, reduce_scatter=True, all_gather=True)
+    result = simulate_blocks(topo, blocks, topo.endpoints)
+    assert "op_finish" not in vars(result)                 # not expanded yet
+    again = pickle.loads(pickle.dumps(result))
+    full = simulate(topo, blocks.expand(), topo.endpoints)
+    for name in ("op_release", "op_start", "op_finish"):
+        np.testing.assert_allclose(getattr(result, name), getattr(full, name), rtol=1e-12)
+        np.testing.assert_array_equal(getattr(again, name), getattr(result, name))
+    assert "op_finish" in vars(result)                     # expanded once, then kept
+    with pytest.raises(AttributeError, match="no attribute 'op_nothing'"):
+        result.op_nothing
 
 
 def test_block_schedules_check_their_dependencies():

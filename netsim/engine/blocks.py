@@ -41,15 +41,11 @@ import numpy as np
 
 from ..schedule import SEND, BlockSchedule, Schedule
 from .executor import _Execution, _make_result
-from .result import Result
+from .result import PerBlock, Result
 from .symmetry import QuotientRoutes, find_classes, quotient
 
-__all__ = ["simulate_blocks", "BYTES_PER_BLOCK_SEND", "BYTES_PER_BLOCK"]
+__all__ = ["simulate_blocks", "BYTES_PER_BLOCK"]
 
-#: Memory of a block run per send of the full schedule: the result's per-op release,
-#: start and finish times (8 bytes each) and one more while they are made; the quotient
-#: itself is one send per block.
-BYTES_PER_BLOCK_SEND = 32
 #: Memory per block of the block schedule and its one-send-per-block run (dependency
 #: arrays, the quotient's ops, sub-flows and event state; a generous figure).
 BYTES_PER_BLOCK = 2048
@@ -63,7 +59,8 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
 
     ``placement`` maps ranks to topology nodes; ``overhead`` (s) is the per-message cost
     of every send (one value). Per-op arrays of the result are the full schedule's (op
-    ``b * m + i``); link loads are every link's.
+    ``b * m + i``), kept per block until read (:class:`~netsim.engine.result.PerBlock`):
+    the run needs memory per block, not per send; link loads are every link's.
     """
     from . import route_schedule
 
@@ -101,7 +98,7 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
                            tags=blocks.tags)
     return _make_result(
         topology, tags,
-        np.repeat(run.op_release, m), np.repeat(run.op_start, m), np.repeat(run.op_finish, m),
+        PerBlock(run.op_release, m), PerBlock(run.op_start, m), PerBlock(run.op_finish, m),
         one_bytes * n_blocks, run.link_busy[classes.link], run.link_peak[classes.link],
         run.events, n_blocks * len(routes.sub_req), None,
         {"symmetry_classes": {"ops": int(n_blocks), "flows": int(len(run.sub_op)),

@@ -14,7 +14,43 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Result"]
+__all__ = ["Result", "PerBlock"]
+
+#: The per-op arrays a block run may keep per block.
+_OP_ARRAYS = ("op_release", "op_start", "op_finish")
+
+
+class PerBlock:
+    """A per-op array held as one value per block of ``repeat`` consecutive ops, as a run
+    on one send per block (engine.blocks) makes it: op ``b * repeat + i`` has
+    ``values[b]``. :class:`Result` keeps it so until the array is first read, because
+    expanded it costs 8 bytes per op: 4.3 GB per array for a 16,384-rank ring
+    all-reduce, whose run itself needs a few MB.
+
+    >>> PerBlock(np.array([1.0, 2.0]), 3).expand("ops").tolist()
+    [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+    """
+
+    __slots__ = ("values", "repeat")
+
+    def __init__(self, values: np.ndarray, repeat: int):
+        self.values, self.repeat = np.asarray(values, dtype=np.float64), int(repeat)
+
+    @property
+    def size(self) -> int:
+        return self.values.size * self.repeat
+
+    def max(self) -> float:
+        return self.values.max()
+
+    def expand(self, what: str) -> np.ndarray:
+        """The full per-op array, refused with one line (budget.require_memory) when its
+        8 bytes per op do not fit."""
+        from ..budget import require_memory
+
+        require_memory(8.0 * self.size, what, advice="makespan and link figures, which "
+                       "need no per-op array")
+        return np.repeat(self.values, self.repeat)
 
 
 @dataclass(eq=False)
@@ -26,6 +62,9 @@ class Result:
     Per link: ``link_ends`` (source and destination node names), ``link_bytes`` (bytes carried), ``link_busy`` (s with at least one flow
     transferring), ``link_peak_flows`` (most flows transferring at once).
     ``timeline``, when recorded, holds ``(t0, t1, link_ids, rates)`` per interval.
+    The per-op arrays may be given as :class:`PerBlock`; each is then expanded when it is
+    first read (and refused with one line if it cannot fit), so a run on blocks that is
+    asked only for its makespan and links stays as small as its blocks.
     """
 
     topology: str
@@ -47,6 +86,31 @@ class Result:
     placement: np.ndarray | None = None
     timeline: list | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        kept = {name: self.__dict__[name] for name in _OP_ARRAYS
+                if isinstance(self.__dict__[name], PerBlock)}
+        if kept:                               # read through __getattr__ until expanded
+            self.__dict__["_per_block"] = kept
+            for name in kept:
+                del self.__dict__[name]
+
+    def __getattr__(self, name: str):
+        kept = self.__dict__.get("_per_block")
+        if kept is not None and name in kept:
+            value = kept[name].expand(f"{name} of a run of {kept[name].size:,} ops on "
+                                      f"{self.topology}")
+            self.__dict__[name] = value
+            del kept[name]
+            return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        ops = self.__dict__.get("_per_block", {}).get("op_finish")
+        n_ops = ops.size if ops is not None else len(self.op_finish)
+        return (f"Result(topology={self.topology!r}, makespan={self.makespan!r}, "
+                f"ops={n_ops}, links={len(self.link_names)}, events={self.events}, "
+                f"num_flows={self.num_flows})")
 
     @property
     def link_utilization(self) -> np.ndarray:

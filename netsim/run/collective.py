@@ -232,8 +232,7 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
     a block form here (a ring without timed reductions) and its blocks are symmetry
     classes; None otherwise (the caller builds the full schedule). Fluid model only, and
     no faults: a fault breaks the symmetry the blocks rely on."""
-    from ..budget import require_memory
-    from ..engine.blocks import BYTES_PER_BLOCK, BYTES_PER_BLOCK_SEND, simulate_blocks
+    from ..engine.blocks import BYTES_PER_BLOCK, simulate_blocks
 
     if getattr(algo, "blocks", None) is None or model != "fluid" or faults:
         return None
@@ -243,9 +242,7 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
     blocks = algo.blocks(nodes.size, size, options)
     if blocks is None or blocks.num_ranks != nodes.size:
         return None
-    require_memory(blocks.num_sends * BYTES_PER_BLOCK_SEND,
-                   f"{algo.op} {algo.name} on {nodes.size} ranks ({blocks.num_sends:.3g} sends "
-                   f"in {blocks.blocks} blocks)", advice="fewer ranks or fewer chunks")
+    # (its per-op times stay per block until read: engine.result.PerBlock)
     machine = fabric_topology(topology, blocks)
     blocks = blocks.scaled(blocks.meta.get("wire_factor", 1.0))
     result = simulate_blocks(machine, blocks, nodes, router=router,

@@ -169,6 +169,16 @@ def test_a_block_run_keeps_its_per_op_times_per_block_until_they_are_read():
     assert "1 GiB --max-memory" in message
 
 
+def test_a_ring_past_two_billion_sends_runs_on_its_steps():
+    # 65,536 ranks: 8.6e9 sends, more than the cap on typos (counted in sends for a full
+    # build), but 131,070 ring steps for the block run; its time is the ring's bandwidth
+    # term, 2 (n-1)/n x 1 GiB over the one 50 GB/s link each rank sends on (no latency)
+    n = 65536
+    run = run_collective("allreduce", "torus:256x256", "ring", "1GiB")
+    assert run.flows == 2 * (n - 1) * n
+    assert run.time_s == pytest.approx(2 * (n - 1) / n * 2**30 / 50e9, rel=1e-9)
+
+
 def test_per_block_arrays_expand_to_the_full_schedule_s_and_survive_pickling():
     topo = ring(8, bandwidth=1e9)
     options = AlgoOptions(chunks=2, topology=topo, extra={"annotate": False})

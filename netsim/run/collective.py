@@ -271,9 +271,10 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
     The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
     crosses at least one link, and a ring laid on the machine's own ring crosses exactly
     one, so the estimate counts one link per send: what cannot fit even so is refused
-    (an all-to-all's sends cross the mean distance). A block run (``per_send``: its bytes
-    per send of the full schedule) keeps only per-op times. :data:`MAX_SENDS` stays as a
-    cap on typos (a billion chunks) when ``--max-memory`` allows almost anything.
+    (an all-to-all's sends cross the mean distance). A block run (``per_send``: its
+    memory per block, spread over the block's sends) needs memory per ring step, not per
+    send. :data:`MAX_SENDS` stays as a cap on typos (a billion chunks) when
+    ``--max-memory`` allows almost anything; for a block run it counts ring steps.
     """
     from ..budget import require_memory, require_sends
 
@@ -284,8 +285,11 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
     else:
         require_sends(sends, topology, what, hops=None if op == "alltoall" else 1.0,
                       advice=advice)
-    if sends > MAX_SENDS:
-        raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {sends:.3g} sends "
+    # a block run simulates one send per block (a ring step: n sends), so the cap on typos
+    # counts its steps
+    count, unit = (sends // max(n, 1), "ring steps") if per_send is not None else (sends, "sends")
+    if count > MAX_SENDS:
+        raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {count:.3g} {unit} "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
 
 

@@ -287,7 +287,8 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
                       advice=advice)
     # a block run simulates one send per block (a ring step: n sends), so the cap on typos
     # counts its steps
-    count, unit = (sends // max(n, 1), "ring steps") if per_send is not None else (sends, "sends")
+    count, unit = (sends, "sends") if per_send is None else \
+        (sends // max(n, 1), "ring steps")
     if count > MAX_SENDS:
         raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {count:.3g} {unit} "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")

@@ -163,6 +163,22 @@ def test_the_cli_refuses_in_one_line_and_exits_2(capsys):
     assert err.count("\n") == 1 and "would need about" in err and "16 MiB --max-memory" in err
 
 
+def test_saving_per_op_times_that_cannot_fit_is_refused_in_one_line(capsys, tmp_path):
+    # a 16,384-rank ring runs on its steps under 1 GiB, but --save-result needs its
+    # 536,838,144 per-op times: one line, exit 2, no file
+    out = tmp_path / "result.json"
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["--max-memory", "1GiB", "coll", "allreduce", "--topo", "torus:128x128",
+                  "--algo", "ring", "--size", "1GiB", "--save-result", str(out)])
+    finally:
+        set_max_memory(None)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "536,838,144 ops" in err and "1 GiB --max-memory" in err
+    assert not out.exists()
+
+
 def test_after_the_build_the_schedule_s_own_sends_and_links_are_counted():
     # The check before the build counts a ring's sends at one link each; the direct
     # all-reduce sends as many, but across the mesh (~10.7 links on 16x16), so it is

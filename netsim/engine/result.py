@@ -48,8 +48,8 @@ class PerBlock:
         8 bytes per op do not fit."""
         from ..budget import require_memory
 
-        require_memory(8.0 * self.size, what, advice="makespan and link figures, which "
-                       "need no per-op array")
+        require_memory(8.0 * self.size, what, advice="ask only for the makespan and link "
+                       "figures, which need no per-op times")
         return np.repeat(self.values, self.repeat)
 
 

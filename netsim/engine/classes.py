@@ -40,7 +40,7 @@ with classes in place of flows:
   water ``t`` is below ``r`` that counts more than it carries, so a link's level there is
   never above its true one: a link that saturates with a pinned class counted on it
   brings it down there too (the same rule), and a link that does not cannot stop it
-  before its true level would. When the water passes ``r`` (:func:`_expire`) the class
+  before its true level would. When the water passes ``r`` (:func:`_unfreeze`) the class
   rises on every link. A pinned class that stops at a level other than ``r`` gives its
   links the difference (:func:`_freeze_pinned`), which is what the whole demotion would
   have cost; one that stops at ``r`` on its own bottleneck, as about half of them do,
@@ -379,7 +379,8 @@ def _lift(link, k, r, spare, cnt, dirty, d_list, n_d):
 def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare,
               cnt, hp, hval, hpos, n_h, dirty, d_list, n_d, s_list, n_s):
     """Class c rises with the water from here: on each of its links its fixed rate
-    becomes spare and its members count among the rising."""
+    becomes spare and its members count among the rising (a pinned class, whose water
+    passed its rate, only where it did not rise already)."""
     if record:
         cf[ORIG, c] = cf[RR, c]
     if ci[CINS, c] == 0:
@@ -390,10 +391,13 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
     r = cf[RR, c]
     e = ci[CE, c]
     while e >= 0:
-        link = ei[EL, e]
-        n_t, n_h = _touch(link, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
-                          n_t, spare, cnt, hp, hval, hpos, n_h)
-        n_d = _lift(link, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
+        if ei[EM, e]:
+            ei[EM, e] = 0
+        else:
+            link = ei[EL, e]
+            n_t, n_h = _touch(link, True, ci, cf, ei, capacity, load, lhead, touched,
+                              t_list, n_t, spare, cnt, hp, hval, hpos, n_h)
+            n_d = _lift(link, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
         e = ei[ECN, e]
     return n_t, n_h, n_d, n_s
 
@@ -428,25 +432,6 @@ def _pin(c, e, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, c
 
 
 @njit(cache=True, _nrt=False)
-def _expire(c, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt, hp,
-            hval, hpos, n_h, dirty, d_list, n_d):
-    """The water passes pinned class c's rate: it rises on all its links from here."""
-    ci[CST, c] = 1
-    r = cf[ORIG, c]
-    e = ci[CE, c]
-    while e >= 0:
-        if ei[EM, e]:
-            ei[EM, e] = 0
-        else:
-            link = ei[EL, e]
-            n_t, n_h = _touch(link, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
-                              n_t, spare, cnt, hp, hval, hpos, n_h)
-            n_d = _lift(link, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
-        e = ei[ECN, e]
-    return n_t, n_h, n_d
-
-
-@njit(cache=True, _nrt=False)
 def _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h):
     """Move each changed link to the level at which it now saturates."""
     for k in range(n_d):
@@ -454,6 +439,21 @@ def _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h):
         dirty[f] = False
         if cnt[f] >= 0.5:
             n_h = _put(hp, hval, hpos, n_h, f, spare[f] / cnt[f])
+    return n_h
+
+
+@njit(cache=True, inline="always")
+def _stop(other, k, t, spare, cnt, hp, hval, hpos, n_h):
+    """k rising members stop at level t on link ``other``: its level rises, or it leaves
+    the heap when nothing rises on it any more; returns the heap's size."""
+    spare[other] -= t * k
+    cnt[other] -= k
+    i = hpos[other]
+    if i >= 0:
+        if cnt[other] >= 0.5:                  # its level rises
+            _rise(hp, hval, hpos, n_h, i, other, spare[other] / cnt[other])
+        else:                                  # no rising class left on it
+            n_h = _take(hp, hval, hpos, n_h, i)
     return n_h
 
 
@@ -470,17 +470,8 @@ def _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hval, hpos, n_h):
     cf[NEW, c] = t
     e = ci[CE, c]
     while e >= 0:
-        other, k = ei[EL, e], ei[EK, e]
-        spare[other] -= t * k
-        cnt[other] -= k
+        n_h = _stop(ei[EL, e], ei[EK, e], t, spare, cnt, hp, hval, hpos, n_h)
         e = ei[ECN, e]
-        i = hpos[other]
-        if i < 0:
-            continue
-        if cnt[other] >= 0.5:                  # its level rises
-            _rise(hp, hval, hpos, n_h, i, other, spare[other] / cnt[other])
-        else:                                  # no rising class left on it
-            n_h = _take(hp, hval, hpos, n_h, i)
     return n_h
 
 
@@ -501,14 +492,7 @@ def _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead, touched, t_lis
         other, k = ei[EL, e], ei[EK, e]
         if ei[EM, e]:
             ei[EM, e] = 0
-            spare[other] -= t * k
-            cnt[other] -= k
-            i = hpos[other]
-            if i >= 0:
-                if cnt[other] >= 0.5:
-                    _rise(hp, hval, hpos, n_h, i, other, spare[other] / cnt[other])
-                else:
-                    n_h = _take(hp, hval, hpos, n_h, i)
+            n_h = _stop(other, k, t, spare, cnt, hp, hval, hpos, n_h)
         elif not same:
             n_t, n_h = _touch(other, True, ci, cf, ei, capacity, load, lhead, touched,
                               t_list, n_t, spare, cnt, hp, hval, hpos, n_h)
@@ -548,9 +532,9 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
         if n_p > 0 and (n_h == 0 or pkey[pheap[0]] < hval[0]):
             c = pheap[0]                       # the water passes a pinned class's rate
             n_p = _heap_remove(pheap, ppos, pkey, n_p, c)
-            n_t, n_h, n_d = _expire(c, ci, cf, ei, capacity, load, lhead, touched, t_list,
-                                    n_t, spare, cnt, hp, hval, hpos, n_h, dirty, d_list,
-                                    n_d)
+            n_t, n_h, n_d, n_s = _unfreeze(c, False, ci, cf, ei, capacity, load, lhead,
+                                           touched, t_list, n_t, spare, cnt, hp, hval, hpos,
+                                           n_h, dirty, d_list, n_d, s_list, n_s)
             n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
             n_d = 0
             continue

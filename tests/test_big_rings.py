@@ -129,7 +129,7 @@ def test_a_ring_that_does_not_fit_fails_at_once_with_the_estimate():
     sends = 2 * 16383 * 16384
     assert "\n" not in message and f"{sends:.3g} sends" in message
     assert "16384 ranks" in message and "1 GiB --max-memory" in message
-    assert "fewer ranks or fewer chunks" in message and "--max-memory SIZE" in message
+    assert "fewer ranks," in message and "--max-memory SIZE" in message   # 1 chunk: no fewer
     # the estimate is one link per send at the measured cost
     need = float(message.split("would need about ")[1].split(" GiB")[0]) * 2**30
     assert need == pytest.approx(send_memory(sends, 1), rel=5e-3)
@@ -220,3 +220,31 @@ def test_mean_links_from_a_sample_is_close_to_the_exact_mean(monkeypatch, algo):
     assert schedule.num_sends > 512
     sampled = collective._mean_links(schedule, topo, placement, router)
     assert exact >= 1.0 and abs(sampled - exact) <= 0.05 * exact
+
+
+def test_an_all_pairs_algorithm_that_cannot_fit_is_refused_before_it_is_built(monkeypatch):
+    """direct's sends cross the mean distance, not a ring's one link: with a budget between
+    the two estimates, --algo direct is refused before its builder runs, and auto picks
+    among the rest without building it."""
+    import netsim.algorithms.allreduce as allreduce
+    from netsim.budget import _mean_hops
+
+    topo = torus((16, 16))
+    sends = 2 * 256 * 255
+    low, high = send_memory(sends, 1), send_memory(sends, _mean_hops(topo))
+    assert high > 1.4 * low
+    built = []
+    monkeypatch.setattr(allreduce, "direct_reduce_scatter",
+                        lambda *a, **k: built.append(1) or pytest.fail("direct was built"))
+    set_max_memory(int((low + high) / 2))
+    try:
+        with pytest.raises(ResourceError) as err:
+            run_collective("allreduce", topo, "direct", 2**20)
+        picked = run_collective("allreduce", topo, "auto", 2**20)
+    finally:
+        set_max_memory(None)
+    message = str(err.value)
+    assert "allreduce direct on 256 ranks" in message and f"{sends:.3g} sends" in message
+    assert "\n" not in message and "fewer ranks," in message and not built
+    assert picked.algorithm != "direct" and "direct" not in picked.candidates
+    assert "direct" not in (picked.pruned or {}) and picked.time_s > 0

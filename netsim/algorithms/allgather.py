@@ -70,7 +70,8 @@ def direct_phase(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarra
     return join(ready, received) if received else ready
 
 
-@register(OP, "direct", "one step: every rank sends its block to every other rank")
+@register(OP, "direct", "one step: every rank sends its block to every other rank",
+          all_pairs=True)
 def direct(num_ranks: int, size: float, options: AlgoOptions):
     return one_phase(OP, num_ranks, size, options, direct_phase)
 

@@ -120,7 +120,8 @@ def recursive_doubling(num_ranks: int, size: float, options: AlgoOptions):
 
 
 @register(OP, "direct", "two-shot: direct reduce-scatter (block j to rank j) then direct "
-                        "all-gather; 2 steps, 2(n-1)/n S per rank", size_linear=True)
+                        "all-gather; 2 steps, 2(n-1)/n S per rank", size_linear=True,
+          all_pairs=True)
 def direct(num_ranks: int, size: float, options: AlgoOptions):
     plan = Plan(OP, num_ranks, size, num_ranks, options)
     owners = blocks(num_ranks, 1)
@@ -131,7 +132,7 @@ def direct(num_ranks: int, size: float, options: AlgoOptions):
 
 @register(OP, "oneshot", "one-shot: every rank sends its whole buffer to every other rank "
                          "and reduces locally; 1 step, (n-1) S per rank",
-          size_linear=True)
+          size_linear=True, all_pairs=True)
 def oneshot(num_ranks: int, size: float, options: AlgoOptions):
     n = num_ranks
     plan = Plan(OP, n, size, 1, options)

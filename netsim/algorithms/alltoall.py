@@ -22,7 +22,7 @@ def block_pieces(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
     return (np.asarray(src) * n + np.asarray(dst))[:, None]
 
 
-@register(OP, "direct", "all n(n-1) sends at once")
+@register(OP, "direct", "all n(n-1) sends at once", all_pairs=True)
 def direct(num_ranks: int, size: float, options: AlgoOptions):
     n = num_ranks
     plan = Plan(OP, n, size, n * n, options)
@@ -36,7 +36,7 @@ def direct(num_ranks: int, size: float, options: AlgoOptions):
 
 
 @register(OP, "pairwise", "n-1 synchronised steps, one peer each (XOR partner for powers "
-                          "of two, else rank +/- i)")
+                          "of two, else rank +/- i)", all_pairs=True)
 def pairwise(num_ranks: int, size: float, options: AlgoOptions):
     """Step i: rank r sends to r XOR i (powers of two) or r + i, and receives from r XOR i
     or r - i. A step starts when the rank's previous send and receive are done."""

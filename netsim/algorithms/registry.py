@@ -82,6 +82,11 @@ class Algorithm:
     #: checks every algorithm that says so). A callable ``(num_ranks, options) -> bool``
     #: says it where it holds (tt_*: where the machine has no fixed launch cost).
     size_linear: bool | Callable[[int, AlgoOptions], bool] = False
+    #: True: every rank sends to every other rank (direct, one-shot), so its sends cross
+    #: the machine's mean distance, not the one link of a ring's: the memory check before
+    #: the build counts that many links per send and refuses, in a moment, what would
+    #: otherwise be built for seconds and then refused (``--algo auto`` on 4,096 ranks).
+    all_pairs: bool = False
 
     def why_not(self, num_ranks: int, options: AlgoOptions) -> str | None:
         """None if the algorithm can run on ``num_ranks`` ranks with ``options``, else why not."""
@@ -140,7 +145,8 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
              requires: str | None = None, check: Check | None = None,
              pipelined: bool = False, blocks: Callable | None = None,
              order_only: bool = False,
-             size_linear: bool | Callable[[int, AlgoOptions], bool] = False):
+             size_linear: bool | Callable[[int, AlgoOptions], bool] = False,
+             all_pairs: bool = False):
     """Decorator registering ``build(num_ranks, size, options)`` as algorithm ``op``/``name``.
 
     ``blocks(num_ranks, size, options)``, when given, returns the same schedule as a
@@ -148,7 +154,8 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
     simulate that without building the full schedule (:mod:`netsim.engine.blocks`).
     ``order_only`` declares that the placement enters the schedule only through the rank
     order (see :class:`Algorithm`); ``size_linear`` that bytes and compute seconds scale
-    with the size at a fixed depth (see :class:`Algorithm`). The registry is open: a user
+    with the size at a fixed depth (see :class:`Algorithm`); ``all_pairs`` that every rank
+    sends to every other (see :class:`Algorithm`). The registry is open: a user
     module may register more algorithms the same way.
     """
     if op not in _REGISTRY:
@@ -159,7 +166,8 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
 
     def decorate(build: Builder) -> Builder:
         algorithm = Algorithm(op, name, summary, build, power_of_two, requires, check, pipelined,
-                              order_only=order_only, size_linear=size_linear)
+                              order_only=order_only, size_linear=size_linear,
+                              all_pairs=all_pairs)
 
         @functools.wraps(build)
         def build_with_defaults(num_ranks: int, size: float, options: AlgoOptions) -> Schedule:

@@ -207,7 +207,8 @@ def _placed_build(algo, topology, size: float, nodes: np.ndarray, options, route
     schedules kept from a sweep's other sizes."""
     from ..algorithms.innetwork_planes import plane_map
 
-    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology)   # before building
+    _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology,   # before building
+                 all_pairs=getattr(algo, "all_pairs", False), name=algo.name)
     by_class = by_class and "planes" not in options.extra
     build = algo.build if builds is None or isinstance(algo, _Built) else \
         (lambda n, size, options: builds.build(algo, n, size, options))
@@ -238,7 +239,7 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
         return None
     # the block schedule itself: a few arrays of one entry per block (n sends)
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology,
-                 per_send=BYTES_PER_BLOCK / max(nodes.size, 1))
+                 per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name)
     blocks = algo.blocks(nodes.size, size, options)
     if blocks is None or blocks.num_ranks != nodes.size:
         return None
@@ -265,13 +266,15 @@ def fabric_topology(topology, schedule):
 
 
 def _check_scale(op: str, n: int, chunks: int, topology, *,
-                 per_send: float | None = None) -> None:
+                 per_send: float | None = None, all_pairs: bool = False,
+                 name: str | None = None) -> None:
     """Refuse runs whose schedules would not fit in memory, before building them.
 
     The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
     crosses at least one link, and a ring laid on the machine's own ring crosses exactly
     one, so the estimate counts one link per send: what cannot fit even so is refused
-    (an all-to-all's sends cross the mean distance). A block run (``per_send``: its
+    (an all-to-all's sends, and those of an algorithm whose every rank sends to every
+    other, ``all_pairs``, cross the mean distance). A block run (``per_send``: its
     memory per block, spread over the block's sends) needs memory per ring step, not per
     send. :data:`MAX_SENDS` stays as a cap on typos (a billion chunks) when
     ``--max-memory`` allows almost anything; for a block run it counts ring steps.
@@ -279,18 +282,20 @@ def _check_scale(op: str, n: int, chunks: int, topology, *,
     from ..budget import require_memory, require_sends
 
     sends = _ring_sends(op, n, chunks)
-    what, advice = f"{op} on {n} ranks in {chunks} chunks", "fewer ranks or fewer chunks"
+    what = " ".join(filter(None, (op, name))) + f" on {n} ranks" + \
+        (f" in {chunks} chunks" if chunks > 1 else "")
+    advice = "fewer ranks or fewer chunks" if chunks > 1 else "fewer ranks"
     if per_send is not None:
         require_memory(sends * per_send, f"{what} ({sends:.3g} sends)", advice=advice)
     else:
-        require_sends(sends, topology, what, hops=None if op == "alltoall" else 1.0,
+        require_sends(sends, topology, what, hops=None if op == "alltoall" or all_pairs else 1.0,
                       advice=advice)
     # a block run simulates one send per block (a ring step: n sends), so the cap on typos
     # counts its steps
     count, unit = (sends, "sends") if per_send is None else \
         (sends // max(n, 1), "ring steps")
     if count > MAX_SENDS:
-        raise InputError(f"{op} on {n} ranks in {chunks} chunks needs about {count:.3g} {unit} "
+        raise InputError(f"{what} needs about {count:.3g} {unit} "
                          f"(more than the limit of {MAX_SENDS}): use fewer chunks or ranks")
 
 

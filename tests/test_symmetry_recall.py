@@ -83,3 +83,24 @@ def test_another_graph_is_not_recalled():
     other = build_schedule("allreduce", "ring", 16, 1e6, AlgoOptions(chunks=2, gamma=1e9))
     got = _search(other)
     assert got is not first and _equal(got, _fresh(other))
+
+
+def test_a_search_is_kept_while_its_graph_fits_its_share_of_the_room(monkeypatch):
+    """Kept by memory, not by a fixed size: a graph within RECALL_MAX_SHARE of what the
+    process may still add is recalled; with less room it is searched again."""
+    import netsim.budget as budget
+
+    schedule = _ring(1e6)
+    routes = route_schedule(TOPO, schedule, np.asarray(TOPO.endpoints))
+    graph_bytes = 8 * (schedule.dep_ptr.size + schedule.dep_idx.size + routes.sub_req.size
+                       + routes.path_ptr.size + routes.path_links.size)
+    monkeypatch.setattr(budget, "memory_room",
+                        lambda: int(1.5 * graph_bytes / symmetry.RECALL_MAX_SHARE))
+    first = _search(schedule)
+    assert _search(_ring(2e6)) is first
+    symmetry._recalled.clear()
+    monkeypatch.setattr(budget, "memory_room",
+                        lambda: int(0.5 * graph_bytes / symmetry.RECALL_MAX_SHARE))
+    first = _search(schedule)
+    again = _search(_ring(2e6))
+    assert again is not first and _equal(again, first) and not symmetry._recalled

@@ -281,3 +281,31 @@ def test_compiled_longest_path_equals_the_numpy_blocks_on_small_schedules(name):
         with mock.patch.object(lower_bound, "COMPILED", compiled):
             bounds.append(schedule_bound(topo, schedule, nodes, overhead=1e-6))
     assert bounds[0] == bounds[1]
+
+
+@pytest.mark.parametrize("spec", ["fattree:k=4", "dgx-h100-cluster"])
+def test_a_table_of_many_pairs_bounds_a_schedule_of_few_as_its_own_routes_do(spec):
+    """The pair table of a machine holds every pair bounded so far; a ring's bound then
+    reads a few of its rows (the sparse product over used rows), a direct all-to-all's
+    all of them: both as from their own routes."""
+    from netsim.algorithms import AlgoOptions, build_schedule
+    from netsim.topology import parse_topology
+
+    topo = parse_topology(spec)
+    nodes = np.asarray(topo.endpoints, dtype=np.int64)
+    n = nodes.size
+    options = AlgoOptions(topology=topo, placement=nodes)
+    everyone = build_schedule("alltoall", "direct", n, 1e6, options)
+    ring = build_schedule("allreduce", "ring", n, 3e6, options)
+    from netsim.algorithms.lower_bound import _PairTerms, _subflows, link_load
+    from netsim.routing import default_router
+
+    table = _PairTerms.of(topo, default_router(topo))
+    for schedule in (everyone, ring, everyone):
+        bound = schedule_bound(topo, schedule, nodes, overhead=1e-6)
+        routes = route_schedule(topo, schedule, nodes)
+        assert bound == pytest.approx(schedule_bound(topo, schedule, nodes, overhead=1e-6,
+                                                     routes=routes), rel=1e-12, abs=0)
+        own = link_load(topo, routes, _subflows(topo, schedule, routes)[0])
+        assert table.terms(topo, schedule, nodes)[1] == pytest.approx(own, rel=1e-12)
+        assert own > 0

@@ -124,6 +124,7 @@ class _PairTerms:
         self.link_ptr = np.zeros(1, dtype=np.int64)
         self.link_idx = np.zeros(0, dtype=np.int64)
         self.link_frac = np.zeros(0)
+        self._matrix = None                    # the link table as a sparse matrix (_load)
 
     def terms(self, topology, schedule, placement: np.ndarray) -> tuple[np.ndarray, float]:
         """(per op: least time from its start to its finish once released, the link-load
@@ -148,12 +149,23 @@ class _PairTerms:
             np.maximum.at(best, owner, each)
             drain[send_ops] = best
         pair_bytes = np.bincount(pair, weights=nbytes, minlength=self.keys.size)
-        per_link = np.diff(self.link_ptr)
-        load = np.bincount(self.link_idx,
-                           weights=np.repeat(pair_bytes, per_link) * self.link_frac,
-                           minlength=topology.num_links)
+        load = self._load(pair_bytes, np.unique(pair), topology.num_links)
         bandwidth = np.asarray(topology.bandwidth, dtype=np.float64)
         return drain, float((load / bandwidth).max()) if load.size else 0.0
+
+    def _load(self, pair_bytes: np.ndarray, used: np.ndarray, num_links: int) -> np.ndarray:
+        """Bytes per link of ``pair_bytes`` (per held pair; nonzero only at ``used``): one
+        sparse product over the used pairs' link entries. The table holds every pair any
+        schedule on this machine needed (a sweep's ten candidates: all n^2 on 256 ranks),
+        and a repeat over all of it at every bound was 40% of `--algo auto` there."""
+        from scipy.sparse import csr_matrix
+
+        if self._matrix is None or self._matrix.shape != (self.keys.size, num_links):
+            self._matrix = csr_matrix((self.link_frac, self.link_idx, self.link_ptr),
+                                      shape=(self.keys.size, num_links))
+        if used.size * 4 < self.keys.size:          # a few pairs (a ring's): their rows
+            return self._matrix[used].T @ pair_bytes[used]
+        return self._matrix.T @ pair_bytes
 
     def _rows(self, topology, key: np.ndarray) -> np.ndarray:
         """Row of every pair key, routing the pairs not seen yet."""
@@ -212,6 +224,7 @@ class _PairTerms:
         self.link_ptr, self.link_idx, self.link_frac = gather(
             self.link_ptr, new_links, (self.link_idx, new_idx), (self.link_frac, new_frac))
         self.keys = keys[order]
+        self._matrix = None
 
 
 def _times(nbytes: np.ndarray, rate: np.ndarray) -> np.ndarray:

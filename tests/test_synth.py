@@ -250,3 +250,27 @@ def test_search_tries_balance_with_costly_reductions():
     assert run.record()["synth_balance"] == run.synth_balance
     assert any(b > 0 for _, _, b in GAMMA_SHAPES) and any(b == 0 for _, _, b in GAMMA_SHAPES)
     assert run.time_s <= run.best_fixed_s
+
+
+@pytest.mark.parametrize("spec", ["gb200-nvl72", "fattree:k=4", "mesh:3x3"])
+def test_the_greedys_link_groups_stand_for_exactly_the_links_they_merge(spec):
+    """The greedy tracks one busy time and last send per group of links used by the same
+    edges: two edges share a group exactly when they share a link, and every link's
+    edges are its group's."""
+    from netsim.algorithms.synth import _link_groups
+    from netsim.topology import parse_topology
+
+    topo = parse_topology(spec)
+    model = link_model(topo, np.asarray(topo.endpoints))
+    edge_groups, group_edges = _link_groups(model)
+    link_edges: dict[int, list[int]] = {}
+    for e, links in enumerate(model.links):
+        for link in links:
+            link_edges.setdefault(link, []).append(e)
+    for e, links in enumerate(model.links):
+        assert {tuple(link_edges[link]) for link in links} \
+            == {tuple(group_edges[g]) for g in edge_groups[e]}
+        assert len(edge_groups[e]) == len({tuple(link_edges[link]) for link in links})
+    if spec == "gb200-nvl72":   # a one-way ring over 18 planes: 36 links, each its own
+        assert {len(links) for links in model.links} == {36}
+        assert {len(groups) for groups in edge_groups} == {1}

@@ -196,13 +196,11 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
     if seed:
         rng.shuffle(order)
     out_edges: list[list[int]] = [[] for _ in range(n)]
-    users: dict[int, list[int]] = {}
     for e in order:
         out_edges[model.src[e]].append(e)
-        for link in model.links[e]:
-            users.setdefault(link, []).append(e)
+    edge_links, users = _link_groups(model)
     # The edges that share a link with edge e (e included): woken when e's send ends.
-    woken = [sorted({x for link in model.links[e] for x in users[link]}) or [e]
+    woken = [sorted({x for link in edge_links[e] for x in users[link]}) or [e]
              for e in range(num_edges)]
     duration = [alpha + model.latency[e] + (chunk_bytes / model.rate[e]
                                             if model.rate[e] != float("inf") else 0.0)
@@ -234,7 +232,7 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
                     seq += 1
             continue
         e = a
-        links = model.links[e]
+        links = edge_links[e]
         u, v = model.src[e], model.dst[e]
         if any(busy.get(link, 0.0) > t for link in links) or sender_free[u] > t:
             continue                                   # woken again when they free
@@ -283,6 +281,25 @@ def greedy_gather(model: LinkModel, chunks: int, chunk_bytes: float, *, alpha: f
                 heapq.heappush(heap, (sender_free[u], 1, seq, other, 0))
                 seq += 1
     return sends
+
+
+def _link_groups(model: LinkModel) -> tuple[list[tuple[int, ...]], list[list[int]]]:
+    """Per edge its links merged into groups of links that exactly the same edges use,
+    and per group those edges. The greedy sets a link's busy time and last send only
+    when an edge over it sends, so every link of a group always holds the same two
+    values and one stands for all: the one-way ring through the 18 NVSwitch planes of an
+    NVL72 crosses 36 links per edge, all in one group (gb200-nvl72 all-reduce build
+    0.135 s -> 0.085 s, the same sends)."""
+    users: dict[int, list[int]] = {}
+    for e, links in enumerate(model.links):
+        for link in links:
+            users.setdefault(link, []).append(e)
+    group_of: dict[tuple[int, ...], int] = {}
+    edge_links: list[tuple[int, ...]] = []
+    for links in model.links:
+        groups = (group_of.setdefault(tuple(users[link]), len(group_of)) for link in links)
+        edge_links.append(tuple(dict.fromkeys(groups)))
+    return edge_links, [list(edges) for edges in group_of]
 
 
 #: Synthesis is Python list scheduling, about n^2 x chunks sends: above this many ranks it

@@ -27,7 +27,6 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 
 from __future__ import annotations
 
-from collections import defaultdict
 
 import numpy as np
 
@@ -76,33 +75,75 @@ def _reversed(hops, n_steps: int):
 
 
 class _Phase:
-    """Builds one phase: the hops of every step, ``chunks`` slices per half-block."""
+    """Builds one phase: the hops of every step, ``chunks`` slices per half-block.
+
+    A step's hops go in as one block of sends per slice. What a rank holds of every
+    owner's half-block slice is a dense (chunks, n, n, halves) array of op ids (8 B per
+    entry: 64 MB for 256 ranks in 64 slices, where a dict of tuples took about 20x that),
+    and the last send over every rank pair a dense (n, n) one.
+    """
+
+    MISSING = -2                                 # nothing held yet: wait for ``ready``
 
     def __init__(self, plan: Plan, order: np.ndarray, chunks: int, reduce: bool,
                  ready: np.ndarray) -> None:
+        n = order.size
         self.plan, self.order, self.chunks, self.reduce = plan, order, chunks, reduce
-        self.ready = ready                       # (n,) op each rank starts after
-        self.have: dict[tuple, int] = {}         # (rank, owner, half, slice) -> op
-        self.link_last: dict[tuple, int] = defaultdict(lambda: -1)
-        self.done: dict[int, list[int]] = defaultdict(list)
+        self.ready = np.asarray(ready, dtype=np.int64)   # (n,) op each rank starts after
+        self.have = np.full((chunks, n, n, HALVES), self.MISSING, dtype=np.int64)
+        self.link_last = np.full((n, n), -1, dtype=np.int64)
+        self.done_rank: list[np.ndarray] = []    # receivers and their ops, in op order
+        self.done_op: list[np.ndarray] = []
 
-    def pieces(self, owner_rank: int, half: int, j: int) -> int:
-        return (owner_rank * HALVES + half) * self.chunks + j
-
-    def step(self, hops) -> None:
+    def step(self, hops: np.ndarray) -> None:
+        """One step: ``hops`` rows (src_pos, dst_pos, owner_pos, first half, last half)."""
+        src, dst, owner = (self.order[hops[:, c]] for c in range(3))
+        lo, hi = hops[:, 3], hops[:, 4]
+        halves = hi - lo + 1
+        nbytes = halves * self.plan.piece_bytes
+        ready = self.ready[src]
+        link_last = self.link_last[src, dst]
+        # The hop each hop's next slice waits for on its link: itself, or where two hops
+        # share a link in a step (both directions of a 2-rank ring) the later one.
+        pair = src * self.order.size + dst
+        keys, which = np.unique(pair, return_inverse=True)
+        later = None
+        if keys.size < pair.size:
+            later = np.zeros(keys.size, dtype=np.int64)
+            np.maximum.at(later, which, np.arange(pair.size))
+            later = later[which]
         for j in range(self.chunks):
-            rows = [self._row(h, j) for h in hops]
-            src, dst, pieces, deps = (list(x) for x in zip(*rows))
-            ids = self.plan.sends(np.array(src), np.array(dst), pieces=pieces,
-                                  deps=np.array(deps, dtype=np.int64))
-            nbytes = np.array([len(p) for p in pieces]) * self.plan.piece_bytes
-            got = self._reduced(np.array(dst), ids, nbytes) if self.reduce else ids
-            for (_, _, _, owner_pos, halves), s, d, op, g in zip(hops, src, dst, ids, got):
-                owner = int(self.order[owner_pos])
-                self.link_last[(s, d)] = int(op)
-                for h in halves:
-                    self.have[(d, owner, h, j)] = int(g)
-                self.done[d].append(int(g))
+            have = self.have[j]
+            first = have[src, owner, lo]
+            last = have[src, owner, hi]
+            first = np.where(first == self.MISSING, ready, first)
+            last = np.where(last == self.MISSING, ready, last)
+            deps = np.stack([np.maximum(first, last), np.minimum(first, last), link_last,
+                             ready], axis=1)
+
+            def pieces(j: int = j) -> list[list[int]]:
+                base = owner * HALVES
+                return [[(b + h) * self.chunks + j for h in range(a, z + 1)]
+                        for b, a, z in zip(base.tolist(), lo.tolist(), hi.tolist())]
+
+            ids = self.plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
+            got = self._reduced(dst, ids, nbytes) if self.reduce else ids
+            link_last = ids if later is None else ids[later]
+            have[dst, owner, lo] = got
+            have[dst, owner, hi] = got
+            self.done_rank.append(dst)
+            self.done_op.append(got)
+        self.link_last[src, dst] = link_last
+
+    def done(self) -> list[np.ndarray]:
+        """Per rank, the ops after which it holds what it received, in op order."""
+        n = self.order.size
+        if not self.done_rank:
+            return [np.zeros(0, dtype=np.int64) for _ in range(n)]
+        rank = np.concatenate(self.done_rank)
+        op = np.concatenate(self.done_op)
+        by = np.argsort(rank, kind="stable")
+        return np.split(op[by], np.cumsum(np.bincount(rank, minlength=n))[:-1])
 
     def _reduced(self, dst: np.ndarray, ids: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
         """Reductions of the receives, one block per set of distinct receivers (a rank
@@ -114,13 +155,6 @@ class _Phase:
             if part.any():
                 got[part] = self.plan.reduce(dst[part], ids[part], nbytes[part])
         return got
-
-    def _row(self, hop, j: int):
-        _, src_pos, dst_pos, owner_pos, halves = hop
-        src, dst, owner = (int(self.order[p]) for p in (src_pos, dst_pos, owner_pos))
-        data = [self.have.get((src, owner, h, j), int(self.ready[src])) for h in halves]
-        deps = [max(data), min(data), self.link_last[(src, dst)], int(self.ready[src])]
-        return src, dst, [self.pieces(owner, h, j) for h in halves], deps
 
 
 def _start(plan: Plan, previous: np.ndarray | None, launch: float, n: int) -> np.ndarray:
@@ -142,13 +176,15 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
     n_steps = max((h[0] for h in hops), default=0)
     if reduce:
         hops = _reversed(hops, n_steps)
-    phase = _Phase(plan, order, chunks, reduce, ready)
-    by_step = defaultdict(list)     # one pass, not one per step: n^2 hops x n steps on 256
-    for h in hops:                  # ranks was 2.9 s of a 5 s `auto`
-        by_step[h[0]].append(h)
-    for k in range(1, n_steps + 1):
-        phase.step(by_step[k])
-    finished = [join(np.array(phase.done[r] or [int(ready[r])]))[:, 0] for r in range(n)]
+    phase = _Phase(plan, np.asarray(order, dtype=np.int64), chunks, reduce, ready)
+    table = np.array([(k, s, d, o, h[0], h[-1]) for k, s, d, o, h in hops],
+                     dtype=np.int64).reshape(-1, 6)
+    by_step = np.argsort(table[:, 0], kind="stable")        # hop order kept within a step
+    bounds = np.searchsorted(table[by_step, 0], np.arange(1, n_steps + 2))
+    for k in range(n_steps):
+        phase.step(table[by_step[bounds[k]:bounds[k + 1]], 1:])
+    finished = [join(got if got.size else np.array([int(ready[r])]))[:, 0]
+                for r, got in enumerate(phase.done())]
     return np.array([int(plan.barriers(f[None, :])[0]) if f.size > 1 else int(f[0])
                      for f in finished], dtype=np.int64)
 
@@ -169,9 +205,9 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
 
 
 #: tt-metal's CCLs run on the chips of one line or ring of a machine (32 at most on a
-#: Galaxy). The model follows every (rank, owner, half, chunk) holding as a Python object,
-#: n^2 of them: above this many ranks it refuses (and ``auto`` skips it) instead of
-#: building for minutes (4,096 ranks did not end in 10 min).
+#: Galaxy). The model holds every (rank, owner, half, slice) op id, n^2 x 2 x chunks of
+#: them, and sends about n^2 x chunks per phase: above this many ranks it refuses (and
+#: ``auto`` skips it) instead of building for minutes.
 MAX_RANKS = 256
 
 

@@ -9,6 +9,9 @@ Cases (select by name; default: all but the slowest):
   sharing at staggered times.
 * ``nvl72``: ``netsim coll allreduce --topo gb200-nvl72 --algo auto --size 4GB``.
 * ``dgx``: ``netsim coll allreduce --topo dgx-h100 --algo auto --sizes 1KiB:16GiB``.
+* ``fattree_ring``: ``netsim coll allreduce --topo fattree:k=16 --algo ring --size 256MiB``:
+  1,024 ranks, 2,095,104 sends over 2,047 steps; ECMP by hash spreads the sends that
+  leave an edge switch, so no two steps are alike and no symmetry class forms.
 
 Each case runs in a fresh process, so its peak memory (max RSS) is its own, and prints
 flows, events, solver passes (calls of the max-min solver), wall time, peak memory (and
@@ -44,8 +47,9 @@ import time
 
 import numpy as np
 
-CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "nvl72", "dgx"]
-DEFAULT = ["lognormal8", "lognormal12", "staggered16", "nvl72", "dgx"]
+CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "nvl72", "dgx",
+         "fattree_ring"]
+DEFAULT = ["lognormal8", "lognormal12", "staggered16", "nvl72", "dgx", "fattree_ring"]
 
 
 def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
@@ -68,7 +72,7 @@ def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
     return [execute(topology, schedule, routes)]
 
 
-def _coll(topo: str, **kwargs):
+def _coll(topo: str, algo: str = "auto", **kwargs):
     from netsim.run import run_collective, run_sweep
 
     results = []
@@ -82,9 +86,9 @@ def _coll(topo: str, **kwargs):
 
     executor._make_result = keep
     if "sizes" in kwargs:
-        run_sweep("allreduce", topo, "auto", kwargs["sizes"])
+        run_sweep("allreduce", topo, algo, kwargs["sizes"])
     else:
-        run_collective("allreduce", topo, "auto", kwargs["size"])
+        run_collective("allreduce", topo, algo, kwargs["size"])
     executor._make_result = original
     return results
 
@@ -98,6 +102,8 @@ def run_case(name: str):
         return _coll("gb200-nvl72", size="4GB")
     if name == "dgx":
         return _coll("dgx-h100", sizes="1KiB:16GiB")
+    if name == "fattree_ring":
+        return _coll("fattree:k=16", "ring", size="256MiB")
     raise SystemExit(f"unknown case {name!r}; one of {', '.join(CASES)}")
 
 

@@ -149,13 +149,13 @@ class _PairTerms:
             np.maximum.at(best, owner, each)
             drain[send_ops] = best
         pair_bytes = np.bincount(pair, weights=nbytes, minlength=self.keys.size)
-        load = self._load(pair_bytes, np.unique(pair), topology.num_links)
+        load = self._load(pair_bytes, topology.num_links)
         bandwidth = np.asarray(topology.bandwidth, dtype=np.float64)
         return drain, float((load / bandwidth).max()) if load.size else 0.0
 
-    def _load(self, pair_bytes: np.ndarray, used: np.ndarray, num_links: int) -> np.ndarray:
-        """Bytes per link of ``pair_bytes`` (per held pair; nonzero only at ``used``): one
-        sparse product over the used pairs' link entries. The table holds every pair any
+    def _load(self, pair_bytes: np.ndarray, num_links: int) -> np.ndarray:
+        """Bytes per link of ``pair_bytes`` (per held pair): one sparse product over the
+        link entries of the pairs that carry bytes. The table holds every pair any
         schedule on this machine needed (a sweep's ten candidates: all n^2 on 256 ranks),
         and a repeat over all of it at every bound was 40% of `--algo auto` there."""
         from scipy.sparse import csr_matrix
@@ -163,6 +163,7 @@ class _PairTerms:
         if self._matrix is None or self._matrix.shape != (self.keys.size, num_links):
             self._matrix = csr_matrix((self.link_frac, self.link_idx, self.link_ptr),
                                       shape=(self.keys.size, num_links))
+        used = np.flatnonzero(pair_bytes)           # (a scan of the table, not a sort)
         if used.size * 4 < self.keys.size:          # a few pairs (a ring's): their rows
             return self._matrix[used].T @ pair_bytes[used]
         return self._matrix.T @ pair_bytes

@@ -27,7 +27,6 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..topology.calibration import calibrated_launch

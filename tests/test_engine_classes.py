@@ -91,6 +91,30 @@ def test_pinned_classes_on_a_larger_mesh_match_the_reference(latency):
     assert_same_run(topo, schedule)
 
 
+@settings(max_examples=20, **SETTINGS)
+@given(hosts=st.integers(3, 6), leaves=st.integers(2, 4), spines=st.integers(2, 3),
+       oversubscription=st.sampled_from([1.0, 2.0]),
+       sizes=st.sampled_from(["lognormal", "equal"]), seed=st.integers(0, 2**16))
+def test_alltoalls_over_ecmp_leaf_spines_match_the_reference(hosts, leaves, spines,
+                                                              oversubscription, sizes, seed):
+    """All-to-all over a leaf-spine, ECMP by hash: spine links carry uneven numbers of
+    flows, so classes bottlenecked at host links and at spine links split from each other
+    at nearly every event, large classes on short link windows and small ones on long
+    windows (both ways of finding a split's members, engine.classes' _split), and link
+    loads move by thousands of compensated updates (_add_load)."""
+    from netsim.topology import leaf_spine
+
+    topo = leaf_spine(hosts, leaves, spines, bandwidth=1e9,
+                      oversubscription=oversubscription)
+    n = hosts * leaves
+    src, dst = np.divmod(np.arange(n * n), n)
+    src, dst = src[src != dst], dst[src != dst]
+    rng = np.random.default_rng(seed)
+    nbytes = (np.rint(rng.lognormal(np.log(1e5), 1.0, src.size)) if sizes == "lognormal"
+              else np.full(src.size, 1e5))
+    assert_same_run(topo, sends_from_arrays(n, src, dst, nbytes, tag="a2a"))
+
+
 @settings(max_examples=25, **SETTINGS)
 @given(seed=st.integers(0, 2**16), waves=st.integers(2, 4))
 def test_waves_of_alltoalls_with_dependencies_match_the_reference(seed, waves):

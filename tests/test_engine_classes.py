@@ -99,9 +99,9 @@ def test_alltoalls_over_ecmp_leaf_spines_match_the_reference(hosts, leaves, spin
                                                               oversubscription, sizes, seed):
     """All-to-all over a leaf-spine, ECMP by hash: spine links carry uneven numbers of
     flows, so classes bottlenecked at host links and at spine links split from each other
-    at nearly every event, large classes on short link windows and small ones on long
-    windows (both ways of finding a split's members, engine.classes' _split), and link
-    loads move by thousands of compensated updates (_add_load)."""
+    at nearly every event, some classes small against the link's window of draining
+    flows and some large (the two ways engine.classes' _split finds a split's members),
+    and link loads move by many compensated updates (_add_load)."""
     from netsim.topology import leaf_spine
 
     topo = leaf_spine(hosts, leaves, spines, bandwidth=1e9,

@@ -268,9 +268,9 @@ def _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, 
     """The members of class c that cross ``link`` leave it for a new class (same rate,
     progress and bottleneck); returns the new class. They are found in the link's window
     of ``lfl`` (:func:`_open`), narrowed first past flows not draining at either end, or,
-    when the class is the smaller of the two, among its members: on a 512-host leaf-spine
-    all-to-all a split read 392 flows of a window on average, and a third of the reads
-    went when small classes walked their own members instead (65 s to 54 s)."""
+    when the class is the smaller of the two, among its members: on a 384-host leaf-spine
+    all-to-all a split read 392 flows of a window on average, and about a third of those
+    reads went when small classes walked their own members instead."""
     d = _new_class(ci, cf, cfree, tops)
     for r in range(5):
         cf[r, d] = cf[r, c]
@@ -400,9 +400,9 @@ def _add_load(link, x, load):
     """Add x (B/s) to ``link``'s load, a compensated running sum (Neumaier): column 0
     holds the sum, column 1 the rounding it lost, so the load is their sum to about one
     rounding however many updates it took. A plain running sum drifts by a rounding per
-    update and had to be recomputed from the link's list every 256 updates; on a 512-host
+    update and had to be recomputed from the link's list every 256 updates; on a 384-host
     leaf-spine all-to-all, where a link carries thousands of classes, the recomputations
-    were a fifth of the run (``_LOAD_RESCAN``)."""
+    were a fifth of the run (``_LOAD_RESCAN``). :func:`_load_of` reads it."""
     s = load[link, 0]
     t = s + x
     if abs(s) >= abs(x):
@@ -410,6 +410,12 @@ def _add_load(link, x, load):
     else:
         load[link, 1] += (x - t) + s
     load[link, 0] = t
+
+
+@njit(cache=True, inline="always")
+def _load_of(link, load):
+    """``link``'s load (B/s): the compensated sum and its lost rounding (_add_load)."""
+    return load[link, 0] + load[link, 1]
 
 
 @njit(cache=True, inline="always")
@@ -422,10 +428,10 @@ def _touch(link, check, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t,
         touched[link] = True
         t_list[n_t] = link
         n_t += 1
-        spare[link] = capacity[link] - (load[link, 0] + load[link, 1])
+        spare[link] = capacity[link] - _load_of(link, load)
         cnt[link] = 0.0
         if (check and lhead[link] >= 0
-                and load[link, 0] + load[link, 1] >= capacity[link] * (1 - _NEAR)):
+                and _load_of(link, load) >= capacity[link] * (1 - _NEAR)):
             top, mine = _tops(link, lhead, ei, cf, ci)
             if mine >= top * (1 - _TOP):
                 n_h = _put(hp, hval, hpos, n_h, capacity.size + link, top)
@@ -898,7 +904,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                         link_count[link] -= 1
                         if link_count[link] == 0:        # busy from busy_from to now
                             link_busy[link] += now - busy_from[link]
-                        was = load[link, 0] + load[link, 1] >= capacity[link] * (1 - _NEAR)
+                        was = _load_of(link, load) >= capacity[link] * (1 - _NEAR)
                         _count(c, link, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
                         _add_load(link, -r, load)
                         if lhead[link] < 0:

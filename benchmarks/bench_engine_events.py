@@ -26,7 +26,7 @@ the one on rate classes (engine.classes) would run (``executor.CLASSES = False``
 flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
 compiled loop ran; its wall time then includes importing numba and loading the cached
-compiled loop, about 0.6 s once per process (the first run after an install also compiles
+compiled loop, about 0.3 s once per process (the first run after an install also compiles
 it, about 15-25 s). ``loop`` names the compiled loop that ran (``classes``:
 engine.classes; ``incremental``: engine.incremental on flows; ``kernel``). ``classes``
 is the flow classes simulated where the symmetry search found some (summed over runs).

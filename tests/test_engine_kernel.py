@@ -137,3 +137,25 @@ def test_a_hand_over_at_any_event_matches_the_reference(seed, after):
     np.testing.assert_allclose(fast.link_busy, ref.link_busy, rtol=1e-9, atol=1e-18)
     np.testing.assert_array_equal(fast.link_peak_flows, ref.link_peak_flows)
     assert fast.events == ref.events
+
+
+def test_numba_loads_without_scipy_linalg_and_still_compiles_blas_code():
+    """engine.numba_loader defers numba's BLAS probe: loading the compiled loop leaves
+    scipy.linalg unimported, numba's flag ends as its own probe sets it with scipy installed,
+    and a function that needs BLAS (np.convolve) still compiles, imports scipy.linalg then,
+    and agrees with numpy. A fresh interpreter: this one imported scipy.linalg long ago."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "import netsim.engine.kernel\n"
+        "from numba.np import arraymath\n"
+        "print('scipy.linalg' in sys.modules, arraymath._HAVE_BLAS)\n"
+        "import numba\n"
+        "f = numba.njit(lambda a, b: np.convolve(a, b))\n"
+        "a, b = np.arange(1.0, 7.0), np.array([0.5, -1.0, 2.0])\n"
+        "print(bool(np.allclose(f(a, b), np.convolve(a, b))), 'scipy.linalg' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "True", "True"]

@@ -1,6 +1,6 @@
 """The longest path of :mod:`netsim.algorithms.lower_bound` compiled with numba: one pass
 over the ops in order. Imported only when numba already is (importing it costs about
-0.5 s; the engine's compiled loop imports it on long runs), so that small runs never pay
+0.3 s; the engine's compiled loop imports it on long runs), so that small runs never pay
 for it. Max and one addition per op: the same floats as the numpy blocks."""
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ KERNEL = True
 #: summed over events, plus KERNEL_EVENT_WORK per event: the fixed cost of a numpy event,
 #: 150-300 us, is that of about 20,000 incidences) passes KERNEL_AFTER_WORK: runs with few
 #: events or few flows end in numpy in well under a second, without importing numba and
-#: loading the compiled loop (about 0.5 s once per process).
+#: loading the compiled loop (about 0.3 s once per process).
 KERNEL_AFTER_WORK = 5_000_000
 KERNEL_EVENT_WORK = 20_000
 #: False: the compiled loop solves cold at every event (no warm start).

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-try:                                    # optional: the numpy loop runs without it
-    from numba import njit
-    AVAILABLE = True
-except ImportError:                     # pragma: no cover - exercised without numba only
-    AVAILABLE = False
+from .numba_loader import load as _load_numba
+
+_numba = _load_numba()                   # optional: the numpy loop runs without it
+AVAILABLE = _numba is not None
+if AVAILABLE:
+    njit = _numba.njit
+else:                                   # pragma: no cover - exercised without numba only
 
     def njit(*args, **kwargs):          # keeps the definitions below importable
         return (lambda f: f) if not args or not callable(args[0]) else args[0]

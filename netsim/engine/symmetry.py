@@ -76,9 +76,12 @@ COMPILED = True
 #: when nothing has yet; below, the numpy search is cheaper than the import (see _compiled).
 #: Measured: numpy searches 0.35-0.55 us per incidence (32x32 ring, dgx-h100 sweep, 16x16
 #: mesh all-to-all), the compiled one 3-7x less; importing numba and loading the kernels
-#: costs about 0.75 s. So 1M incidences is about 0.5 s of numpy: a 16x16 mesh all-to-all
-#: (0.76M) stays on numpy, a 1,024-rank ring (8.4M) does not.
-COMPILED_AFTER = 1_000_000
+#: costs about 0.3 s since engine.numba_loader defers numba's scipy.linalg import (0.75 s
+#: before). So 0.5M incidences is about 0.2 s of numpy, and runs that large hand their
+#: event loop to numba anyway: a 16x16 mesh all-to-all at 1 us per hop (0.76M) now searches
+#: compiled, 1.30-1.41 s against 1.48-1.67 s on numpy (whole run, 3 fresh processes each);
+#: a 12x12 one (0.2M) stays on numpy, within 5% of compiled.
+COMPILED_AFTER = 500_000
 
 
 @dataclass(frozen=True)
@@ -615,9 +618,9 @@ def _compiled(work: int):
         if "numba" not in sys.modules and _numpy_work + work < COMPILED_AFTER:
             _numpy_work += work
             return None
-        try:
-            import numba
-        except ImportError:                 # pragma: no cover - exercised without numba only
+        from .numba_loader import load
+        numba = load()
+        if numba is None:                   # pragma: no cover - exercised without numba only
             return None
         # The kernels call each other by their global names: _k_mix is inlined.
         globals()["_k_mix"] = numba.njit(cache=True, inline="always")(_k_mix)

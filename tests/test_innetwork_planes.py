@@ -166,3 +166,22 @@ def test_a_dependency_between_planes_is_refused():
     idx = np.insert(idx, ptr[group], 0)
     ptr[group + 1:] += 1
     assert plane_map(topo, with_fields(schedule, dep_ptr=ptr, dep_idx=idx), nodes) is None
+
+
+def test_per_op_times_of_every_plane_are_laid_out_only_when_read():
+    """A run of 2 of 18 planes keeps its per-op arrays as simulated (engine.result.Deferred)
+    through the run's record, so a size sweep holds no 12M-op arrays per size; read, they
+    equal the build of every plane, op_tags included, and survive a pickle (dask sweeps)."""
+    import pickle
+
+    run = run_collective("allreduce", "gb200-nvl72", "innetwork", 2 ** 22,
+                         options=AlgoOptions(chunks=3))
+    run.record()
+    kept = run.result.__dict__["_deferred"]
+    assert sorted(kept) == ["op_finish", "op_release", "op_start", "op_tags"]
+    assert kept["op_finish"].values.size * 4 < kept["op_finish"].size   # 2 planes of 18
+    again = pickle.loads(pickle.dumps(run.result))
+    full = _both("allreduce", "gb200-nvl72", 2 ** 22, chunks=3)[1]
+    _same(again, full)
+    _same(run.result, full, planes=18, simulated=2)
+    assert "_deferred" not in run.result.__dict__ or not run.result.__dict__["_deferred"]

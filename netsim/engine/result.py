@@ -14,13 +14,42 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Result", "PerBlock"]
+__all__ = ["Result", "Deferred", "PerBlock"]
 
-#: The per-op arrays a block run may keep per block.
-_OP_ARRAYS = ("op_release", "op_start", "op_finish")
+#: The per-op arrays a run may give as :class:`Deferred`.
+_OP_ARRAYS = ("op_release", "op_start", "op_finish", "op_tags")
 
 
-class PerBlock:
+class Deferred:
+    """A per-op array held in the compact form a symmetric run produces, made full only
+    when :class:`Result` is first asked for it. Subclasses hold ``values`` (what was
+    simulated) and say how many ops they stand for (``size``) and how to lay the values
+    out over them (``_full``)."""
+
+    __slots__ = ("values",)
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    def max(self):
+        return self.values.max()
+
+    def expand(self, what: str) -> np.ndarray:
+        """The full per-op array, refused with one line (budget.require_memory) when it
+        does not fit."""
+        from ..budget import require_memory
+
+        require_memory(float(self.values.itemsize) * self.size, what,
+                       advice="ask only for the makespan and link figures, which need no "
+                              "per-op times")
+        return self._full()
+
+    def _full(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class PerBlock(Deferred):
     """A per-op array held as one value per block of ``repeat`` consecutive ops, as a run
     on one send per block (engine.blocks) makes it: op ``b * repeat + i`` has
     ``values[b]``. :class:`Result` keeps it so until the array is first read, because
@@ -31,7 +60,7 @@ class PerBlock:
     [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
     """
 
-    __slots__ = ("values", "repeat")
+    __slots__ = ("repeat",)
 
     def __init__(self, values: np.ndarray, repeat: int):
         self.values, self.repeat = np.asarray(values, dtype=np.float64), int(repeat)
@@ -40,16 +69,7 @@ class PerBlock:
     def size(self) -> int:
         return self.values.size * self.repeat
 
-    def max(self) -> float:
-        return self.values.max()
-
-    def expand(self, what: str) -> np.ndarray:
-        """The full per-op array, refused with one line (budget.require_memory) when its
-        8 bytes per op do not fit."""
-        from ..budget import require_memory
-
-        require_memory(8.0 * self.size, what, advice="ask only for the makespan and link "
-                       "figures, which need no per-op times")
+    def _full(self) -> np.ndarray:
         return np.repeat(self.values, self.repeat)
 
 
@@ -62,9 +82,10 @@ class Result:
     Per link: ``link_ends`` (source and destination node names), ``link_bytes`` (bytes carried), ``link_busy`` (s with at least one flow
     transferring), ``link_peak_flows`` (most flows transferring at once).
     ``timeline``, when recorded, holds ``(t0, t1, link_ids, rates)`` per interval.
-    The per-op arrays may be given as :class:`PerBlock`; each is then expanded when it is
-    first read (and refused with one line if it cannot fit), so a run on blocks that is
-    asked only for its makespan and links stays as small as its blocks.
+    The per-op arrays (``op_tags`` too) may be given as :class:`Deferred` (one value per
+    ring block, or per simulated in-network plane); each is then expanded when it is
+    first read (and refused with one line if it cannot fit), so a symmetric run that is
+    asked only for its makespan and links stays as small as what was simulated.
     """
 
     topology: str
@@ -89,14 +110,14 @@ class Result:
 
     def __post_init__(self):
         kept = {name: self.__dict__[name] for name in _OP_ARRAYS
-                if isinstance(self.__dict__[name], PerBlock)}
+                if isinstance(self.__dict__[name], Deferred)}
         if kept:                               # read through __getattr__ until expanded
-            self.__dict__["_per_block"] = kept
+            self.__dict__["_deferred"] = kept
             for name in kept:
                 del self.__dict__[name]
 
     def __getattr__(self, name: str):
-        kept = self.__dict__.get("_per_block")
+        kept = self.__dict__.get("_deferred")
         if kept is not None and name in kept:
             value = kept[name].expand(f"{name} of a run of {kept[name].size:,} ops on "
                                       f"{self.topology}")
@@ -106,7 +127,7 @@ class Result:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
-        ops = self.__dict__.get("_per_block", {}).get("op_finish")
+        ops = self.__dict__.get("_deferred", {}).get("op_finish")
         n_ops = ops.size if ops is not None else len(self.op_finish)
         return (f"Result(topology={self.topology!r}, makespan={self.makespan!r}, "
                 f"ops={n_ops}, links={len(self.link_names)}, events={self.events}, "
@@ -214,3 +235,9 @@ class Result:
                              "utilization": np.asarray(self.link_utilization, dtype=float),
                              "busy_s": np.asarray(self.link_busy, dtype=float),
                              "peak_flows": np.asarray(self.link_peak_flows, dtype=np.int64)})
+
+
+# ``op_tags`` has a default, so the dataclass left None on the class, where attribute lookup
+# finds it before __getattr__: a deferred op_tags (removed from the instance) would read as
+# None. The default stays in __init__'s signature and in the field.
+del Result.op_tags

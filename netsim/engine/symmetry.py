@@ -254,7 +254,8 @@ def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead) -> C
     for rounds in range(MAX_ROUNDS):
         new_counts = (int(op.max()) + 1 if n_ops else 0, int(sub.max()) + 1,
                       int(link.max()) + 1 if n_links else 0)
-        if new_counts[1] > MAX_CLASS_SHARE * n_sub:
+        if new_counts[1] > MAX_CLASS_SHARE * n_sub or \
+                np.unique(op[sub_op]).size > MAX_CLASS_SHARE * n_sub:   # see _k_search
             return None
         if new_counts == counts:
             break
@@ -533,6 +534,18 @@ def _k_equitable(x_cls, nx, ptr, nb, y_cls, ny):
     return True
 
 
+def _k_distinct(cls, n_cls, at):
+    """How many distinct values ``cls[at]`` holds (``cls`` in 0..n_cls-1)."""
+    seen = np.zeros(n_cls, np.bool_)
+    count = 0
+    for i in range(at.size):
+        c = cls[at[i]]
+        if not seen[c]:
+            seen[c] = True
+            count += 1
+    return count
+
+
 def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, path_links,
               max_rounds, max_classes, seed):
     """The whole search in one call (a call from Python costs microseconds, a search of
@@ -563,7 +576,11 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
     sub_sig = np.empty(n_sub, np.uint64)
     link_sig = np.empty(n_links, np.uint64)
     for rounds in range(max_rounds):
-        if n_sc > max_classes:
+        # Refinement only splits classes, and an equitable partition gives all sub-flows of
+        # a class ops of one class: so the sub-flow classes found will be at least the op
+        # classes that sends hold now, and when those are too many already the search can
+        # stop a round early (fat-tree k=16 ring, ECMP: 5 rounds, 1.73 s, not 6, 2.30 s).
+        if n_sc > max_classes or _k_distinct(op, n_oc, sub_op) > max_classes:
             return False, none, none, none
         if (n_oc, n_sc, n_lc) == counts:
             settled = True
@@ -596,7 +613,7 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
 #: Compiled in this order; each replaces its plain function as a module global, so the
 #: ones after it (_k_search last) call it compiled.
 _KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
-                 "_k_search")
+                 "_k_distinct", "_k_search")
 _kernels = None
 _numpy_work = 0                  # incidences searched with numpy in this process
 

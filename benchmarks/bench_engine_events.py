@@ -7,6 +7,8 @@ Cases (select by name; default: all but the slowest):
   whole bytes), so every flow finishes at its own time.
 * ``staggered16``: 16x16 mesh all-to-all, 1 MiB per pair, 1 us per hop, so flows join the
   sharing at staggered times.
+* ``flows16`` / ``flows32``: the same with zero latency (65,280 and 1,047,552 flows; few
+  events); the whole ``netsim flows`` path of the 16x16 one is bench_flowfile_io.py's.
 * ``nvl72``: ``netsim coll allreduce --topo gb200-nvl72 --algo auto --size 4GB``.
 * ``dgx``: ``netsim coll allreduce --topo dgx-h100 --algo auto --sizes 1KiB:16GiB``.
 * ``fattree_ring``: ``netsim coll allreduce --topo fattree:k=16 --algo ring --size 256MiB``:
@@ -47,9 +49,10 @@ import time
 
 import numpy as np
 
-CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "nvl72", "dgx",
-         "fattree_ring"]
-DEFAULT = ["lognormal8", "lognormal12", "staggered16", "nvl72", "dgx", "fattree_ring"]
+CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "flows16", "flows32",
+         "nvl72", "dgx", "fattree_ring"]
+DEFAULT = ["lognormal8", "lognormal12", "staggered16", "flows16", "flows32", "nvl72", "dgx",
+           "fattree_ring"]
 
 
 def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
@@ -98,6 +101,8 @@ def run_case(name: str):
         return _mesh_alltoall(int(name[len("lognormal"):]), lognormal=True, latency=0.0)
     if name == "staggered16":
         return _mesh_alltoall(16, lognormal=False, latency=1e-6)
+    if name.startswith("flows"):
+        return _mesh_alltoall(int(name[len("flows"):]), lognormal=False, latency=0.0)
     if name == "nvl72":
         return _coll("gb200-nvl72", size="4GB")
     if name == "dgx":

@@ -15,7 +15,7 @@ time, and of its ops where the same algorithm won). Cases:
 * ``dgx``: dgx-h100 all-reduce ``--algo auto --sizes 1KiB:16GiB`` (with a tolerance,
   ``auto`` simulates every candidate: its lower-bound pruning is exact-only).
 
-Everything runs in one process, after a warm-up run (numba's loading, about 0.5 s).
+Everything runs in one process, after a warm-up run (numba's loading, about 0.3 s).
 
     python benchmarks/bench_engine_tolerance.py [CASE ...] [--tol 1e-6,1e-4,1e-3,1e-2]
 """

@@ -80,7 +80,9 @@ COMPILED = True
 #: before). So 0.5M incidences is about 0.2 s of numpy, and runs that large hand their
 #: event loop to numba anyway: a 16x16 mesh all-to-all at 1 us per hop (0.76M) now searches
 #: compiled, 1.30-1.41 s against 1.48-1.67 s on numpy (whole run, 3 fresh processes each);
-#: a 12x12 one (0.2M) stays on numpy, within 5% of compiled.
+#: a 12x12 one (0.2M) stays on numpy, within 5% of compiled. The same 16x16 all-to-all at
+#: zero latency (30 events: its loop stays numpy) pays for the load: 0.40-0.41 s against
+#: 0.36-0.43 s (bench_engine_events.py flows16).
 COMPILED_AFTER = 500_000
 
 

@@ -283,13 +283,20 @@ def test_compiled_longest_path_equals_the_numpy_blocks_on_small_schedules(name):
     assert bounds[0] == bounds[1]
 
 
+@pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("spec", ["fattree:k=4", "dgx-h100-cluster"])
-def test_a_table_of_many_pairs_bounds_a_schedule_of_few_as_its_own_routes_do(spec):
+def test_a_table_of_many_pairs_bounds_a_schedule_of_few_as_its_own_routes_do(spec, dense,
+                                                                             monkeypatch):
     """The pair table of a machine holds every pair bounded so far; a ring's bound then
     reads a few of its rows (the sparse product over used rows), a direct all-to-all's
-    all of them: both as from their own routes."""
+    all of them: both as from their own routes, whether the rows are looked up in a table
+    of every key (``dense``) or by a binary search of the held keys."""
     from netsim.algorithms import AlgoOptions, build_schedule
     from netsim.topology import parse_topology
+
+    from netsim.algorithms import lower_bound
+
+    monkeypatch.setattr(lower_bound, "DENSE_NODES", 2048 if dense else 0)
 
     topo = parse_topology(spec)
     nodes = np.asarray(topo.endpoints, dtype=np.int64)

@@ -35,7 +35,7 @@ def _blocks(op, n, options, bidirectional):
 
 
 @pytest.mark.parametrize("op,n,chunks,bidirectional",
-                         itertools.product(PHASES, [3, 4, 7], [1, 3], [False, True]))
+                         list(itertools.product(PHASES, [3, 4, 7], [1, 3], [False, True])))
 def test_expanded_blocks_are_the_rings_schedule_op_for_op(op, n, chunks, bidirectional):
     options = AlgoOptions(chunks=chunks, extra={"annotate": False})
     rs, ag = PHASES[op]

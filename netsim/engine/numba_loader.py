@@ -37,6 +37,8 @@ def load() -> ModuleType | None:
     sys.modules[_PROBE] = None          # makes "import scipy.linalg.cython_blas" fail at once
     try:
         from numba.np import arraymath
+    except ImportError:                 # pragma: no cover - another numba's layout: numba
+        return numba                    # loads its registries itself, as it would have
     finally:
         del sys.modules[_PROBE]
     if hasattr(arraymath, "_HAVE_BLAS"):

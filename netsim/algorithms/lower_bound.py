@@ -178,21 +178,21 @@ class _PairTerms:
         (4 bytes each: 4 MB at 1,024 nodes) instead of a binary search of the held keys:
         a torus 32x32 ``--algo auto`` sweep bounds six candidates of 2-4M sends per size,
         and the searches were a quarter of its time."""
-        nodes = topology.num_nodes
-        if nodes <= DENSE_NODES:
-            pos = self._dense(nodes)[key]
-            missing = pos < 0
-            if missing.any():
-                self._add(topology, np.unique(key[missing]))
-                pos = self._dense(nodes)[key]
-            return pos.astype(np.int64)
-        pos = np.searchsorted(self.keys, key).clip(0, max(self.keys.size - 1, 0))
-        known = self.keys.size > 0
-        missing = ~(self.keys[pos] == key) if known else np.ones(key.size, dtype=bool)
+        pos, missing = self._find(topology.num_nodes, key)
         if missing.any():
             self._add(topology, np.unique(key[missing]))
-            pos = np.searchsorted(self.keys, key)
+            pos, _ = self._find(topology.num_nodes, key)
         return pos
+
+    def _find(self, nodes: int, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row of every key, which keys are not held yet) by the table or the search."""
+        if nodes <= DENSE_NODES:
+            pos = self._dense(nodes)[key].astype(np.int64)
+            return pos, pos < 0
+        pos = np.searchsorted(self.keys, key).clip(0, max(self.keys.size - 1, 0))
+        if self.keys.size == 0:
+            return pos, np.ones(key.size, dtype=bool)
+        return pos, self.keys[pos] != key
 
     def _dense(self, nodes: int) -> np.ndarray:
         """Row of every key src * nodes + dst (-1: not held), made when the keys change."""

@@ -626,7 +626,7 @@ def _compiled(work: int):
     None when :data:`COMPILED` is off, numba is missing, or numba is not yet imported and
     the searches of this process (``work`` incidences now, plus those searched with numpy
     so far) stay below :data:`COMPILED_AFTER`: importing numba and loading the cached
-    kernels costs about 0.75 s once per process, more than the numpy search of a small
+    kernels costs about 0.3 s once per process, more than the numpy search of a small
     problem; a sweep of small problems pays numpy until it has spent about that much, then
     switches (rent, then buy: never more than twice the better choice).
     """

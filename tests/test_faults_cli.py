@@ -131,3 +131,20 @@ def test_dead_link_scenario_against_a_hand_count():
     # failing later costs less than failing from the start; slowing a chip re-routes nothing
     assert rows["galaxy-dead-plane-mid-run"]["time_s"] < rows["galaxy-dead-plane"]["time_s"]
     assert rows["galaxy-slow-chip"]["rerouted"] == 0
+
+
+
+def test_auto_with_a_dead_switch_skips_in_network_reduction_and_picks_among_the_rest(capsys):
+    """A dead NVSwitch leaves in-network reduction no path to it (a routing error): ``auto``
+    drops that candidate and picks the fastest of the others, with the time of running that
+    one by name; named, innetwork still fails with the one-line routing error."""
+    args = ["coll", "allreduce", "--topo", "dgx-h100", "--size", "64MiB",
+            "--fail-link", "node:sw0", "--format", "json"]
+    best = json.loads(run_cli(capsys, *args))["records"][0]
+    assert best["algorithm"] != "innetwork" and "innetwork" not in best["candidates"]
+    alone = json.loads(run_cli(capsys, *args, "--algo", best["algorithm"]))["records"][0]
+    assert best["time_s"] == alone["time_s"]
+    with pytest.raises(SystemExit) as exit_:
+        run_cli(capsys, *args, "--algo", "innetwork")
+    assert exit_.value.code == 1
+    assert "the failed links disconnect gpu0 from sw0" in capsys.readouterr().err

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..algorithms.bounds import Bound, lower_bound
 from ..engine import Result
-from ..errors import InputError, unknown_name
+from ..errors import InputError, RoutingError, unknown_name
 from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from .models import check_model, model_fields, simulate_model
@@ -383,7 +383,9 @@ def _check_order(order) -> None:
 def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
              refusals: list[str] | None = None):
     """``run(algo)``, or None if ``algo`` refuses these ranks/topology and not ``strict``
-    (a refusal raised while building or running it is added to ``refusals``)."""
+    (a refusal raised while building or running it is added to ``refusals``). A failure
+    that leaves some of its sends no path (RoutingError: in-network reduction through a
+    dead switch) refuses that candidate only: the others may still route around it."""
     if not algo.applies(n, options):
         if not strict:
             return None
@@ -394,7 +396,7 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
                          f"{options.topology.name!r}{needs}")
     try:
         return run(algo)
-    except InputError as err:
+    except (InputError, RoutingError) as err:
         if strict:
             raise
         if refusals is not None:

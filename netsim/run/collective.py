@@ -381,7 +381,7 @@ def _check_order(order) -> None:
 
 
 def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
-             refusals: list[str] | None = None):
+             refusals: list[Exception] | None = None):
     """``run(algo)``, or None if ``algo`` refuses these ranks/topology and not ``strict``
     (a refusal raised while building or running it is added to ``refusals``). A failure
     that leaves some of its sends no path (RoutingError: in-network reduction through a
@@ -400,7 +400,7 @@ def _attempt(algo, n: int, options, run: Callable[[Any], Result], strict: bool,
         if strict:
             raise
         if refusals is not None:
-            refusals.append(str(err))
+            refusals.append(err)
         return None
 
 
@@ -418,9 +418,9 @@ def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Resul
     best time simulated (or equals it, for a candidate later in registry order, which
     would lose the tie): it cannot be the fastest, so the pick and its time are those of
     simulating every candidate. Skipped ones go to ``pruned`` (name -> bound)."""
-    refusals: list[tuple[int, str]] = []     # (registry index, why)
+    refusals: list[tuple[int, Exception]] = []     # (registry index, why)
     if bound is None or not pick:
-        texts: list[str] = []
+        texts: list[Exception] = []
         outcomes = [(algo, _attempt(algo, n, options, run, not pick, texts))
                     for algo in candidates]
         outcomes = [(algo, result) for algo, result in outcomes if result is not None]
@@ -431,8 +431,12 @@ def _fastest(candidates, pick: bool, n: int, options, run: Callable[[Any], Resul
         tried = ", ".join(a.name for a in candidates) or "none registered"
         # The first refusal says why when the run itself was refused (a size limit, say),
         # not only which algorithms did not apply.
-        why = f": {min(refusals, key=lambda r: r[0])[1]}" if refusals else ""
-        raise InputError(f"no {what} applies to {where} (tried {tried}){why}")
+        first = min(refusals, key=lambda r: r[0])[1] if refusals else None
+        why = f": {first}" if first is not None else ""
+        # cut off by a failure (no path), not refused for its input: the error (and exit
+        # code) a named algorithm gives there
+        error = RoutingError if isinstance(first, RoutingError) else InputError
+        raise error(f"no {what} applies to {where} (tried {tried}){why}")
     best, result = min(outcomes, key=lambda pair: pair[1].makespan)
     return best, result, outcomes
 
@@ -448,7 +452,7 @@ def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
         try:
             bounds.append((float(bound(algo)), index, algo))
         except InputError as err:       # refused while building: as _attempt would
-            refusals.append((index, str(err)))
+            refusals.append((index, err))
     done: list[tuple[int, Any, Result]] = []
     best: tuple[float, int] | None = None
     for low, index, algo in sorted(bounds, key=lambda b: (b[0], b[1])):
@@ -456,9 +460,9 @@ def _pruned_search(candidates, n: int, options, run, bound, refusals: list,
             if pruned is not None:
                 pruned[algo.name] = low
             continue
-        attempt: list[str] = []
+        attempt: list[Exception] = []
         result = _attempt(algo, n, options, run, False, attempt)
-        refusals.extend((index, text) for text in attempt)
+        refusals.extend((index, err) for err in attempt)
         if result is None:
             continue
         done.append((index, algo, result))

@@ -21,6 +21,7 @@ import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..run import nccl_tests_table
+from ..run import ideal_links_note, ran_text, resolve_default
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
@@ -100,6 +101,10 @@ def _sizes(size: str | None, sizes: str | None) -> list[float]:
 def _title(runs: Sequence[CollectiveRun], alpha: float, axis: int | None = None) -> str:
     first = runs[0]
     extra = f", alpha {format_time(alpha)}" if alpha else ""
+    library = first.record().get("library")
+    extra += f", {library}" if library else ""
+    note = ideal_links_note(first.machine, alpha)
+    extra += f", {note}" if note else ""
     if first.groups:
         return (f"{first.op} on {first.topology}: {len(first.groups)} lines of {first.ranks} "
                 f"ranks along axis {axis} at once ({', '.join(first.groups)}), time = the "
@@ -118,11 +123,13 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @click.argument("op", required=False, shell_complete=complete_op)
 @click.option("--topo", "topo_spec", metavar="SPEC", shell_complete=complete_topo,
               help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
-@click.option("--algo", "algorithm", default="auto", show_default=True,
+@click.option("--algo", "algorithm", default="default", show_default=True,
               shell_complete=complete_algo,
-              help="Algorithm name, or auto for the fastest that applies (candidates "
-                   "whose lower bound exceeds the fastest time are not simulated: listed "
-                   "as name>=bound).")
+              help="Algorithm name; default: what the machine's own library runs there "
+                   "(the preset's library: NCCL's model on NVIDIA machines, tt-metal's "
+                   "CCLs on Tenstorrent machines; auto where a machine has none); auto: "
+                   "the fastest netsim knows (candidates whose lower bound exceeds the "
+                   "fastest time are not simulated: listed as name>=bound).")
 @click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Run this schedule instead of an algorithm: an MSCCL .xml or a netsim "
@@ -163,7 +170,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if op is not None and op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
     if schedule_file is not None:
-        if algorithm != "auto":
+        if algorithm != "default":
             raise InputError("give --algo or --schedule, not both")
         algorithm = schedule_file
     if output:
@@ -177,9 +184,6 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         raise click.UsageError("give --size or --sizes, not both")
     if sum(x is not None for x in (ranks, axis, nodes)) > 1:
         raise click.UsageError("give one of --ranks, --axis and --nodes")
-    if gpus_per_thread is not None and algorithm != "nccl":
-        raise click.UsageError("--gpus-per-thread applies to --algo nccl (the host side of "
-                               "nccl-tests), not to --algo " + algorithm)
     hooks = {name: (hook, extras[name]) for name, hook in _HOOKS.items()
              if extras.get(name) is not None}
     message_sizes = _sizes(size, sizes)
@@ -192,6 +196,10 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     alpha_s = alpha_seconds(alpha)
     faults = fault_specs(fail_links, degrade_links)
     topology = parse_topology(topo_spec)
+    runs_as = resolve_default(op, topology, algorithm).algorithm
+    if gpus_per_thread is not None and runs_as != "nccl":
+        raise click.UsageError("--gpus-per-thread applies to NCCL's model (--algo nccl: the "
+                               "host side of nccl-tests), not to --algo " + str(runs_as))
     with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
         # one sweep, not one per size: the sizes share its router and what it keeps
         runs = run_sweep(
@@ -208,7 +216,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         columns += [("faults", "faults", str), ("rerouted", "rerouted", str)]
     for hook, value in hooks.values():
         columns += hook.apply(value, runs, records, overwrite, topology)
-    if algorithm == "auto":
+    if any(r.get("candidates") for r in records):
         columns.append(("candidates", "candidates", str))
     columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
     if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
@@ -283,7 +291,7 @@ def _save_result(path, runs, records, overwrite, topology):
 def _plot(path, runs, records, overwrite, topology):
     from ..report import draw_curves
 
-    label = f"{runs[0].topology} {runs[0].algorithm}" if runs else "netsim"
+    label = f"{runs[0].topology} {ran_text(records)}" if runs else "netsim"
     measured = [r for r in records if r.get("measured_busbw_GBps") is not None]
     points = {label: (([r["size_bytes"] for r in measured],
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None

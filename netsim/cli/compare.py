@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import click
 
-from ..run import run_collective, sweep_sizes
+from ..run import ideal_links_note, ran_text, run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import normalize_injection, parse_topology
@@ -67,8 +67,11 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
                 "efficiency": None, "max_link_util": None, "note": str(err)}
     record = run.record()
     keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
-            "efficiency", "max_link_util", "groups", "slowest_group", "group_times")
-    return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {})}
+            "efficiency", "max_link_util", "groups", "slowest_group", "group_times",
+            "library", "nccl", "candidates")
+    ideal = ideal_links_note(run.machine or topo, options["alpha"])
+    return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {}),
+            **({"ideal_links": True} if ideal else {})}
 
 
 @click.command("compare")
@@ -78,9 +81,11 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 @click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
 @click.option("--sizes", default=None, metavar="START:STOP",
               help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:1GiB).")
-@click.option("--algo", "algorithms", multiple=True, default=("auto",), show_default=True,
+@click.option("--algo", "algorithms", multiple=True, default=("default",), show_default=True,
               shell_complete=complete_algo,
-              help="Algorithm name or auto (repeat for several).")
+              help="Algorithm name, default (what each machine's own library runs; auto "
+                   "where it has none) or auto (the fastest netsim knows); repeat for "
+                   "several.")
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
               help="Number of ranks (default: every endpoint of each machine).")
 @axis_option
@@ -137,6 +142,8 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
     if any(r.get("groups") for r in records):
         columns += [("groups", "lines", _maybe(str)), ("slowest_group", "slowest", _maybe(str)),
                     ("group_times", "time per line", _maybe(str))]
+    if any(r.get("nccl") for r in records):
+        columns.append(("nccl", "nccl choice", _maybe(str)))
     if any(r.get("note") for r in records):
         columns.append(("note", "note", str))
     doc = {"op": op, "normalize": normalize, "injection_Bps": target, "title": title,
@@ -159,14 +166,23 @@ def _plot(records: list[dict], path: str, sweep: bool, title: str, overwrite: bo
     from ..report import draw_bars, draw_curves
 
     if sweep:
-        series: dict[str, list[dict]] = {}
+        groups: dict[tuple, list[dict]] = {}
         for r in records:
             if r["busbw_GBps"] is not None:
-                series.setdefault(f"{r['topology']} {r['requested']}", []).append(r)
-        if not series:
+                groups.setdefault((r["topology"], r["requested"]), []).append(r)
+        if not groups:
             raise InputError("nothing to plot: no algorithm applied")
+        # the legend names what ran at each size, not what was asked ("auto", "default")
+        series = {_legend(rows[0], ran_text(rows)): rows for rows in groups.values()}
         draw_curves(series, path, title=title, overwrite=overwrite)
     else:
-        draw_bars({f"{r['topology']} {r['algorithm']}": r["busbw_GBps"] for r in records},
+        draw_bars({_legend(r, ran_text([r])): r["busbw_GBps"] for r in records},
                   path, title=title, overwrite=overwrite)
     wrote(path)
+
+
+def _legend(record: dict, ran: str) -> str:
+    """A legend entry: the machine, what ran, and "(ideal links)" for a machine whose links
+    have no latency and no per-message cost (its curve is flat from small sizes up)."""
+    return f"{record['topology']} {ran}" + (" (ideal links)" if record.get("ideal_links")
+                                            else "")

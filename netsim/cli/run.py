@@ -31,8 +31,9 @@ __all__ = ["command"]
                    "needs --topo (and pip install 'netsim[chakra]').")
 @click.option("--topo", "topo_spec", metavar="SPEC", default=None,
               help="Machine of --workload: a spec, a preset or a YAML file.")
-@click.option("--algo", "algorithm", default="auto", show_default=True,
-              help="Collective algorithm of --workload: a name, an MSCCL .xml, auto, or "
+@click.option("--algo", "algorithm", default="default", show_default=True,
+              help="Collective algorithm of --workload: a name, an MSCCL .xml, default (what "
+                   "the machine's own library runs), auto (the fastest), or "
                    "one per op (allreduce=ring,alltoall=direct).")
 @click.option("--comm-groups", type=click.Path(dir_okay=False), default=None,
               help="Process groups of --workload: ASTRA-sim's communicator-group JSON "

@@ -10,6 +10,7 @@
 * :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
+* :mod:`.library`: the default algorithm, what the machine's own library runs;
 * :mod:`.measured`: measured curves laid next to simulated ones;
 * :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
 * :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
@@ -32,6 +33,8 @@ _OWNERS = {
                    "run_sweep", "sweep_sizes"),
     "collective_groups": ("axis_groups", "parse_nodes", "run_groups"),
     "faultspec": ("FaultSpec", "parse_fault_option", "resolve_faults"),
+    "library": ("DEFAULT_ALGORITHM", "ideal_links_note", "library_of", "ran_text",
+                "resolve_default"),
     "flows": ("simulate_flows",),
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
@@ -60,7 +63,7 @@ _OWNERS = {
     "sweep": ("Sweep", "SweepResult", "load_sweep", "rows_to_pandas", "rows_to_parquet",
               "run_sweep_points", "sweep_executor", "sweep_from_dict"),
 }
-_RENAMED = {"PLUGIN_GROUPS": "GROUPS"}        # public name -> the owner's name
+_RENAMED = {"PLUGIN_GROUPS": "GROUPS", "DEFAULT_ALGORITHM": "DEFAULT"}        # public name -> the owner's name
 _OWNER = {name: module for module, names in _OWNERS.items() for name in names}
 
 __all__ = [
@@ -87,6 +90,8 @@ __all__ += [
 __all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model",
             "link_records_with_queues"]
 __all__ += ["parse_packet_option"]   # --packet (issue 17)
+__all__ += ["DEFAULT_ALGORITHM", "resolve_default", "library_of", "ran_text",
+            "ideal_links_note"]
 
 
 def __getattr__(name: str):

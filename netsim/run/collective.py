@@ -29,6 +29,7 @@ from ..engine import Result
 from ..errors import InputError, RoutingError, unknown_name
 from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
+from .library import resolve_default
 from .models import check_model, model_fields, simulate_model
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
 from ..schedule import MAX_SENDS   # a cap on typos; memory is the gate (_check_scale)
@@ -518,9 +519,12 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    builds=None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
-    ``topology`` is a Topology or a spec string; ``algorithm`` a registered name, ``'auto'``
-    (every algorithm that applies, fastest returned, all times in ``candidates``), or an
-    algorithm object (or a list of them, searched like auto). ``ranks`` defaults to every
+    ``topology`` is a Topology or a spec string; ``algorithm`` a registered name,
+    ``'default'`` (what the machine's own library runs: the preset's ``library:`` block,
+    :mod:`netsim.run.library`; ``'auto'`` where it names none; the record's ``library``
+    says which library), ``'auto'`` (every algorithm that applies, fastest returned, all
+    times in ``candidates``), or an algorithm object (or a list of them, searched like
+    auto). ``ranks`` defaults to every
     endpoint, ``placement`` to the first ``ranks`` endpoints; ``options`` is an
     ``AlgoOptions`` (its topology and placement are filled in here); ``alpha`` is the
     per-message overhead at the sender (s). Without ``alpha`` (or ``options.gamma``) the
@@ -563,6 +567,19 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                          options=options, alpha=alpha, router=router, progress=progress,
                          faults=faults)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
+    resolved = resolve_default(op, topo, algorithm)
+    if resolved.library is not None:    # the machine's own library: its options, under the user's
+        base = options if options is not None else _default_options()
+        options = replace(base, extra={**resolved.extra, **base.extra})
+        run = run_collective(op, topo, resolved.algorithm, size, ranks=ranks,
+                             placement=placement, options=options, alpha=alpha, router=router,
+                             progress=progress, faults=faults, axis=axis, nodes=nodes,
+                             model=model, packet=packet, tolerance=tolerance, prune=prune,
+                             builds=builds)
+        run.result.meta["record"] = {**run.result.meta.get("record", {}),
+                                     "library": resolved.library}
+        return run
+    algorithm = resolved.algorithm
     if axis is not None or nodes is not None:
         from .collective_groups import axis_groups, parse_nodes, run_groups
 

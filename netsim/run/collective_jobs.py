@@ -41,7 +41,7 @@ class CollectiveJob(Strict):
     name: str | None = None
     topology: str | None = None         # default: the scenario's topology
     op: Annotated[str, one_of("collective", OPS)]
-    algorithm: str = "auto"
+    algorithm: str = "default"         # the machine's library (netsim.run.library)
     size: Size | None = None            # bytes, nccl-tests meaning
     sizes: str | list[Size] | None = None   # 'START:STOP[:FACTOR]' (doubling) or a list
     ranks: int | None = Field(default=None, ge=1)
@@ -58,7 +58,7 @@ class CollectiveJob(Strict):
     def _known_algorithm(cls, name: str, info: ValidationInfo) -> str:
         from .collective import resolve_algorithms
 
-        if name != "auto" and "op" in info.data:
+        if name not in ("auto", "default") and "op" in info.data:
             resolve_algorithms(info.data["op"], name)   # raises a did-you-mean InputError
         return name
 

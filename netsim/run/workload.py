@@ -2,7 +2,8 @@
 
 :func:`run_workload` reads ``trace.%d.et`` (:mod:`netsim.interop.chakra`), expands each
 collective node with netsim's algorithms over the ranks of its process group (``algorithm``
-a name, a schedule file, or ``'auto'``: the algorithm that is fastest for that collective
+a name, a schedule file, ``'default'`` (what the machine's library runs, the default)
+or ``'auto'``: the algorithm that is fastest for that collective
 alone on those ranks), simulates everything together and reports per rank: compute time
 (the time at least one of its computes runs), exposed communication (the rest of the
 rank's time: waiting for data) and total time (when its last node finishes).
@@ -81,9 +82,12 @@ def per_op_algorithms(algorithm) -> dict[str, Any]:
 
 
 def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, options, cache):
-    """The algorithm object for one collective (``auto``: simulate each, keep the fastest)."""
+    """The algorithm object for one collective (``auto``: simulate each, keep the fastest;
+    ``default``: what the machine's own library runs, :mod:`netsim.run.library`)."""
     from .collective import resolve_algorithms, run_collective
+    from .library import resolve_default
 
+    algorithm = resolve_default(op, topo, algorithm).algorithm
     key = (op, tuple(nodes.tolist()), size)
     if key not in cache:
         candidates, pick = resolve_algorithms(op, algorithm)
@@ -97,7 +101,7 @@ def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, optio
     return cache[key]
 
 
-def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None = None,
+def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | None = None,
                  placement: Sequence[int | str] | None = None, alpha: float | None = None,
                  options=None, router=None, progress=None, faults: Sequence = (),
                  comm_groups=None) -> WorkloadRun:
@@ -134,7 +138,7 @@ def run_workload(pattern: str, topology, *, algorithm="auto", ranks: int | None 
     def collective(op: str, members, size: float, name: str):
         where = nodes[np.asarray(members)]
         opts = replace(options, topology=topo, placement=where)
-        algo = _pick(op, topo, per_op.get(op, per_op.get("*", "auto")), where, size, alpha,
+        algo = _pick(op, topo, per_op.get(op, per_op.get("*", "default")), where, size, alpha,
                      options, cache)
         if not algo.applies(len(members), opts):
             raise InputError(f"{pattern}: collective {name or op}: {op} algorithm "
@@ -230,7 +234,7 @@ class WorkloadJob(Strict):
     name: str | None = None
     topology: str | None = None         # default: the scenario's topology
     trace: str                          # 'traces/step.%d.et', relative to the scenario
-    algorithm: str = "auto"
+    algorithm: str = "default"
     ranks: int | None = Field(default=None, ge=1)
     alpha: Time | None = None           # s per message (default: the machine's calibration)
     comm_groups: str | None = None      # ASTRA-sim communicator-group JSON, relative
@@ -263,7 +267,7 @@ def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
 register_job("workload", WorkloadJob, run_workload_job, faults=True)
 
 
-def workload_scenario(pattern: str, topology: str, *, algorithm: str = "auto",
+def workload_scenario(pattern: str, topology: str, *, algorithm: str = "default",
                       comm_groups: str | None = None):
     """A one-job scenario running the traces ``pattern`` on ``topology`` (``netsim run
     --workload``), so that tables, heatmaps and reports work as for any scenario."""

@@ -14,6 +14,10 @@ links, or by both (a generator's machine plus extra nodes and links)::
     links:
       - {src: gpu0, dst: sw0, bandwidth: 25GB/s, latency: 1us, duplex: true, count: 18}
     endpoints: [gpu0]                           # optional natural rank order
+    library:                                    # optional: what the vendor library runs
+      name: "NCCL 2.30"                         #   (the default --algo on this machine)
+      source: "NVIDIA/nccl src/graph/tuning.cc"
+      algorithms: {allreduce: nccl, alltoall: direct}
 
 Precedence of bandwidth / latency / links, highest first: a value on the link itself; an
 override passed to :func:`load_topology_file` (``galaxy-wh,links=1``); an option in the
@@ -46,7 +50,7 @@ from .model import Topology, TopologyBuilder
 
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
            "topology_from_dict", "topology_to_dict", "save_topology_file", "topology_file_schema", "check_connected", "TopologyFile",
-           "NodeSpec", "LinkSpec", "Defaults"]
+           "NodeSpec", "LinkSpec", "Defaults", "LibrarySpec"]
 
 # Option names a preset or file override may carry besides the generator's own options.
 _LINK_OPTIONS = ("bandwidth", "latency", "links")
@@ -123,6 +127,20 @@ class LinkSpec(_Strict):
     count: int | None = Field(default=None, ge=1)
 
 
+class LibrarySpec(_Strict):
+    """What the machine's own collective library runs: the default ``--algo`` on it.
+
+    ``algorithms`` maps an op to a registered netsim algorithm name (checked when a run
+    resolves it: the topology layer does not know the algorithms); ops it leaves out run
+    ``auto``. ``options`` go to the algorithm's ``AlgoOptions.extra`` when the default is
+    used (a user's own keys win)."""
+
+    name: str
+    source: str | list[str]
+    algorithms: dict[str, str] = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class TopologyFile(_Strict):
     """A topology YAML file; see the module docstring."""
 
@@ -135,6 +153,7 @@ class TopologyFile(_Strict):
     links: list[LinkSpec] = Field(default_factory=list)
     endpoints: list[NodeName] | None = None
     calibration: dict[str, Any] = Field(default_factory=dict)   # see netsim/calibration.py
+    library: LibrarySpec | None = None     # the vendor library's choice (default --algo)
     version: int | None = Field(default=None, ge=1)   # file format (TOPOLOGY_VERSION)
 
 
@@ -156,7 +175,8 @@ def _loc_text(loc: tuple) -> str:
     return text
 
 
-_SUB_MODELS = {"nodes": NodeSpec, "links": LinkSpec, "defaults": Defaults}
+_SUB_MODELS = {"nodes": NodeSpec, "links": LinkSpec, "defaults": Defaults,
+               "library": LibrarySpec}
 
 
 def _pydantic_message(err: ValidationError) -> tuple[tuple, str]:
@@ -263,6 +283,8 @@ def _meta(spec: TopologyFile, source: str) -> dict[str, Any]:
         meta["description"] = spec.description
     if spec.sources:
         meta["sources"] = list(spec.sources)
+    if spec.library is not None:
+        meta["library"] = spec.library.model_dump()
     return meta
 
 
@@ -414,7 +436,7 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
             link["count"] = count
         links.append(link)
     doc: dict[str, Any] = {"name": t.name}
-    for key in ("description", "sources"):
+    for key in ("description", "sources", "library"):
         if t.meta.get(key):
             doc[key] = to_jsonable(t.meta[key])
     doc.update(nodes=nodes, links=links, endpoints=[names[e] for e in t.endpoints])

@@ -56,9 +56,12 @@ class CollectiveJob(Strict):
     @field_validator("algorithm")
     @classmethod
     def _known_algorithm(cls, name: str, info: ValidationInfo) -> str:
+        from ..interop.schedule_files import is_schedule_file
         from .collective import resolve_algorithms
 
-        if name not in ("auto", "default") and "op" in info.data:
+        # a schedule file is read when the job runs, relative to the scenario file
+        if name not in ("auto", "default") and "op" in info.data \
+                and not is_schedule_file(name):
             resolve_algorithms(info.data["op"], name)   # raises a did-you-mean InputError
         return name
 
@@ -89,7 +92,8 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
 
     topology = parse_topology(ctx.topology_spec(job.topology, "collective"))
     options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
-    runs = run_sweep(job.op, topology, job.algorithm,
+    algorithm = ctx.path_spec(job.algorithm)    # a schedule file: next to the scenario
+    runs = run_sweep(job.op, topology, algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
                      options=options, alpha=job.alpha, progress=ctx.progress,
                      faults=ctx.resolve_faults(topology), axis=job.axis, nodes=job.nodes,

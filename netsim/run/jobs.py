@@ -25,6 +25,14 @@ __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNER
            "TrafficJob"]
 
 
+#: Endings of files a job may name in ``topology:`` or ``algorithm:``.
+_FILE_ENDINGS = (".yaml", ".yml", ".json", ".graphml", ".xml", ".npz", ".parquet")
+
+
+def _looks_like_file(text: str) -> bool:
+    return "/" in text or text.lower().endswith(_FILE_ENDINGS)
+
+
 @dataclass
 class JobContext:
     """What a runner gets besides its job: the scenario's defaults and where it lives.
@@ -55,7 +63,17 @@ class JobContext:
         if spec is None:
             raise InputError(f"{kind} job: no topology (set 'topology' in the job or the "
                              f"scenario)")
-        return spec
+        return self.path_spec(spec)
+
+    def path_spec(self, spec: str) -> str:
+        """``spec`` with a relative file at its head (``machine.yaml,links=1``, a schedule
+        ``ar.xml``) taken relative to the scenario file, as ``flows:`` and ``schedule:``
+        are; preset names and generator specs are returned as they are."""
+        head, sep, rest = str(spec).partition(",")
+        path = Path(head)
+        if path.is_absolute() or not _looks_like_file(head):
+            return spec
+        return str(self.base_dir / path) + sep + rest
 
     def seed_for(self, seed: int | None) -> int:
         """A job's ``seed``, else the scenario's."""

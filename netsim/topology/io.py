@@ -313,9 +313,21 @@ def _generated(spec: TopologyFile, overrides: dict, fail) -> Topology | None:
 
     file_defaults = {k: v for k, v in spec.defaults.model_dump().items() if v is not None}
     try:
-        return parse_topology(spec.generator, defaults=file_defaults, overrides=overrides)
+        return parse_topology(_beside_file(spec.generator), defaults=file_defaults,
+                              overrides=overrides)
     except NetsimError as err:
         raise fail(("generator",), str(err), type(err)) from None
+
+
+def _beside_file(generator: str) -> str:
+    """A generator naming another topology file (``base.yaml,links=2``) reads it relative
+    to the file being loaded, as every path inside a netsim file is; specs and preset
+    names are returned as they are."""
+    loading = _LOADING.get()
+    head, sep, rest = generator.partition(",")
+    if not loading or Path(head).is_absolute() or not head.lower().endswith((".yaml", ".yml")):
+        return generator
+    return str(Path(loading[-1]).parent / head) + sep + rest
 
 
 def _copy_into(builder: TopologyBuilder, topo: Topology) -> None:

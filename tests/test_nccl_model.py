@@ -229,4 +229,4 @@ def test_gpus_per_thread_on_the_command_line():
     assert one["time_s"] < default["time_s"]
     refused = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
                                         "ring", "--gpus-per-thread", "1"])
-    assert refused.exit_code == 2 and "applies to --algo nccl" in refused.output
+    assert refused.exit_code == 2 and "applies to NCCL's model" in refused.output and "--algo ring" in refused.output

@@ -38,10 +38,10 @@ def command(spec, list_presets, fmt, output, overwrite):
         return
     if spec is None:
         raise click.UsageError("give a topology SPEC (e.g. mesh:4x4) or --list")
-    from ..interop import astra_network_yaml, is_astra_network, load_astra_network
-
-    topology = load_astra_network(spec) if is_astra_network(spec) else parse_topology(spec)
+    topology = parse_topology(spec)
     if fmt == "astra-sim":
+        from ..interop import astra_network_yaml
+
         emit(astra_network_yaml(topology), output, overwrite)
         return
     summary = summarize(topology)

@@ -222,6 +222,14 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
     """
     source = str(path)
     data, root = _load_yaml_text(read_text(path, "topology file"), source)
+    if isinstance(data, dict) and "npus_count" in data:
+        # an ASTRA-sim analytical network file: its own format, read where any file is
+        from .astra import topology_from_astra
+
+        if overrides:
+            raise TopologyError(f"{source}: an ASTRA-sim network file takes no options "
+                                f"(got {', '.join(sorted(overrides))})")
+        return topology_from_astra(data, source)
     key = str(Path(path).resolve())
     if key in _LOADING.get():
         raise TopologyError(f"topology file {source!r} includes itself")

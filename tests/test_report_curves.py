@@ -58,3 +58,16 @@ def test_draw_bars_skips_missing_values(tmp_path):
     assert (tmp_path / "b.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(InputError, match="no values"):
         draw_bars({"a": None}, tmp_path / "n.png")
+
+
+def test_a_dataframe_of_records_draws_one_line_per_topology_and_algorithm(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from netsim.run import run_sweep
+
+    rows = [r.record() for spec in ("mesh:4x4", "torus:4x4")
+            for r in run_sweep("allreduce", spec, "ring", [1024, 4096])]
+    fig = draw_curves(pd.DataFrame(rows))
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    assert labels == ["mesh-4x4 ring", "torus-4x4 ring"]
+    drawn = draw_curves({"ring": pd.DataFrame(rows[:2])}, tmp_path / "c.png")
+    assert list(drawn) == ["ring"] and list(drawn["ring"][0]) == [1024.0, 4096.0]

@@ -68,6 +68,31 @@ def _from_records(records: Sequence[Mapping], y: str, label: str):
     return np.asarray(sizes), np.asarray(values)
 
 
+def _records(points) -> list:
+    """A DataFrame's rows as records; anything else as it is."""
+    return points.to_dict("records") if hasattr(points, "to_dict") and \
+        hasattr(points, "columns") else points
+
+
+def _as_series(series) -> dict:
+    """``{label: records}`` from a mapping (of record lists or DataFrames) or from one
+    DataFrame of records (``Result.to_pandas``-style, ``rows_to_pandas``, a sweep's
+    Parquet read back): one label per ``label`` or ``algorithm`` value, prefixed by the
+    topology where there are several."""
+    if not (hasattr(series, "columns") and hasattr(series, "groupby")):
+        return {label: _records(points) for label, points in series.items()}
+    rows = series.to_dict("records")
+    key = next((k for k in ("label", "algorithm") if k in series.columns), None)
+    several = "topology" in series.columns and series["topology"].nunique() > 1
+    out: dict[str, list] = {}
+    for row in rows:
+        label = str(row[key]) if key else "series"
+        if several:
+            label = f"{row['topology']} {label}"
+        out.setdefault(label, []).append(row)
+    return out
+
+
 def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
                 measured: Mapping[str, Any] | None = None, *, title: str | None = None,
                 overwrite: bool = True, ax=None):
@@ -75,6 +100,9 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
     binary size labels), ``measured`` points as open markers in the same colour; ``y`` is
     one of :data:`Y_AXES` (``time_s`` gets a log y axis in s/ms/us). Saves to ``path``
     (.png/.svg/.pdf) and returns the points drawn per label (sizes, values in SI units).
+
+    ``series`` may also be one DataFrame of records (one line per ``algorithm``, per
+    topology too where there are several) or map labels to DataFrames.
 
     In a notebook: with ``ax=`` (matplotlib axes) it draws there, or with neither ``ax``
     nor ``path`` on a new figure, and returns the matplotlib Figure (saved too if ``path``).
@@ -88,6 +116,8 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
         from ..errors import unknown_name
 
         raise unknown_name("y axis", y, Y_AXES)
+    series, measured = _as_series(series), _as_series(measured) if measured is not None \
+        else None
     if not series:
         raise InputError("draw_curves: no series to draw")
     drawn = {label: series_points(points, y, label) for label, points in series.items()}

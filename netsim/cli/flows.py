@@ -15,7 +15,7 @@ import click
 
 from ..errors import InputError, NetsimError
 from ..outputs import write_atomic
-from ..units import format_time
+from ..units import format_rate, format_size, format_time
 from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
@@ -109,12 +109,13 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if error:
             made += (f"; packet model {format_time(error['packet_time_s'])}, fluid error "
                      f"{100 * error['makespan_error']:+.2f}%")
-        flows = format_records(flow_rows[:50], "table",
+        flows = format_records(flow_rows[:50], "table", columns=_flow_columns(flow_rows),
                                title=f"flows ({_LABEL[model]}"
                                      f"makespan {format_time(result.makespan)}, {made})")
         links = sorted(link_records_with_queues(result, only_used=True),
                        key=lambda r: -r["utilization"])
-        text = flows + format_records(links[:20], "table", title="busiest links")
+        text = flows + format_records(links[:20], "table", columns=_link_columns(links),
+                                      title="busiest links")
         if faults:
             text += format_records(faults, "table", title="faults")
     emit(text, output, overwrite)
@@ -152,3 +153,31 @@ def _emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
     """Write ``data`` atomically to ``output`` (as :func:`emit` does text)."""
     write_atomic(output, data, overwrite)
     wrote(output)
+
+
+def _us(value) -> str:
+    return f"{value * 1e6:.6g}"
+
+
+def _flow_columns(rows) -> list:
+    """Flow table columns: times in us, the packet model's columns as they come."""
+    keys = list(dict.fromkeys(k for row in rows[:50] for k in row))
+
+    def column(k: str):
+        if k in ("start", "finish", "packet_finish") or k.endswith("_s"):
+            return k, f"{k.removesuffix('_s').replace('_', ' ')} (us)", _us
+        if k == "error":                      # the packet model's relative error
+            return k, "fluid error", lambda v: f"{100 * v:+.3g}%"
+        return k, k, str
+    return [column(k) for k in keys]
+
+
+def _link_columns(rows) -> list:
+    """Link table columns with units (JSON and CSV keep SI numbers)."""
+    shown = {"bytes": ("bytes", lambda v: format_size(v)),
+             "bandwidth": ("bandwidth", format_rate),
+             "utilization": ("utilization", lambda v: f"{100 * v:.1f}%"),
+             "busy_s": ("busy (us)", _us), "peak_flows": ("peak flows", str)}
+    keys = list(dict.fromkeys(k for row in rows[:20] for k in row))
+    return [(k, *shown.get(k, (k, lambda v: f"{v:.6g}" if isinstance(v, float) else str(v))))
+            for k in keys]

@@ -152,7 +152,7 @@ def _table_text(title, columns, cells, numeric, *, width: int, compact: bool) ->
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", header_style="bold",
+    table = Table(header_style="bold",
                   box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
                   padding=(0, 1) if not compact else (0, 0), collapse_padding=compact,
                   show_edge=not compact)
@@ -163,6 +163,8 @@ def _table_text(title, columns, cells, numeric, *, width: int, compact: bool) ->
     for row in cells:
         table.add_row(*row)
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    if title:                       # above the table, never wrapped to the table's width
+        console.print(title, overflow="fold", highlight=False, markup=False)
     console.print(table)
     return "\n".join(line.rstrip() for line in console.file.getvalue().split("\n"))
 

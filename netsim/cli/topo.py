@@ -22,7 +22,8 @@ def _human(key: str, value):
 @click.command("topo")
 @click.argument("spec", required=False)
 @click.option("--list", "list_presets", is_flag=True, help="List the machine catalogue.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "astra-sim"]),
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet",
+                                                    "astra-sim"]),
               default="table", show_default=True,
               help="Output format; astra-sim: the network YAML of ASTRA-sim's analytical "
                    "backend.")

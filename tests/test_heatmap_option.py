@@ -57,7 +57,7 @@ def test_heatmap_json_describes_what_was_drawn(tmp_path):
     assert doc["command"] == "heatmap" and len(doc["records"]) == 1
     row = doc["records"][0]
     # the saved result read back: utilisation = bytes / (bandwidth x makespan)
-    util = {r["id"]: r["bytes"] / (r["bandwidth"] * saved_doc["makespan"]) for r in links}
+    util = {r["id"]: r["bytes"] / (r["bandwidth_Bps"] * saved_doc["makespan"]) for r in links}
     assert row["file"] == str(tmp_path / "h.png") and row["quantity"] == "utilization"
     assert row["links"] == topo.num_links == row["links_with_data"]
     assert row["max"] == pytest.approx(max(util.values()))

@@ -175,7 +175,7 @@ def _flow_columns(rows) -> list:
 def _link_columns(rows) -> list:
     """Link table columns with units (JSON and CSV keep SI numbers)."""
     shown = {"bytes": ("bytes", lambda v: format_size(v)),
-             "bandwidth": ("bandwidth", format_rate),
+             "bandwidth_Bps": ("bandwidth", format_rate),
              "utilization": ("utilization", lambda v: f"{100 * v:.1f}%"),
              "busy_s": ("busy (us)", _us), "peak_flows": ("peak flows", str)}
     keys = list(dict.fromkeys(k for row in rows[:20] for k in row))

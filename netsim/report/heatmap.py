@@ -429,7 +429,8 @@ def _rebuilt_topology(doc: Mapping[str, Any], source: str):
             builder.add_node(node["name"], switch=bool(node.get("switch")),
                              coord=node.get("coord"), **dict(node.get("attrs") or {}))
         for link in links:
-            builder.add_link(link["src"], link["dst"], float(link.get("bandwidth") or 1.0),
+            rate = link.get("bandwidth_Bps") or link.get("bandwidth")   # older saved files
+            builder.add_link(link["src"], link["dst"], float(rate or 1.0),
                              name=str(link["id"]))
         return builder.build()
     except (NetsimError, KeyError, TypeError, ValueError) as err:

@@ -90,3 +90,16 @@ def test_parquet_output_holds_the_json_records(tmp_path, capsys):
     frame = pd.read_parquet(target)
     assert len(frame) == len(records)
     assert list(frame["time_s"]) == [r["time_s"] for r in records]
+
+
+def test_auto_candidates_become_one_row_each():
+    runs = run_sweep("allreduce", "torus:3x3,bw=1GB/s", "auto", [1e5, 1e7])
+    frame = to_pandas(runs, "candidates")
+    for run in runs:
+        mine = frame[frame["size_bytes"] == run.size_bytes]
+        assert len(mine) == len(run.candidates) + len(run.pruned or {})
+        chosen = mine[mine["chosen"]]
+        assert list(chosen["candidate"]) == [run.algorithm]
+        assert chosen["time_s"].iloc[0] == run.time_s == mine["time_s"].min()
+        # a candidate left unsimulated was ruled out by a bound above the winner's time
+        assert (mine.loc[~mine["simulated"], "bound_s"] >= run.time_s).all()

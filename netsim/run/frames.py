@@ -67,10 +67,28 @@ def _candidate_rows(obj: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _phase_rows(obj: Any) -> list[dict[str, Any]]:
+    """One row per placement strategy and phase: tidy, where a record has one
+    ``<phase>_s`` column per phase."""
+    from .placement_eval import StepScore
+
+    scores = [obj] if isinstance(obj, StepScore) else list(obj)
+    rows = []
+    for score in scores:
+        if not isinstance(score, StepScore):
+            raise TypeError(f"to_pandas(kind='phases'): placement scores only, got a "
+                            f"{type(score).__name__}")
+        for phase, t in score.phase_s.items():
+            rows.append({"strategy": score.strategy, "phase": phase, "time_s": t,
+                         "algorithm": score.algorithms.get(phase), "step_s": score.step_s})
+    return rows
+
+
 def to_pandas(obj: Any, kind: str | None = None):
     """``obj`` as a DataFrame (see the module); ``kind`` is for a Result ("links", "ops"),
-    or ``"candidates"`` for ``auto`` runs: one row per candidate and size (its simulated
-    ``time_s``, or the lower ``bound_s`` that ruled it out unsimulated; ``chosen``).
+    ``"candidates"`` for ``auto`` runs: one row per candidate and size (its simulated
+    ``time_s``, or the lower ``bound_s`` that ruled it out unsimulated; ``chosen``), or
+    ``"phases"`` for placement scores: one row per strategy and phase.
 
     >>> from netsim.run import run_sweep
     >>> frame = to_pandas(run_sweep("allreduce", "ring:4", "auto", [1e6]), "candidates")
@@ -81,8 +99,10 @@ def to_pandas(obj: Any, kind: str | None = None):
         return obj.to_pandas(kind or "links")
     from ..outputs import to_jsonable
 
-    if kind == "candidates":
-        return rows_to_pandas(to_jsonable(_candidate_rows(obj)))
+    if kind in ("candidates", "phases"):
+        rows = _candidate_rows(obj) if kind == "candidates" else _phase_rows(obj)
+        return rows_to_pandas(to_jsonable(rows))
     if kind is not None:
-        raise ValueError(f"kind {kind!r} is for a Result ('links', 'ops') or 'candidates'")
+        raise ValueError(f"kind {kind!r} is for a Result ('links', 'ops'), 'candidates' or "
+                         f"'phases'")
     return rows_to_pandas(to_jsonable(_rows(obj)))

@@ -23,10 +23,11 @@ def _human(key: str, value):
 @click.argument("spec", required=False)
 @click.option("--list", "list_presets", is_flag=True, help="List the machine catalogue.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet",
-                                                    "astra-sim"]),
+                                                    "astra-sim", "simgrid"]),
               default="table", show_default=True,
               help="Output format; astra-sim: the network YAML of ASTRA-sim's analytical "
-                   "backend.")
+                   "backend; simgrid: a SimGrid platform (XML) with netsim's routes. Both "
+                   "are read back wherever a topology file is taken.")
 @output_option
 @overwrite_option
 def command(spec, list_presets, fmt, output, overwrite):
@@ -45,6 +46,16 @@ def command(spec, list_presets, fmt, output, overwrite):
 
         emit(astra_network_yaml(topology), output, overwrite)
         return
+    if fmt == "simgrid":
+        from ..interop import simgrid_platform
+
+        text, notes = simgrid_platform(topology)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        emit(text, output, overwrite)
+        return
+    for note in topology.meta.get("notes", ()):      # approximations made reading a file
+        click.echo(f"note: {note}", err=True)
     summary = summarize(topology)
     if fmt == "table":
         rows = [{"field": k, "value": _human(k, v)} for k, v in summary.items()]

@@ -102,9 +102,10 @@ def _is_folder(heatmap: str) -> bool:
 
 
 def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
-    """Per strategy: the link heatmap and the placement map (groups of the fastest
-    active dimension)."""
-    from ..report import draw_heatmap
+    """Per strategy: the link heatmap (one panel per phase, each phase's own utilisation,
+    where the step has several: a step average would hide the short phases) and the
+    placement map (groups of the fastest active dimension)."""
+    from ..report import draw_heatmap, draw_phase_heatmaps
     from ..report import draw_placement_map
 
     dim = model.layout.active_dimensions()[0]
@@ -112,8 +113,15 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
     written = []
     for score in scores:
         links, where = _figure_paths(heatmap, score.strategy)
-        draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
-                     title=f"{score.strategy}: link use, step {format_time(score.step_s)}")
+        title = f"{score.strategy}: link use, step {format_time(score.step_s)}"
+        if len(score.phase_s) > 1:
+            phases = model.phase_utilisation(score)
+            draw_phase_heatmaps(model.topology, {
+                f"{name}: {format_time(score.phase_s[name])}": util
+                for name, util in phases.items()}, links, title=title, overwrite=overwrite)
+        else:
+            draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
+                         title=title)
         draw_placement_map(model.topology, score.placement, groups, where,
                            title=f"{score.strategy}: {dim} groups")
         written += [links, where]

@@ -200,6 +200,67 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
                           degraded={names[i]: f for i, f in degraded.items()})
 
 
+def draw_phase_heatmaps(topology, panels: Mapping[str, Any], path=None, *,
+                        title: str | None = None, label_top: int = 2,
+                        overwrite: bool = True):
+    """One utilisation map per phase, side by side on one colour scale: ``panels`` maps a
+    panel's title (``"tp-allreduce: 1.75 ms"``) to its links' utilisation (0..1) while
+    that phase runs (:meth:`netsim.run.StepModel.phase_utilisation`). Saves to ``path``
+    or returns the Figure. Returns the largest utilisation per panel when saved.
+
+    >>> from netsim.topology import parse_topology
+    >>> t = parse_topology("mesh:2x2")
+    >>> fig = draw_phase_heatmaps(t, {"a": np.full(t.num_links, 0.5), "b": np.zeros(8)})
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['a', 'b']
+    """
+    from .figure import canvas_on, new_figure
+
+    if not panels:
+        raise InputError("draw_phase_heatmaps: no phases to draw")
+    values = {label: link_values(topology, v, "utilization") for label, v in panels.items()}
+    finite = np.concatenate([v[np.isfinite(v)] for v in values.values()])
+    norm, cmap_name = _scale("utilization", finite, False)
+    lay = layout(topology)
+    geometry = link_geometry(topology, lay)
+    x0, x1, y0, y1 = (float(geometry_edge) for geometry_edge in _panel_extent(lay, geometry))
+    unit = min(1.0, 6.0 / max(x1 - x0, y1 - y0, 1.0))         # inches per layout unit
+    ax_w, ax_h = (x1 - x0) * unit, (y1 - y0) * unit
+    k = len(values)
+    fig_w, fig_h = k * (ax_w + 0.3) + 1.6, ax_h + 1.2
+    fig = new_figure(fig_w, fig_h)
+    peaks = {}
+    for n, (label, vals) in enumerate(values.items()):
+        ax = fig.add_axes(((0.15 + n * (ax_w + 0.3)) / fig_w, 0.35 / fig_h, ax_w / fig_w,
+                           ax_h / fig_h))
+        canvas = canvas_on(ax, lay, geometry)
+        _draw_links(canvas, geometry.paths, _colors(vals, norm, cmap_name), vals, topology)
+        draw_nodes(ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
+        _label_links(ax, geometry.paths, _hottest(vals, label_top, False), vals, "",
+                     "utilization")
+        ax.set_title(label, fontsize=9)
+        known = vals[np.isfinite(vals)]
+        peaks[label] = float(known.max()) if known.size else 0.0
+    bar = Canvas(fig, ax, unit, ((fig_w - 1.2) / fig_w, 0.35 / fig_h, 0.16 / fig_w,
+                                  min(ax_h, 4.0) / fig_h))
+    _colorbar(bar, norm, cmap_name, "utilization", "", False, span="phase")
+    if title:
+        fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig_h, va="top")
+    fig.text(0.08 / fig_w, 0.08 / fig_h, "each panel: link utilisation while that phase "
+             "runs (its bytes over bandwidth x its time), one colour scale", fontsize=7,
+             color="#333333")
+    if path is None:
+        return fig
+    save_figure(fig, path, overwrite)
+    return peaks
+
+
+def _panel_extent(lay, geometry):
+    from .figure import _extent, _layout_points
+
+    return _extent(_layout_points(lay, geometry), 0.6)
+
+
 def _scale(quantity: str, shown: np.ndarray, diverging: bool):
     from matplotlib.colors import Normalize
 
@@ -370,13 +431,13 @@ def _label_spot(path: np.ndarray, placed: list[np.ndarray]) -> np.ndarray:
 
 
 def _colorbar(canvas: Canvas, norm, cmap_name: str, quantity: str, unit: str,
-              diverging: bool) -> None:
+              diverging: bool, span: str = "run") -> None:
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
 
     label = QUANTITIES[quantity][0] + (", A - B" if diverging else "")
     if quantity == "utilization":
-        label += " (fraction of the run)"
+        label += f" (fraction of the {span})"
     elif unit:
         label += f" ({unit})"
     mappable = ScalarMappable(norm=norm, cmap=colormaps[cmap_name])

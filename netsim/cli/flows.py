@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError, NetsimError
+from ..errors import NetsimError
 from ..outputs import write_atomic
 from ..units import format_rate, format_size, format_time
-from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
+from .options import (alpha_option, alpha_seconds, check_writable, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
@@ -32,13 +32,11 @@ __all__ = ["command"]
 @output_option
 @overwrite_option
 @alpha_option
-@click.option("--overhead", default=None, hidden=True,
-              help="Old spelling of --alpha (deprecated).")
 @fault_options
 @model_option
 @packet_option
 @tolerance_option
-def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
+def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
             model, packet, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     # The engine, its solvers and the file readers load here, not for --help.
@@ -48,8 +46,6 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     from ..schedule import load_flow_file, require_pyarrow
     from ..topology import calibrated_alpha
 
-    if overhead is not None and alpha is not None:
-        raise InputError("give --alpha, not both --alpha and --overhead")
     suffix = Path(output).suffix.lower() if output else ""
     if output:
         check_writable(output, overwrite)
@@ -59,9 +55,6 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if suffix in (".json", ".csv") and explicit == click.core.ParameterSource.DEFAULT:
             fmt = suffix[1:]
     overhead_s = alpha_seconds(alpha)
-    if overhead is not None:
-        overhead_s = alpha_seconds(overhead, "--overhead")
-        deprecated("--overhead", "--alpha")
     specs = fault_specs(fail_links, degrade_links)
     with _long_lived():
         flowset = load_flow_file(flow_file)

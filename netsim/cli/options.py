@@ -15,7 +15,7 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
+           "envelope", "chunks_option", "nccl_format_option", "model_option",
            "model_columns", "tolerance_option", "axis_option", "nodes_option"]
 
 format_option = click.option("--format", "fmt",
@@ -58,12 +58,6 @@ chunks_option = click.option(
     "--chunks", type=click.IntRange(min=1), default=None,
     help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) up to 64 for "
          "pipelined algorithms: dbtree, chain, innetwork].")
-
-
-def deprecated(old: str, new: str) -> None:
-    """One line on stderr for an old spelling that still works for one release."""
-    click.echo(f"netsim: note: {old} is deprecated and will go in the next release; "
-               f"use {new}", err=True)
 
 
 def fault_options(command: Callable) -> Callable:

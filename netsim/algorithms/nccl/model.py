@@ -12,9 +12,10 @@ For a collective of S bytes the builder
    moves 4 B of data per 8 B line, LL128 120 B per 128 B line), every message costs the
    protocol's per-step latency at the sender (``hwLat``) instead of the preset's alpha,
    and every rank first spends the algorithm's base latency (``baseLat``);
-4. runs, beside the collective, the host time nccl-tests spends enqueuing one iteration
-   (:mod:`.harness`: one thread drives every GPU, as in all published ``-g N`` curves), so
-   the time is the larger of the two, as nccl-tests measures it with back-to-back launches.
+4. runs, beside the collective, the host time spent enqueuing one iteration
+   (:mod:`.harness`: one launch per GPU a thread drives; by default one, a process per
+   GPU as frameworks run NCCL; nccl-tests ``-g N`` drives N), so the time is the larger
+   of the two, as nccl-tests measures it with back-to-back launches.
 
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
@@ -24,9 +25,9 @@ tuner's own prediction), which the collective runner copies into its records.
 Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
 is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
-GPUs one host thread enqueues for (default: all ranks up to the GPUs of one host,
-:data:`GPUS_PER_HOST`, nccl-tests ``-g N``; 1 for one process per GPU, ``-g 1``; 0 for the
-device time alone). ``options.chunks`` above 1 sets
+GPUs one host thread enqueues for (default 1, one process per GPU; N for nccl-tests
+``-g N``, at most the GPUs of one host, :data:`GPUS_PER_HOST`; 0 for the device time
+alone). ``options.chunks`` above 1 sets
 the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
 (``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
 
@@ -58,7 +59,7 @@ GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-clus
                       "dgx-b200": "blackwell", "gb200-nvl72": "blackwell"}
 #: GPUs one host drives, per preset: the most one nccl-tests thread can enqueue for (DGX:
 #: 8 GPUs per server; GB200 NVL72: 4 per compute tray, 2 GB200 superchips of 1 Grace and 2
-#: Blackwell each). Other topologies: every rank.
+#: Blackwell each). Other topologies: at most the ranks.
 GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200": 8,
                  "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
@@ -135,14 +136,25 @@ def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> C
 
 
 def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
-    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``; default the
-    ranks, at most the GPUs of one host: nccl-tests ``-g N``, how every published full
-    curve was run)."""
+    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``).
+
+    Default 1: one process per GPU, as training frameworks and ``mpirun -np N ...
+    -g 1`` launch NCCL, so one launch (5 us) hides under the GPU time. nccl-tests
+    ``-g N`` (one thread driving N GPUs, how many published full curves were run) is
+    asked for with N, and holds small sizes at N x 5 us; 0 is the device time alone.
+    More GPUs than the ranks, or than one host of the preset has, is refused.
+    """
     value = options.extra.get("gpus_per_thread")
     if value is None:
-        return min(num_ranks, _preset(options, GPUS_PER_HOST) or num_ranks)
+        return 1
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"gpus_per_thread must be an integer >= 0, got {value!r}")
+    host = _preset(options, GPUS_PER_HOST)
+    if host is not None and value > host:
+        raise InputError(f"gpus_per_thread {value}: one host of "
+                         f"{options.topology.name} has {host} GPUs")
+    if value > num_ranks:
+        raise InputError(f"gpus_per_thread {value}: more than the {num_ranks} ranks")
     return value
 
 

@@ -212,7 +212,7 @@ def test_nvls_is_cut_in_nccl_chunks():
         assert chunk == 131072 or size < limit * concurrent * bigger
         depth = nvls_pipeline_depth(size, H100)
         assert (depth - 1) * concurrent * chunk < size <= depth * concurrent * chunk
-    size = 8 << 20
+    size = 16 << 20
     default = run_collective("allreduce", "dgx-h100", "nccl", size)
     assert default.record()["nccl_algorithm"] == "nvls"
     forced = run_collective("allreduce", "dgx-h100", "nccl", size,

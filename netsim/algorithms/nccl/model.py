@@ -30,6 +30,9 @@ GPUs one host thread enqueues for (default 1, one process per GPU; N for nccl-te
 alone). ``options.chunks`` above 1 sets
 the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
 (``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
+``nvls_rate`` says how the tuner rates NVLS all-reduce: "simulated" (default), at the
+steady-state rate of netsim's own in-switch reduction, so the pick never contradicts the
+engine; "tuner", NCCL's own formula (:data:`NVLS_RATES`).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -51,8 +54,8 @@ from .harness import host_time
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
                      NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
-__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
-           "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST"]
+__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
+           "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
 GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
@@ -114,8 +117,44 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
     node = int(options.node_of_rank(num_ranks)[0])
     gpu_bw = float(topo.out_degree_bandwidth[node]) / 1e9
     nvls = switch_reason(num_ranks, options) is None
+    rate = options.extra.get("nvls_rate", "simulated")
+    if rate not in NVLS_RATES:
+        raise InputError(f"nvls_rate {rate!r} is not one of {', '.join(NVLS_RATES)}")
+    nvls_bw = (nvls_allreduce_rate(num_ranks, options, gpu_bw)
+               if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=_arch(options), gpu_bw=gpu_bw, nvls=nvls,
-                    nodes=_nodes(num_ranks, options))
+                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
+
+
+#: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", the
+#: steady state netsim's own in-switch reduction reaches (:func:`nvls_allreduce_rate`);
+#: "tuner", NCCL's formula (``nvlsEfficiency`` x the NVLS graph's speed), which on GB200
+#: NVL72 (72 ranks) rates NVLS below the ring and switches to it from 2 GiB while the
+#: simulated NVLS is twice as fast there and the published curve has no such drop
+#: (benchmarks/data/nvidia_gb200_nvl72_72gpu_allreduce_*.csv).
+NVLS_RATES = ("simulated", "tuner")
+
+
+def nvls_allreduce_rate(num_ranks: int, options: AlgoOptions, gpu_bw: float) -> float:
+    """Steady-state NVLS all-reduce rate (GB/s of the op's size) of ``innetwork`` here: the
+    smaller of the switches' summed reduction rate (``reduce_bandwidth``, bytes/s of
+    reduced output each) and what a GPU's links carry, S (N+1)/N bytes per direction
+    (``gpu_bw`` GB/s, the calibrated payload rate).
+
+    >>> from netsim.topology import parse_topology
+    >>> round(nvls_allreduce_rate(8, AlgoOptions(topology=parse_topology("dgx-h100")),
+    ...                           370.0), 1)                   # 4 chips x 68.6 GB/s
+    274.4
+    """
+    from ..innetwork import reducing_switches
+
+    topo = options.topology
+    links = gpu_bw * num_ranks / (num_ranks + 1)
+    rates = [topo.node_attrs[s].get("reduce_bandwidth")
+             for s in reducing_switches(num_ranks, options)]
+    if not rates or any(not r for r in rates):      # a switch without a rate: links only
+        return links
+    return min(links, sum(float(r) for r in rates) / 1e9)
 
 
 def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Choice:

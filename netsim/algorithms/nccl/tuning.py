@@ -105,9 +105,10 @@ class NcclView:
     nvls: bool = False
     nodes: int = 1
     hw: str = "nvlink"
-    #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) to use
-    #: instead of the tuner's own (``nvlsEfficiency`` x the NVLS graph), derated for the
-    #: pipeline's fill by size (:data:`NVLS_FILL_STAGES`); None: the tuner's.
+    #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) netsim
+    #: simulates; derated for the pipeline's fill by size (:data:`NVLS_FILL_STAGES`), it
+    #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
+    #: None: the tuner's alone.
     nvls_allreduce_bw: float | None = None
 
 
@@ -192,8 +193,6 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
     if algorithm == "nvls":
         if protocol != "Simple" or not view.nvls or view.nodes > 1:
             return 0.0
-        if op == "allreduce" and view.nvls_allreduce_bw is not None:
-            return view.nvls_allreduce_bw
         channels, speed = nvls_graph(view)
         if channels < 2:
             return 0.0
@@ -288,10 +287,12 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
                 if 0 <= log < 23:
                     bw *= _TREE_CORRECTION[PROTOCOLS.index(protocol)][log]
             if algorithm == "nvls" and op == "allreduce" and view.nvls_allreduce_bw:
-                # netsim's NVLS is a pipeline of D chunks through three stages (copies up,
-                # reduction, multicast down): D + 2 chunk times, not D, at the steady rate.
+                # Never below NCCL's own rating (its picks at small sizes are what the
+                # measurements show), raised to netsim's NVLS where that is faster: a
+                # pipeline of D chunks through three stages (copies up, reduction,
+                # multicast down) takes D + 2 chunk times at the steady rate.
                 depth = nvls_pipeline_depth(size, view)
-                bw *= depth / (depth + NVLS_FILL_STAGES)
+                bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES))
             lat = _latency(op, algorithm, protocol, view)
             out.append(Choice(algorithm, protocol, lat, bw, lat + size / (1000.0 * bw),
                               channels_for(algorithm, protocol, size, view)))

@@ -41,6 +41,8 @@ CURVES = [
     ("nvidia_h100_4gpu_allgather_nccltests_waynehacking8.csv", "allgather", "dgx-h100", 4, None),
     ("nvidia_h200_8gpu_allreduce_nccltests_azure_nvls_inplace.csv", "allreduce", "dgx-h100", 8,
      "nvls"),
+    ("nvidia_a100_8gpu_allreduce_nccltests_azure_inplace.csv", "allreduce", "dgx-a100", 8,
+     None),
     ("nvidia_gb200_4gpu_allreduce_nccltests_azure_ring_inplace.csv", "allreduce", "gb200-nvl72",
      4, "ring"),
     ("nvidia_gb200_nvl72_72gpu_allreduce_nccltests_coreweave_512MiB_8GiB.csv", "allreduce",

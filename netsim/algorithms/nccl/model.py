@@ -31,8 +31,9 @@ alone). ``options.chunks`` above 1 sets
 the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
 (``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
 ``nvls_rate`` says how the tuner rates NVLS all-reduce: "simulated" (default), at the
-steady-state rate of netsim's own in-switch reduction, so the pick never contradicts the
-engine; "tuner", NCCL's own formula (:data:`NVLS_RATES`).
+larger of NCCL's formula and the rate netsim's own in-switch reduction reaches (less its
+pipeline fill), so the pick does not leave NVLS where the engine runs it faster; "tuner",
+NCCL's formula alone (:data:`NVLS_RATES`).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -126,12 +127,13 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
 
 
-#: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", the
-#: steady state netsim's own in-switch reduction reaches (:func:`nvls_allreduce_rate`);
-#: "tuner", NCCL's formula (``nvlsEfficiency`` x the NVLS graph's speed), which on GB200
-#: NVL72 (72 ranks) rates NVLS below the ring and switches to it from 2 GiB while the
-#: simulated NVLS is twice as fast there and the published curve has no such drop
-#: (benchmarks/data/nvidia_gb200_nvl72_72gpu_allreduce_*.csv).
+#: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", NCCL's
+#: formula raised to the steady state netsim's own in-switch reduction reaches
+#: (:func:`nvls_allreduce_rate`, less the pipeline fill: :data:`.tuning.NVLS_FILL_STAGES`);
+#: "tuner", NCCL's formula alone (``nvlsEfficiency`` x the NVLS graph's speed), which on
+#: GB200 NVL72 with H100's NVLink efficiency (72 ranks) rated NVLS below the ring and left
+#: it from 2 GiB (busbw 1,268 -> 681 GB/s) while the simulated NVLS was twice as fast and
+#: the published curve has no such drop (benchmarks/data/nvidia_gb200_nvl72_72gpu_*.csv).
 NVLS_RATES = ("simulated", "tuner")
 
 

@@ -61,6 +61,18 @@ def test_the_tuners_own_nvls_rate_is_one_option_away():
                     AlgoOptions(topology=topo, extra={"nvls_rate": "guess"}))
 
 
+def test_nvls_all_gather_and_reduce_scatter_stop_at_32_ranks():
+    """NCCL runs NVLS for ops other than all-reduce only up to NCCL_MAX_NVLS_ARITY (32)
+    local ranks (enqueue.cc): on 72 NVL72 ranks all-gather and reduce-scatter are rings,
+    all-reduce stays NVLS; on 32 ranks all three may use NVLS."""
+    topo = parse_topology("gb200-nvl72")
+    options = AlgoOptions(topology=topo)
+    picks = {op: nccl_choice(op, 72, 64 * MiB, options).algorithm
+             for op in ("allgather", "reducescatter", "allreduce")}
+    assert picks == {"allgather": "ring", "reducescatter": "ring", "allreduce": "nvls"}
+    assert nccl_choice("allgather", 32, 64 * MiB, options).algorithm == "nvls"
+
+
 @pytest.mark.parametrize("preset", ["dgx-h100", "dgx-h100-cluster", "dgx-b200", "gb200-nvl72"])
 def test_nvls_reduction_is_one_rate_per_nvls_channel(preset):
     """Every reducing NVSwitch preset's chips together reduce NCCL's NVLS channels of its

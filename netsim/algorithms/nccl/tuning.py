@@ -193,6 +193,10 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
     if algorithm == "nvls":
         if protocol != "Simple" or not view.nvls or view.nodes > 1:
             return 0.0
+        if op != "allreduce" and view.ranks > _NVLS_MAX_ARITY:
+            # enqueue.cc: NVLS runs other ops only up to NCCL_MAX_NVLS_ARITY local ranks
+            # ("func != ncclFuncAllReduce && localRanks > NCCL_MAX_NVLS_ARITY": skipped).
+            return 0.0
         channels, speed = nvls_graph(view)
         if channels < 2:
             return 0.0

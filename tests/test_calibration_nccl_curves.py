@@ -1,6 +1,8 @@
 """Published single-node H100 nccl-tests curves (benchmarks/data/nvidia_h100_*_nccltests_*.csv)
-against netsim's default-flag ``--algo nccl`` (issue 13): the issue's tolerance, |netsim time /
-published time - 1| <= 20% from 64 KiB and <= 50% below, is asserted where netsim meets it.
+against netsim's ``--algo nccl`` launched as each run was (its ``nGpus``: nccl-tests ``-g 8`` /
+``-g 4``, or one process per GPU, netsim's default; what ``--measured FILE`` applies) (issue 13):
+the issue's tolerance, |netsim time / published time - 1| <= 20% from 64 KiB and <= 50% below,
+is asserted where netsim meets it.
 
 Sizes where it does not are listed in ``SHORT`` and run as xfail (not strict, so a model that
 gets better shows XPASS instead of failing); their errors are in docs/calibration.md

@@ -151,9 +151,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
 @click.option("--gpus-per-thread", type=click.IntRange(min=0), default=None, metavar="N",
-              help="With --algo nccl: GPUs one host thread enqueues for, as nccl-tests "
-                   "-g N, whose host time bounds small sizes [the GPUs of one host]; 1: one "
-                   "process per GPU (-g 1); 0: the GPU time alone.")
+              help="With NCCL's model: GPUs one host thread enqueues for, as nccl-tests "
+                   "-g N, whose host time bounds small sizes [1: one process per GPU, or "
+                   "the nGpus of a --measured nccl-tests run]; 0: the GPU time alone.")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
@@ -201,6 +201,10 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if gpus_per_thread is not None and runs_as != "nccl":
         raise click.UsageError("--gpus-per-thread applies to NCCL's model (--algo nccl: the "
                                "host side of nccl-tests), not to --algo " + str(runs_as))
+    if gpus_per_thread is None and runs_as == "nccl" and extras.get("measured"):
+        # a measured nccl-tests run says how it was launched (-g N: nGpus N per thread)
+        from ..run import measured_gpus_per_thread
+        gpus_per_thread = measured_gpus_per_thread(extras["measured"])
     with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
         # one sweep, not one per size: the sizes share its router and what it keeps
         runs = run_sweep(

@@ -38,7 +38,7 @@ _OWNERS = {
     "flows": ("simulate_flows",),
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
-    "measured": ("compare_measured", "read_measured"),
+    "measured": ("compare_measured", "read_measured", "measured_gpus_per_thread"),
     "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
     "placement_eval": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
     "placement_search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",

@@ -31,7 +31,8 @@ from .._inputs.yamlio import read_text
 from ..errors import InputError, NetsimError
 from ..units import parse_size
 
-__all__ = ["read_measured", "read_nccl_tests", "compare_measured", "MEASURED_COLUMNS"]
+__all__ = ["read_measured", "read_nccl_tests", "compare_measured", "measured_gpus_per_thread",
+           "MEASURED_COLUMNS"]
 
 _VALUES = ("busbw_GBps", "time_s")
 #: Table columns added by :func:`compare_measured`: (record key, header, formatter).
@@ -163,6 +164,26 @@ def read_measured(path: str | Path) -> list[dict[str, float]]:
     if not out:
         raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
     return out
+
+
+_NGPUS = re.compile(r"\bnGpus\s+(\d+)")
+
+
+def measured_gpus_per_thread(path: str | Path) -> int | None:
+    """GPUs one nccl-tests thread drove in the run ``path`` measures (``-g N``), from its
+    ``# nThread 1 nGpus N ...`` line (nccl-tests' header, or a CSV comment quoting it);
+    None if the file does not say.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.csv"
+    >>> _ = p.write_text("# nThread 1 nGpus 8 minBytes 8\\nsize_bytes,time_us\\n8,40\\n")
+    >>> measured_gpus_per_thread(p)
+    8
+    """
+    text = read_text(Path(path), "measured CSV")
+    found = next((_NGPUS.search(line) for line in text.splitlines()
+                  if line.lstrip().startswith("#") and _NGPUS.search(line)), None)
+    return int(found.group(1)) if found else None
 
 
 def _find(rows: list[dict[str, float]], size: float) -> int | None:

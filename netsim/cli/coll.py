@@ -166,7 +166,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             alpha, gamma, order, root, gpus_per_thread, list_algorithms, fail_links,
             degrade_links, model, packet, tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
-    reduce) and report time, algbw, busbw and efficiency against the lower bound."""
+    reduce) and report time, algbw, busbw and efficiency against two lower bounds: the
+    algorithm's (algo: what the links its run used allow its kind) and the machine's (the
+    best any algorithm could do on the links these ranks can use)."""
     if op is not None and op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
     if schedule_file is not None:

@@ -67,8 +67,9 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
 
 
 # Long texts left out of the table (they stay in JSON and CSV), and units for the rest.
-_HIDDEN = ("bound_detail", "candidates")
-_FORMATS = {"time_s": ("time", format_time), "bound_s": ("bound time", format_time),
+_HIDDEN = ("bound_detail", "machine_bound_detail", "candidates")
+_FORMATS = {"time_s": ("time", format_time), "bound_s": ("algo bound time", format_time),
+            "machine_bound_s": ("machine bound time", format_time),
             "bytes": ("size", format_size), "size_bytes": ("size", format_size),
             "compute_s": ("compute", format_time), "exposed_comm_s": ("exposed comm",
                                                                       format_time),

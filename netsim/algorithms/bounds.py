@@ -58,6 +58,23 @@ distance bound is used instead.
 2007, compute column): an allreduce, reducescatter or reduce needs (n-1) S bytes of
 reduction work in total, so some rank does at least (n-1)/n S / gamma.
 
+**Two bounds per run.** The bounds above, over every link, are the *machine's*: the best any
+algorithm could do. A run is also judged against the *algorithm's* bound
+(:func:`algorithm_bound`), the same arguments on the links its run used (those that carried
+bytes), with S per rank only if it reduced in-network, and its own sends' bytes per node
+(:func:`traffic_bound`): T >= max over nodes v of bytes_v / B_used(v), s. Closed forms:
+
+* ring or line pipeline (all-reduce): 2(n-1)/n S / B_ring, B_ring the bandwidth of the
+  ring's own link out of a rank (bytes/s): one direction of a two-way ring, the GPU's
+  links into an NVSwitch, never the switch's reduction;
+* in-network (NVLS/SHARP) all-reduce: S / B_inj per rank, and n S / B_switch through each
+  reducing switch's used links (its reduce resources);
+* direct / one-shot: the rank's own bytes ((n-1) S for one-shot) over its injection links;
+* double binary tree: about 2 S per rank over the links its two trees use.
+
+A group (``--axis``, ``--nodes``, fewer ranks than endpoints) is bounded on the links it
+can use (:func:`group_links`: the routes between its nodes), not the whole machine's.
+
 >>> from netsim.topology import ring
 >>> b = lower_bound("allreduce", ring(4, bandwidth=1e9), 4e9, 4)
 >>> b.name, b.seconds

@@ -185,3 +185,31 @@ def test_no_run_beats_either_bound(case):
     assert run.machine_efficiency is None or run.machine_efficiency <= 1 + TOL, what
     assert run.bound_s >= run.machine_bound_s * (1 - 1e-12), what
     assert run.time_s >= run.bound_s * (1 - TOL), what
+
+
+# -- generic specs say their links are ideal (no latency, no per-message cost) ---------
+
+def test_tables_and_legends_of_generic_specs_say_ideal_links(capsys, tmp_path):
+    from cli_helpers import run_main
+
+    code, out, err = run_main(["coll", "allreduce", "--topo", "mesh:3x3", "--size", "1MiB"],
+                              capsys)
+    assert code == 0, err
+    assert "ideal links" in out.splitlines()[0]
+    code, out, err = run_main(["coll", "allreduce", "--topo", "mesh:3x3", "--size", "1MiB",
+                               "--format", "json"], capsys)
+    assert json_records(out)[0]["ideal_links"] is True
+    code, out, err = run_main(["coll", "allreduce", "--topo", "mesh:3x3,lat=1us", "--size",
+                               "1MiB", "--format", "json"], capsys)
+    assert "ideal_links" not in json_records(out)[0]          # latency: not ideal
+    code, out, err = run_main(["compare", "allreduce", "--topo", "mesh:3x3", "--topo",
+                               "ring:4,lat=1us", "--size", "1MiB"], capsys)
+    assert code == 0, err
+    title = out.splitlines()[0]
+    assert "ideal links" in title and "mesh:3x3" in title and "ring:4" not in title
+
+
+def json_records(text: str) -> list[dict]:
+    import json
+
+    return json.loads(text)["records"]

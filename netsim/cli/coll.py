@@ -211,6 +211,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             progress=bar.reporter(), faults=faults, axis=axis,
             nodes=nodes, model=model, packet=packet, tolerance=tolerance)
     records = [run.record() for run in runs]
+    if runs and ideal_links_note(runs[0].machine, alpha_s):   # as compare marks its rows:
+        for record in records:                                 # --plot's legend says so
+            record["ideal_links"] = True
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:
         columns += GROUP_COLUMNS
@@ -294,6 +297,7 @@ def _plot(path, runs, records, overwrite, topology):
     from ..report import draw_curves
 
     label = f"{runs[0].topology} {ran_text(records)}" if runs else "netsim"
+    label += " (ideal links)" if records and records[0].get("ideal_links") else ""
     measured = [r for r in records if r.get("measured_busbw_GBps") is not None]
     points = {label: (([r["size_bytes"] for r in measured],
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None

@@ -142,6 +142,10 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
     if all(r["time_s"] is None for r in records):
         raise InputError(records[0]["note"])
     title = _title(op, specs, target)
+    ideal = sorted({r["topology"] for r in records if r.get("ideal_links")},
+                   key=list(specs).index)
+    if ideal:       # generic specs: flat curves from small sizes up, and the title says why
+        title += f"; ideal links (no latency, no per-message cost): {', '.join(ideal)}"
     columns = list(_COLUMNS) + ([("bw_scale", "bw scale", lambda v: f"{v:.3g}")]
                                 if normalize else []) + model_columns(records)
     if any(r.get("groups") for r in records):

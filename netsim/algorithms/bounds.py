@@ -493,14 +493,32 @@ def group_links(topology, nodes: Sequence[int], *, router=None,
     nodes = np.unique(np.asarray(nodes, dtype=np.int64))
     if nodes.size >= topology.num_endpoints or nodes.size > GROUP_LINKS_LIMIT:
         return None
+    mask = _routed_links(topology, nodes, router).copy()
+    if used is not None:
+        mask |= np.asarray(used, dtype=bool)
+    return mask
+
+
+# The links on a group's routes, per topology and (router, nodes): a size sweep asks once
+# per size, and routing n^2 pairs costs more than the bound.
+_ROUTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _routed_links(topology, nodes: np.ndarray, router) -> np.ndarray:
     from ..routing import route
 
+    cache = _ROUTED.setdefault(topology, {})
+    key = (id(router), nodes.tobytes())
+    held = cache.get(key)
+    if held is not None and held[0] is router:
+        return held[1]
+    if len(cache) > 64:                  # a few groups and routers per machine
+        cache.clear()
     src, dst = np.repeat(nodes, nodes.size), np.tile(nodes, nodes.size)
     keep = src != dst
     mask = np.zeros(topology.num_links, dtype=bool)
     if keep.any():
         routes = route(topology, src[keep], dst[keep], router=router)
         mask[routes.path_links] = True
-    if used is not None:
-        mask |= np.asarray(used, dtype=bool)
+    cache[key] = (router, mask)
     return mask

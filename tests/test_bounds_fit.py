@@ -127,6 +127,7 @@ SETTINGS = dict(deadline=None, max_examples=80,
 MACHINES = ["mesh:3x3,bw=10GB/s,lat=100ns", "torus:4x2,bw=10GB/s",
             "torus:3x3,bw=10GB/s,lat=50ns", "ring:5,bw=10GB/s,lat=1us",
             "nvswitch:6,bw=10GB/s", "nvswitch:5,bw=10GB/s,reduce=true,lat=200ns",
+            "nvswitch:4,bw=10GB/s,reduce=true,reduce_bw=8GB/s",
             "fattree:k=4,bw=10GB/s"]
 
 
@@ -222,3 +223,18 @@ def json_records(text: str) -> list[dict]:
     import json
 
     return json.loads(text)["records"]
+
+
+def test_nvls_is_bounded_by_the_switches_reduce_rate():
+    # dgx-h100's NVSwitches reduce at r = 68.6 GB/s each (the preset's calibration), one
+    # piece at a time: P switches reduce S in S / (P r) s, more than S / B_inj.
+    topo = parse_topology("dgx-h100")
+    S = 1 * GiB
+    run = run_collective("allreduce", topo, "innetwork", S)
+    machine = run.machine
+    reducing = [v for v in np.flatnonzero(machine.is_switch) if machine.can_reduce(int(v))]
+    rate = sum(machine.node_attrs[int(v)]["reduce_bandwidth"] for v in reducing)
+    assert run.bound_name == "reductions"
+    assert run.bound_s == pytest.approx(S / rate, rel=1e-9)
+    assert run.machine_bound_s < run.bound_s <= run.time_s * (1 + TOL)
+    assert run.efficiency > 0.9

@@ -96,7 +96,8 @@ from ..units import format_rate, format_size, format_time
 
 __all__ = ["Bound", "lower_bound", "all_bounds", "injection_bound", "bisection_bound",
            "latency_bound", "compute_bound", "in_network_reduction", "BOUND_OPS",
-           "algorithm_bound", "traffic_bound", "node_traffic", "group_links",
+           "algorithm_bound", "traffic_bound", "node_traffic", "reduction_bound",
+           "group_links",
            "GROUP_LINKS_LIMIT"]
 
 #: The collectives the bounds know: every op.
@@ -438,11 +439,29 @@ def node_traffic(topology, src_nodes: np.ndarray, dst_nodes: np.ndarray,
                         minlength=topology.num_nodes))
 
 
+def reduction_bound(topology, schedule, placement: Sequence[int]) -> Bound | None:
+    """The longest chain of reductions (computes) of ``schedule`` (s;
+    :func:`~netsim.algorithms.lower_bound.compute_chain`): for an in-network all-reduce,
+    S/P / r on each of its P switches that reduce one piece at a time at r bytes/s (the
+    switches' reduce resources); None when the schedule has no timed computes."""
+    from .lower_bound import compute_chain
+
+    seconds, rank = compute_chain(schedule)
+    if seconds <= 0:
+        return None
+    node = int(np.asarray(placement)[rank])
+    where = ("switch" if topology.is_switch[node] else "rank") + \
+        f" {topology.node_names[node]}"
+    return Bound(seconds, "reductions", f"the longest chain of dependent reductions: "
+                                        f"{format_time(seconds)} ({where} reduces the most)")
+
+
 def algorithm_bound(op: str, topology, size: float, num_ranks: int,
                     placement: Sequence[int] | None = None, *, used: np.ndarray,
                     in_network: bool, traffic: tuple[np.ndarray, np.ndarray] | None = None,
                     alpha: float = 0.0, gamma: float | None = None, root: int = 0,
-                    machine: Bound | None = None) -> Bound:
+                    machine: Bound | None = None, extra: Sequence[Bound | None] = ()
+                    ) -> Bound:
     """The bound of the algorithm that ran (s, name, detail): what the links its run used
     (``used``, a boolean mask over the links: those that carried bytes) allow an
     algorithm of its kind (``in_network``: it reduced in the switches).
@@ -450,8 +469,10 @@ def algorithm_bound(op: str, topology, size: float, num_ranks: int,
     The largest of: :func:`all_bounds` on those links alone (injection with the op's
     least bytes per rank: 2(n-1)/n S for an all-reduce, S when it reduces in-network;
     latency over those links; compute), :func:`traffic_bound` of its own sends
-    (``traffic``: bytes out of and into each node, :func:`node_traffic`) and ``machine``,
-    the machine's bound (so the algorithm's bound is never below it). A ring all-reduce
+    (``traffic``: bytes out of and into each node, :func:`node_traffic`), ``extra``
+    bounds of its schedule (:func:`reduction_bound`: its switches' or ranks' chains of
+    reductions) and ``machine``, the machine's bound (so the algorithm's bound is never
+    below it). A ring all-reduce
     on its ring of links of B bytes/s each way is bounded by 2(n-1)/n S / B, not by
     (n-1)/n S / B (both directions) nor S / B (an in-network switch): efficiency against
     this bound is what the run loses to contention, latency and pipelining.
@@ -466,7 +487,7 @@ def algorithm_bound(op: str, topology, size: float, num_ranks: int,
                        root=root, links=used, in_network=in_network)
     if traffic is not None:
         found.append(traffic_bound(topology, *traffic, links=used))
-    found = [b for b in found if b is not None]
+    found = [b for b in [*found, *extra] if b is not None]
     if machine is not None:
         found.append(machine)
     return _largest(found)

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..algorithms.bounds import Bound, lower_bound
+from ..algorithms.bounds import Bound, lower_bound, reduction_bound
 from ..engine import Result
 from ..errors import InputError, RoutingError, unknown_name
 from .collective_groups import group_records
@@ -195,7 +195,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
     on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``).
     ``kinds`` gets ``algo.name -> (reduces in-network, its bytes out of and into each
-    node or None)``: what the algorithm's own bound needs (:func:`_algorithm_bound`)."""
+    node or None, its chain of reductions or None)``: what the algorithm's own bound
+    needs (:func:`_bounds`)."""
     from ..algorithms.innetwork_planes import expand_result
 
     options = _unannotated(options)
@@ -203,7 +204,7 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
                               faults, used, model, tolerance)
     if result is not None:
         if kinds is not None:       # a ring's blocks: its volume is the op's closed form
-            kinds[algo.name] = (False, None)
+            kinds[algo.name] = (False, None, None)
         return result
     schedule, machine, placement, planes = _placed_build(
         algo, topology, size, nodes, options, router,
@@ -211,10 +212,12 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     if used is not None:
         used[algo.name] = machine
     if kinds is not None:           # payload bytes (before the protocol's wire factor);
-        # a few planes per class stand for all of them: then the closed form only
+        # a few planes per class stand for all of them: then the closed form only (a
+        # chain of reductions in one plane is one in the whole run)
         kinds[algo.name] = (bool(schedule.extra_nodes),
                             None if planes is not None else _traffic(machine, schedule,
-                                                                     placement))
+                                                                     placement),
+                            reduction_bound(machine, schedule, placement))
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
     # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
     schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
@@ -256,10 +259,10 @@ def _bounds(op: str, machine, size: float, nodes: np.ndarray, result: Result, ki
                                 gamma=gamma, root=root, links=reach)
     if used is None or kind is None:
         return machine_bound, machine_bound
-    in_network, traffic = kind
+    in_network, traffic, chain = kind
     own = algorithm_bound(op, machine, size, nodes.size, nodes, used=used,
                           in_network=in_network, traffic=traffic, alpha=alpha, gamma=gamma,
-                          root=root, machine=machine_bound)
+                          root=root, machine=machine_bound, extra=[chain])
     return own, machine_bound
 
 

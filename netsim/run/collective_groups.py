@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..algorithms.bounds import algorithm_bound, group_links, lower_bound
+from ..algorithms.bounds import algorithm_bound, group_links, lower_bound, reduction_bound
 from ..errors import InputError
 from ..schedule import concurrent
 from ..units import format_time, parse_size
@@ -181,13 +181,14 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         times = [float(result.op_finish[start:end].max()) if end > start else 0.0
                  for start, end in zip(np.concatenate([[0], ends[:-1]]), ends)]
         runs[algo.name] = (result, times, machine,
-                           (bool(extra_nodes), _traffic(machine, schedule, placement)))
+                           (bool(extra_nodes), _traffic(machine, schedule, placement),
+                            reduction_bound(machine, schedule, placement)))
         return result
 
     best, result, outcomes = _fastest(candidates, pick, n, per_group[0], run,
                                       f"{op} algorithm",
                                       f"{len(groups)} groups of {n} ranks on {topo.name!r}")
-    _, times, machine, (in_network, traffic) = runs[best.name]
+    _, times, machine, (in_network, traffic, chain) = runs[best.name]
     # Each group is bounded on the links it can use (its routes, and whatever the run
     # used), not on the whole machine; the time is the slowest group's, so the largest of
     # the groups' bounds holds. The algorithm's bound adds what its own run needed.
@@ -199,7 +200,8 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     bound = machine_bound if used is None else max(
         (algorithm_bound(op, machine, size, n, g, used=used, in_network=in_network,
                          traffic=traffic, alpha=float(alpha), gamma=options.gamma,
-                         root=options.root, machine=machine_bound) for g in groups),
+                         root=options.root, machine=machine_bound, extra=[chain])
+         for g in groups),
         key=lambda b: b.seconds)
     made = _make_run(op, best.name, topo, n, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None,

@@ -62,13 +62,15 @@ reduction work in total, so some rank does at least (n-1)/n S / gamma.
 algorithm could do. A run is also judged against the *algorithm's* bound
 (:func:`algorithm_bound`), the same arguments on the links its run used (those that carried
 bytes), with S per rank only if it reduced in-network, and its own sends' bytes per node
-(:func:`traffic_bound`): T >= max over nodes v of bytes_v / B_used(v), s. Closed forms:
+(:func:`traffic_bound`): T >= max over nodes v of bytes_v / B_used(v), s, and its longest
+chain of reductions (:func:`reduction_bound`). Closed forms:
 
 * ring or line pipeline (all-reduce): 2(n-1)/n S / B_ring, B_ring the bandwidth of the
   ring's own link out of a rank (bytes/s): one direction of a two-way ring, the GPU's
   links into an NVSwitch, never the switch's reduction;
-* in-network (NVLS/SHARP) all-reduce: S / B_inj per rank, and n S / B_switch through each
-  reducing switch's used links (its reduce resources);
+* in-network (NVLS/SHARP) all-reduce: S / B_inj per rank, the bytes through each reducing
+  switch over its used links, and S / (P r) when its P switches reduce one piece at a time
+  at r bytes/s each (``reduce_bandwidth``: the switches' reduce resources);
 * direct / one-shot: the rank's own bytes ((n-1) S for one-shot) over its injection links;
 * double binary tree: about 2 S per rank over the links its two trees use.
 

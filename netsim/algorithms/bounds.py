@@ -184,7 +184,8 @@ def injection_bound(op: str, topology, size: float, num_ranks: int, placement=No
     b_out_all, b_in_all = _degree_bandwidth(topology, links)
     b_out, b_in = b_out_all[nodes], b_in_all[nodes]
     with np.errstate(divide="ignore", invalid="ignore"):
-        times = np.maximum(np.where(out > 0, out / b_out, 0.0), np.where(into > 0, into / b_in, 0.0))
+        times = np.maximum(np.where(out > 0, out / b_out, 0.0),
+                           np.where(into > 0, into / b_in, 0.0))
     worst = int(np.argmax(times))
     what = "each rank sends and receives S" if in_network else _INJECTION_TEXT[op]
     name = "injection (in-network reduction)" if in_network else "injection"

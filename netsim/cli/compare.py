@@ -8,9 +8,10 @@ Examples::
 
 A row per topology and algorithm: time, busbw, the algorithm's bound and efficiency (what
 the links its run used allow its kind), the machine's bound and efficiency (the best any
-algorithm could do there), the most utilised link, and the number of links and switches. ``--normalize injection`` scales every link of
-each machine by one factor so that its endpoints inject, on average, as many bytes/s as the
-first machine's: the comparison is then of shapes, not of link speeds.
+algorithm could do there), the most utilised link, and the number of links and switches.
+``--normalize injection`` scales every link of each machine by one factor so that its
+endpoints inject, on average, as many bytes/s as the first machine's: the comparison is then
+of shapes, not of link speeds.
 """
 
 from __future__ import annotations

@@ -122,9 +122,9 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     with ``groups`` (labels) and ``group_times`` (s). The bounds are the largest of the
     groups' own: the machine's on the links each group can use
     (:func:`~netsim.algorithms.bounds.group_links`), the algorithm's on those its run used
-    (:func:`~netsim.algorithms.bounds.algorithm_bound`). Calibrated alpha and gamma apply as in ``run_collective``, and
-    so do ``model`` and ``packet`` (:mod:`netsim.run.models`; with ``'both'`` the group
-    times are the fluid model's).
+    (:func:`~netsim.algorithms.bounds.algorithm_bound`). Calibrated alpha and gamma apply
+    as in ``run_collective``, and so do ``model`` and ``packet`` (:mod:`netsim.run.models`;
+    with ``'both'`` the group times are the fluid model's).
     """
     from ..topology import parse_topology
     from ..topology.calibration import calibrated_alpha, calibrated_gamma

@@ -1,8 +1,11 @@
-"""Lower bounds on the time of a collective on a machine, whatever the algorithm.
+"""Lower bounds on the time of a collective: the machine's (whatever the algorithm) and the
+algorithm's (on the links its run used).
 
 :func:`lower_bound` returns the largest of the bounds that apply to ``(op, topology, size,
-ranks, placement)``; :func:`all_bounds` lists each of them. A schedule's efficiency is
-``bound / simulated time`` (1.0: nothing can do better on this machine). Sizes follow
+ranks, placement)``; :func:`all_bounds` lists each of them. A run's machine efficiency is
+``bound / simulated time`` (1.0: nothing can do better on this machine); its efficiency is
+the same against :func:`algorithm_bound` (1.0: nothing of its kind can do better on its
+links). Sizes follow
 nccl-tests (S = all-reduce buffer, all-gather output, reduce-scatter input, one rank's
 all-to-all send buffer, broadcast/reduce buffer); n is the number of ranks, B_out(r) and
 B_in(r) the total bandwidth (bytes/s) of the links leaving and entering rank r's node.

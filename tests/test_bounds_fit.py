@@ -234,7 +234,7 @@ def test_nvls_is_bounded_by_the_switches_reduce_rate():
     machine = run.machine
     reducing = [v for v in np.flatnonzero(machine.is_switch) if machine.can_reduce(int(v))]
     rate = sum(machine.node_attrs[int(v)]["reduce_bandwidth"] for v in reducing)
-    assert run.bound_name == "reductions"
+    assert run.bound_name == "switch reductions"
     assert run.bound_s == pytest.approx(S / rate, rel=1e-9)
     assert run.machine_bound_s < run.bound_s <= run.time_s * (1 + TOL)
     assert run.efficiency > 0.9

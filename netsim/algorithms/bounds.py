@@ -66,7 +66,7 @@ algorithm could do. A run is also judged against the *algorithm's* bound
 (:func:`algorithm_bound`), the same arguments on the links its run used (those that carried
 bytes), with S per rank only if it reduced in-network, and its own sends' bytes per node
 (:func:`traffic_bound`): T >= max over nodes v of bytes_v / B_used(v), s, and its longest
-chain of reductions (:func:`reduction_bound`). Closed forms:
+chain of in-switch reductions (:func:`reduction_bound`). Closed forms:
 
 * ring or line pipeline (all-reduce): 2(n-1)/n S / B_ring, B_ring the bandwidth of the
   ring's own link out of a rank (bytes/s): one direction of a two-way ring, the GPU's
@@ -446,20 +446,24 @@ def node_traffic(topology, src_nodes: np.ndarray, dst_nodes: np.ndarray,
 
 
 def reduction_bound(topology, schedule, placement: Sequence[int]) -> Bound | None:
-    """The longest chain of reductions (computes) of ``schedule`` (s;
-    :func:`~netsim.algorithms.lower_bound.compute_chain`): for an in-network all-reduce,
-    S/P / r on each of its P switches that reduce one piece at a time at r bytes/s (the
-    switches' reduce resources); None when the schedule has no timed computes."""
+    """The longest chain of in-switch reductions (computes of the ranks placed on switches)
+    of ``schedule`` (s; :func:`~netsim.algorithms.lower_bound.compute_chain`): for an
+    in-network all-reduce, S/P / r on each of its P switches that reduce one piece at a
+    time at r bytes/s (the switches' reduce resources). None when no switch computes.
+    (The ranks' own reductions have the closed form of :func:`compute_bound`; other
+    computes, such as a harness's host time, are not the algorithm's.)"""
     from .lower_bound import compute_chain
 
-    seconds, rank = compute_chain(schedule)
+    placement = np.asarray(placement, dtype=np.int64)[:schedule.num_ranks]
+    on_switch = np.asarray(topology.is_switch, dtype=bool)[placement]
+    if not on_switch.any():
+        return None
+    seconds, rank = compute_chain(schedule, on_switch)
     if seconds <= 0:
         return None
-    node = int(np.asarray(placement)[rank])
-    where = ("switch" if topology.is_switch[node] else "rank") + \
-        f" {topology.node_names[node]}"
-    return Bound(seconds, "reductions", f"the longest chain of dependent reductions: "
-                                        f"{format_time(seconds)} ({where} reduces the most)")
+    return Bound(seconds, "switch reductions",
+                 f"the longest chain of in-switch reductions: {format_time(seconds)} "
+                 f"(switch {topology.node_names[placement[rank]]} reduces the most)")
 
 
 def algorithm_bound(op: str, topology, size: float, num_ranks: int,
@@ -476,8 +480,7 @@ def algorithm_bound(op: str, topology, size: float, num_ranks: int,
     least bytes per rank: 2(n-1)/n S for an all-reduce, S when it reduces in-network;
     latency over those links; compute), :func:`traffic_bound` of its own sends
     (``traffic``: bytes out of and into each node, :func:`node_traffic`), ``extra``
-    bounds of its schedule (:func:`reduction_bound`: its switches' or ranks' chains of
-    reductions) and ``machine``, the machine's bound (so the algorithm's bound is never
+    bounds of its schedule (:func:`reduction_bound`: its switches' chains of reductions) and ``machine``, the machine's bound (so the algorithm's bound is never
     below it). A ring all-reduce
     on its ring of links of B bytes/s each way is bounded by 2(n-1)/n S / B, not by
     (n-1)/n S / B (both directions) nor S / B (an in-network switch): efficiency against

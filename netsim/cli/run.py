@@ -70,6 +70,10 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
 _HIDDEN = ("bound_detail", "machine_bound_detail", "candidates")
 _FORMATS = {"time_s": ("time", format_time), "bound_s": ("algo bound time", format_time),
             "machine_bound_s": ("machine bound time", format_time),
+            # which bound is which: the algorithm's (efficiency) and the machine's
+            "bound": ("algo bound by", None), "efficiency": ("algo eff.", None),
+            "machine_bound": ("machine bound by", None),
+            "machine_efficiency": ("machine eff.", None),
             "bytes": ("size", format_size), "size_bytes": ("size", format_size),
             "compute_s": ("compute", format_time), "exposed_comm_s": ("exposed comm",
                                                                       format_time),

@@ -83,7 +83,7 @@ def _reference(kind: str, op: str, topo, n: int, run) -> tuple[str, float]:
     if kind == "tighter":
         name = max(("injection", "bisection"), key=lambda k: bounds.get(k, 0.0))
         return name, bounds[name]
-    return run.bound_name, run.bound_s
+    return run.machine_bound_name, run.machine_bound_s
 
 
 def _synthesis_time(op: str, topo, n: int, chunks: int, waves: int = 1,

@@ -64,9 +64,11 @@ def test_table_has_the_nccl_tests_numbers():
     result = invoke("allreduce", "--topo", SPEC, "--algo", "double-ring", "--size", "80MB")
     assert result.exit_code == 0, result.output
     # t = 2 (7/8) 80 MB / 10 GB/s = 14 ms; algbw = 80 MB / 14 ms; busbw = 10 GB/s; the
-    # bound lets each rank use both directions: 7 ms, so 50 % efficiency.
+    # machine's bound lets each rank use both directions: 7 ms, so 50 % efficiency; the
+    # algorithm's bound (the one direction the ring uses) is 14 ms: 100 %.
     for text in ("76.29MiB", "80000000", "14000.00", "5.71", "10.00",
-                 "double-ring", "7000.00", "injection", "50.0%", "allreduce on ring-8: 8 ranks"):
+                 "double-ring", "7000.00", "injection", "50.0%", "100.0%", "algo eff.",
+                 "machine eff.", "allreduce on ring-8: 8 ranks"):
         assert text in result.output, text
 
 
@@ -81,7 +83,8 @@ def test_json_records_have_the_keys_and_values():
         assert key in row
     assert row["op"] == "allreduce" and row["ranks"] == 8 and row["size_bytes"] == 8e7
     assert row["time_s"] == pytest.approx(0.014) and row["busbw_GBps"] == pytest.approx(10.0)
-    assert row["efficiency"] == pytest.approx(0.5)
+    assert row["machine_efficiency"] == pytest.approx(0.5)    # both directions' bound
+    assert row["efficiency"] == pytest.approx(1.0)            # the ring's own links' bound
 
 
 def test_sizes_sweep_gives_one_row_per_doubling():

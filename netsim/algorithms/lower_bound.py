@@ -42,7 +42,8 @@ import numpy as np
 
 from ..schedule import COMPUTE, SEND
 
-__all__ = ["schedule_bound", "engine_floor", "critical_path", "link_load", "SLACK"]
+__all__ = ["schedule_bound", "engine_floor", "critical_path", "link_load", "compute_chain",
+           "SLACK"]
 
 #: False: the longest path in numpy blocks only, even when numba is imported (tests
 #: compare the two).
@@ -284,6 +285,45 @@ def link_load(topology, routes, sub_bytes: np.ndarray) -> float:
     per_entry = np.repeat(sub_bytes, np.diff(routes.path_ptr))
     load = np.bincount(routes.path_links, weights=per_entry, minlength=topology.num_links)
     return float((load / np.asarray(topology.bandwidth, dtype=np.float64)).max())
+
+
+def compute_chain(schedule, ranks: np.ndarray | None = None) -> tuple[float, int]:
+    """(s, rank): the longest chain of dependent computes of ``schedule`` (only those on
+    the ranks of the boolean mask ``ranks``, when given; the others, sends and barriers
+    cost nothing), and the rank with the most such compute seconds (-1: none).
+
+    A compute of c seconds finishes c after its release, which is no earlier than its
+    dependencies' finish, so no run of the schedule is shorter. An in-network all-reduce
+    whose P switches reduce one piece at a time at r bytes/s chains S/P / r s of reductions
+    on each switch: that is the bound of the switches' reduce resources.
+
+    >>> from netsim.schedule import ScheduleBuilder
+    >>> b = ScheduleBuilder(2); w = b.compute(1, 2.0); _ = b.send(1, 0, 1e9, deps=[w])
+    >>> _ = b.compute(0, 1.0); compute_chain(b.build())
+    (2.0, 1)
+    >>> compute_chain(b.build(), ranks=np.array([True, False]))
+    (1.0, 0)
+    """
+    timed = (schedule.kind == COMPUTE) & (np.asarray(schedule.seconds) > 0)
+    if ranks is not None:
+        timed &= np.asarray(ranks, dtype=bool)[np.maximum(schedule.src, 0)]
+    if not timed.any():
+        return 0.0, -1
+    seconds = np.where(timed, np.asarray(schedule.seconds, np.float64), 0.0)
+    # the longest path counts every compute's seconds: give the others none
+    total = _longest_path(_with_seconds(schedule, seconds), np.zeros(schedule.num_ops),
+                          0.0, None)
+    # a label for the bound's detail, not part of the bound: the rank with the most
+    # seconds of computes of its own (a compute's rank is its src)
+    per_rank = np.bincount(schedule.src[timed], weights=seconds[timed])
+    return total, int(np.argmax(per_rank))
+
+
+def _with_seconds(schedule, seconds: np.ndarray):
+    """``schedule`` with the computes' ``seconds`` replaced (arrays shared, not copied)."""
+    from dataclasses import replace
+
+    return replace(schedule, seconds=seconds)
 
 
 def critical_path(schedule, routes, sub_bytes: np.ndarray, sub_cap: np.ndarray, *,

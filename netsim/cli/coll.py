@@ -167,7 +167,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             alpha, gamma, order, root, gpus_per_thread, list_algorithms, fail_links,
             degrade_links, model, packet, tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
-    reduce) and report time, algbw, busbw and efficiency against the lower bound."""
+    reduce) and report time, algbw, busbw and efficiency against two lower bounds: the
+    algorithm's (algo: what the links its run used allow its kind) and the machine's (the
+    best any algorithm could do on the links these ranks can use)."""
     if op is not None and op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
     if schedule_file is not None:
@@ -214,6 +216,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             progress=bar.reporter(), faults=faults, axis=axis,
             nodes=nodes, model=model, packet=packet, tolerance=tolerance)
     records = [run.record() for run in runs]
+    if runs and ideal_links_note(runs[0].machine, alpha_s):   # as compare marks its rows:
+        for record in records:                                 # --plot's legend says so
+            record["ideal_links"] = True
     columns = list(NCCL_COLUMNS) + model_columns(records)
     if axis is not None:
         columns += GROUP_COLUMNS
@@ -300,6 +305,7 @@ def _plot(path, runs, records, overwrite, topology):
     from ..report import draw_curves
 
     label = f"{runs[0].topology} {ran_text(records)}" if runs else "netsim"
+    label += " (ideal links)" if records and records[0].get("ideal_links") else ""
     measured = [r for r in records if r.get("measured_busbw_GBps") is not None]
     points = {label: (([r["size_bytes"] for r in measured],
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None

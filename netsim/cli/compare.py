@@ -6,10 +6,12 @@ Examples::
     netsim compare alltoall --topo mesh:8x4 --topo fattree:k=4 --sizes 1KiB:1GiB \\
         --normalize injection --plot a2a.png
 
-A row per topology and algorithm: time, busbw, lower bound, efficiency, the most utilised
-link, and the number of links and switches. ``--normalize injection`` scales every link of
-each machine by one factor so that its endpoints inject, on average, as many bytes/s as the
-first machine's: the comparison is then of shapes, not of link speeds.
+A row per topology and algorithm: time, busbw, the algorithm's bound and efficiency (what
+the links its run used allow its kind), the machine's bound and efficiency (the best any
+algorithm could do there), the most utilised link, and the number of links and switches.
+``--normalize injection`` scales every link of each machine by one factor so that its
+endpoints inject, on average, as many bytes/s as the first machine's: the comparison is then
+of shapes, not of link speeds.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ _COLUMNS = [
     ("size_bytes", "size", _size), ("ranks", "ranks", str),
     ("time_s", "time (us)", _maybe(format_us)),
     ("busbw_GBps", "busbw (GB/s)", _maybe(format_GBps)),
-    ("bound_s", "bound (us)", _maybe(format_us)), ("bound", "bound by", str),
-    ("efficiency", "efficiency", _maybe(format_efficiency)),
+    ("bound_s", "algo bound (us)", _maybe(format_us)), ("bound", "algo bound by", str),
+    ("efficiency", "algo eff.", _maybe(format_efficiency)),
+    ("machine_bound_s", "machine bound (us)", _maybe(format_us)),
+    ("machine_efficiency", "machine eff.", _maybe(format_efficiency)),
     ("max_link_util", "max link util", _maybe(lambda v: f"{v:.2f}")),
     ("links", "links", str), ("switches", "switches", str),
 ]
@@ -64,10 +68,12 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
     except InputError as err:
         return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
                 "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
-                "efficiency": None, "max_link_util": None, "note": str(err)}
+                "efficiency": None, "machine_bound_s": None, "machine_bound": None,
+                "machine_efficiency": None, "max_link_util": None, "note": str(err)}
     record = run.record()
     keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
-            "efficiency", "max_link_util", "groups", "slowest_group", "group_times",
+            "efficiency", "machine_bound_s", "machine_bound", "machine_efficiency",
+            "max_link_util", "groups", "slowest_group", "group_times",
             "library", "nccl", "candidates")
     ideal = ideal_links_note(run.machine or topo, options["alpha"])
     return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {}),
@@ -137,6 +143,10 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
     if all(r["time_s"] is None for r in records):
         raise InputError(records[0]["note"])
     title = _title(op, specs, target)
+    ideal = sorted({r["topology"] for r in records if r.get("ideal_links")},
+                   key=list(specs).index)
+    if ideal:       # generic specs: flat curves from small sizes up, and the title says why
+        title += f"; ideal links (no latency, no per-message cost): {', '.join(ideal)}"
     columns = list(_COLUMNS) + ([("bw_scale", "bw scale", lambda v: f"{v:.3g}")]
                                 if normalize else []) + model_columns(records)
     if any(r.get("groups") for r in records):

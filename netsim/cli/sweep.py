@@ -25,7 +25,8 @@ __all__ = ["command"]
 
 # The printed table shows the point, its swept values, its error and these columns of its
 # records when they have them (every column stays in CSV, JSON and Parquet).
-_SHOWN = ("job", "time_s", "busbw_GBps", "bound", "efficiency", "max_link_util", "strategy",
+_SHOWN = ("job", "time_s", "busbw_GBps", "bound", "efficiency", "machine_efficiency",
+          "max_link_util", "strategy",
           "step_s")
 
 

@@ -30,7 +30,8 @@ Y_AXES: dict[str, tuple[str, bool]] = {
     "busbw_GBps": ("bus bandwidth (GB/s, nccl-tests busbw)", False),
     "algbw_GBps": ("algorithm bandwidth (GB/s)", False),
     "time_s": ("time", True),
-    "efficiency": ("efficiency (lower bound / time)", False),
+    "efficiency": ("efficiency (algorithm's bound / time)", False),
+    "machine_efficiency": ("efficiency (machine's bound / time)", False),
 }
 _SIZE_KEYS = ("size_bytes", "bytes", "size")
 

@@ -92,7 +92,11 @@ NCCL_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("algbw_GBps", "algbw (GB/s)", format_GBps),
     ("busbw_GBps", "busbw (GB/s)", format_GBps),
     ("algorithm", "algorithm", str),
-    ("bound_s", "bound (us)", format_us),
-    ("bound", "bound by", str),
-    ("efficiency", "efficiency", format_efficiency),
+    # two bounds (netsim.run.collective): the algorithm's (what the links its run used
+    # allow its kind) and the machine's (the best any algorithm could do there)
+    ("bound_s", "algo bound (us)", format_us),
+    ("bound", "algo bound by", str),
+    ("efficiency", "algo eff.", format_efficiency),
+    ("machine_bound_s", "machine bound (us)", format_us),
+    ("machine_efficiency", "machine eff.", format_efficiency),
 ]

@@ -1,20 +1,31 @@
-"""Run a collective on a machine and report it as nccl-tests would, against its lower bound.
+"""Run a collective on a machine and report it as nccl-tests would, against two bounds.
 
 :func:`run_collective` builds the schedule of one algorithm (or of every algorithm that
 applies, with ``algorithm="auto"``), places rank r on ``placement[r]`` (by default the
 r-th endpoint), simulates it and returns a :class:`CollectiveRun`: the time, nccl-tests'
-algbw and busbw (GB/s, GB = 1e9 B), the best lower bound of
-:mod:`netsim.algorithms.bounds` and the efficiency ``bound / time``.
+algbw and busbw (GB/s, GB = 1e9 B) and two lower bounds of
+:mod:`netsim.algorithms.bounds` (s):
+
+* the algorithm's (``bound_s``, ``efficiency = bound_s / time``): what the links its run
+  used allow an algorithm of its kind, with its own bytes per node
+  (:func:`~netsim.algorithms.bounds.algorithm_bound`); for ``auto`` and NCCL's model,
+  that of the algorithm that ran at that size;
+* the machine's (``machine_bound_s``, ``machine_efficiency``): the best any algorithm
+  could do on the links these ranks can use (every link when they hold every endpoint;
+  :func:`~netsim.algorithms.bounds.group_links` otherwise).
+
 :func:`run_sweep` does the same over sizes, e.g. ``sweep_sizes("1KiB:4GiB")``.
 
 Sizes follow nccl-tests: all-reduce buffer, all-gather output, reduce-scatter input, one
 rank's all-to-all send buffer, broadcast/reduce buffer (bytes).
 
 >>> run = run_collective("allreduce", "ring:8,bw=10GB/s", "ring", "80MB")
->>> round(run.time_s * 1e3, 6), round(run.busbw_GBps, 6), round(run.efficiency, 6)
-(14.0, 10.0, 0.5)
->>> run.bound_name     # a one-way ring uses half of each rank's two-way links
-'injection'
+>>> round(run.time_s * 1e3, 6), round(run.busbw_GBps, 6)
+(14.0, 10.0)
+>>> round(run.efficiency, 6), run.bound_name   # a one-way ring meets its own bound ...
+(1.0, 'injection')
+>>> round(run.machine_efficiency, 6)    # ... which uses half of each rank's two-way links
+0.5
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..algorithms.bounds import Bound, lower_bound
+from ..algorithms.bounds import Bound, lower_bound, reduction_bound
 from ..engine import Result
 from ..errors import InputError, RoutingError, unknown_name
 from .collective_groups import group_records
@@ -62,6 +73,12 @@ class CollectiveRun:
     events: int
     flows: int
     result: Result = field(repr=False)
+    # The machine's bound: the best any algorithm could do on the links these ranks can
+    # use (bound_s and efficiency are the bound of the algorithm that ran).
+    machine_bound_s: float | None = None
+    machine_bound_name: str | None = None
+    machine_bound_detail: str | None = None
+    machine_efficiency: float | None = None
     candidates: dict[str, float] | None = None   # auto: every simulated candidate's time, s
     faults: str | None = None        # the faults applied ('fail 0_0->0_1; ...'), if any
     rerouted: int | None = None      # flows moved off failed links, when there were faults
@@ -91,8 +108,12 @@ class CollectiveRun:
                "time_s": self.time_s,
                "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps,
                "bound_s": self.bound_s, "bound": self.bound_name,
-               "efficiency": self.efficiency, "max_link_util": self.max_link_util,
-               "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail}
+               "efficiency": self.efficiency,
+               "machine_bound_s": self.machine_bound_s, "machine_bound": self.machine_bound_name,
+               "machine_efficiency": self.machine_efficiency,
+               "max_link_util": self.max_link_util,
+               "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail,
+               "machine_bound_detail": self.machine_bound_detail}
         row.update(self.result.meta.get("record", {}))   # hook: what the algorithm chose
         if self.candidates:
             row["candidates"] = self.candidates_text()
@@ -175,21 +196,34 @@ def _rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: float, router,
               progress, faults=(), used: dict | None = None,
               model: str = "fluid",
-              packet=None, tolerance: float = 0.0, builds=None) -> Result:
+              packet=None, tolerance: float = 0.0, builds=None, *,
+              kinds: dict | None = None) -> Result:
     """Build ``algo``'s schedule, append its switch ranks to the placement, simulate it
-    on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``)."""
+    on the fabric the schedule runs on (:func:`fabric_topology`; noted in ``used``).
+    ``kinds`` gets ``algo.name -> (reduces in-network, its bytes out of and into each
+    node or None, its chain of reductions or None)``: what the algorithm's own bound
+    needs (:func:`_bounds`)."""
     from ..algorithms.innetwork_planes import expand_result
 
     options = _unannotated(options)
     result = _simulate_blocks(algo, topology, size, nodes, options, alpha, router, progress,
                               faults, used, model, tolerance)
     if result is not None:
+        if kinds is not None:       # a ring's blocks: its volume is the op's closed form
+            kinds[algo.name] = (False, None, None)
         return result
     schedule, machine, placement, planes = _placed_build(
         algo, topology, size, nodes, options, router,
         by_class=not faults and model == "fluid", builds=builds)
     if used is not None:
         used[algo.name] = machine
+    if kinds is not None:           # payload bytes (before the protocol's wire factor);
+        # a few planes per class stand for all of them: then the closed form only (a
+        # chain of reductions in one plane is one in the whole run)
+        kinds[algo.name] = (bool(schedule.extra_nodes),
+                            None if planes is not None else _traffic(machine, schedule,
+                                                                     placement),
+                            reduction_bound(machine, schedule, placement))
     # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
     # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
     schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
@@ -199,6 +233,43 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
     result = result if planes is None else expand_result(result, planes, nodes)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
     return result
+
+
+def _traffic(machine, schedule, placement: np.ndarray):
+    """(bytes out of, bytes into) every node of ``schedule``'s sends placed on ``placement``."""
+    from ..algorithms.bounds import node_traffic
+    from ..schedule import SEND
+
+    sends = np.flatnonzero(schedule.kind == SEND)
+    return node_traffic(machine, placement[schedule.src[sends]],
+                        placement[schedule.dst[sends]], schedule.nbytes[sends])
+
+
+def _used_links(machine, result: Result) -> np.ndarray | None:
+    """Links that carried bytes in ``result`` (None if its links are not the machine's)."""
+    carried = np.asarray(result.link_bytes, dtype=np.float64)
+    return carried > 0 if carried.size == machine.num_links else None
+
+
+def _bounds(op: str, machine, size: float, nodes: np.ndarray, result: Result, kind,
+            *, alpha: float, gamma, root: int, router) -> tuple[Bound, Bound]:
+    """(the algorithm's bound, the machine's bound) of a run of ``nodes.size`` ranks on
+    ``nodes``: the machine's on the links these ranks can use (all of them when the ranks
+    hold every endpoint; :func:`~netsim.algorithms.bounds.group_links`), the algorithm's
+    on the links its run used (:func:`~netsim.algorithms.bounds.algorithm_bound`)."""
+    from ..algorithms.bounds import algorithm_bound, group_links
+
+    used = _used_links(machine, result)
+    reach = group_links(machine, nodes, router=router, used=used)
+    machine_bound = lower_bound(op, machine, size, nodes.size, nodes, alpha=alpha,
+                                gamma=gamma, root=root, links=reach)
+    if used is None or kind is None:
+        return machine_bound, machine_bound
+    in_network, traffic, chain = kind
+    own = algorithm_bound(op, machine, size, nodes.size, nodes, used=used,
+                          in_network=in_network, traffic=traffic, alpha=alpha, gamma=gamma,
+                          root=root, machine=machine_bound, extra=[chain])
+    return own, machine_bound
 
 
 def _placed_build(algo, topology, size: float, nodes: np.ndarray, options, router, *,
@@ -619,12 +690,13 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
         router = default_router(topo)
     built: dict[str, Any] = {}      # algorithm -> its schedule, built once for its bound
+    kinds: dict[str, Any] = {}      # algorithm -> what its own bound needs (_simulate)
 
     def run(algo) -> Result:
         if algo.name in built:
             algo = _Built(algo, built.pop(algo.name))
         return _simulate(algo, topo, size, nodes, options, alpha, router, progress, faults,
-                         used, model, packet, tolerance, builds)
+                         used, model, packet, tolerance, builds, kinds=kinds)
 
     def bound_of(algo) -> float:
         if getattr(algo, "blocks", None) is not None and \
@@ -642,11 +714,12 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     best, result, outcomes = _fastest(candidates, pick, nodes.size, options, run,
                                       f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}",
                                       bound=bound_of if exact else None, pruned=pruned)
-    bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
-                        alpha=float(alpha),
-                        gamma=options.gamma, root=options.root)
+    bound, machine_bound = _bounds(op, used.get(best.name, topo), size, nodes, result,
+                                   kinds.get(best.name), alpha=float(alpha),
+                                   gamma=options.gamma, root=options.root, router=router)
     made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
-                     {a.name: r.makespan for a, r in outcomes} if pick else None)
+                     {a.name: r.makespan for a, r in outcomes} if pick else None,
+                     machine_bound=machine_bound)
     made.machine = used.get(best.name, topo)
     made.pruned = pruned or None
     if faults:
@@ -658,15 +731,22 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 
 
 def _make_run(op: str, name: str, topo, n: int, size: float, result: Result, bound: Bound,
-              candidates: dict[str, float] | None) -> CollectiveRun:
+              candidates: dict[str, float] | None, *,
+              machine_bound: Bound | None = None) -> CollectiveRun:
+    """The run's record: ``bound`` the algorithm's (efficiency = bound / time),
+    ``machine_bound`` the machine's (machine_efficiency; the same bound when not given)."""
     time = float(result.makespan)
+    machine_bound = bound if machine_bound is None else machine_bound
     return CollectiveRun(
         op=op, algorithm=name, topology=topo.name, ranks=n, size_bytes=size, time_s=time,
         algbw_GBps=algbw_GBps(size, time), busbw_GBps=busbw_GBps(op, size, time, n),
         bound_s=bound.seconds, bound_name=bound.name, bound_detail=bound.detail,
         efficiency=bound.seconds / time if time > 0 else None,
         max_link_util=result.max_link_utilization, events=int(result.events),
-        flows=int(result.num_flows), result=result, candidates=candidates)
+        flows=int(result.num_flows), result=result, candidates=candidates,
+        machine_bound_s=machine_bound.seconds, machine_bound_name=machine_bound.name,
+        machine_bound_detail=machine_bound.detail,
+        machine_efficiency=machine_bound.seconds / time if time > 0 else None)
 
 
 # -- sweeps ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..algorithms.bounds import lower_bound
+from ..algorithms.bounds import algorithm_bound, group_links, lower_bound, reduction_bound
 from ..errors import InputError
 from ..schedule import concurrent
 from ..units import format_time, parse_size
@@ -119,16 +119,18 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
 
     Returns a :class:`~netsim.run.collective.CollectiveRun` for one group's collective
     (``ranks`` = group size, busbw per group) whose ``time_s`` is the slowest group's,
-    with ``groups`` (labels) and ``group_times`` (s). The lower bound is the largest of
-    the groups' own bounds. Calibrated alpha and gamma apply as in ``run_collective``, and
-    so do ``model`` and ``packet`` (:mod:`netsim.run.models`; with ``'both'`` the group
-    times are the fluid model's).
+    with ``groups`` (labels) and ``group_times`` (s). The bounds are the largest of the
+    groups' own: the machine's on the links each group can use
+    (:func:`~netsim.algorithms.bounds.group_links`), the algorithm's on those its run used
+    (:func:`~netsim.algorithms.bounds.algorithm_bound`). Calibrated alpha and gamma apply
+    as in ``run_collective``, and so do ``model`` and ``packet`` (:mod:`netsim.run.models`;
+    with ``'both'`` the group times are the fluid model's).
     """
     from ..topology import parse_topology
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
     from .collective import (_fastest, _check_alpha, _check_op, _check_order, _check_scale,
-                             _default_options, _make_run, fabric_topology,
-                             resolve_algorithms)
+                             _default_options, _make_run, _traffic, _used_links,
+                             fabric_topology, resolve_algorithms)
     from .faultspec import fault_summary, rerouted_flows, resolve_faults
 
     _check_op(op)
@@ -178,17 +180,32 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         ends = np.cumsum([p.num_ops for p in parts])
         times = [float(result.op_finish[start:end].max()) if end > start else 0.0
                  for start, end in zip(np.concatenate([[0], ends[:-1]]), ends)]
-        runs[algo.name] = (result, times, machine)
+        runs[algo.name] = (result, times, machine,
+                           (bool(extra_nodes), _traffic(machine, schedule, placement),
+                            reduction_bound(machine, schedule, placement)))
         return result
 
     best, result, outcomes = _fastest(candidates, pick, n, per_group[0], run,
                                       f"{op} algorithm",
                                       f"{len(groups)} groups of {n} ranks on {topo.name!r}")
-    _, times, machine = runs[best.name]
-    bounds = [lower_bound(op, machine, size, n, g, alpha=float(alpha), gamma=options.gamma,
-                          root=options.root) for g in groups]
-    made = _make_run(op, best.name, topo, n, size, result, max(bounds, key=lambda b: b.seconds),
-                     {a.name: r.makespan for a, r in outcomes} if pick else None)
+    _, times, machine, (in_network, traffic, chain) = runs[best.name]
+    # Each group is bounded on the links it can use (its routes, and whatever the run
+    # used), not on the whole machine; the time is the slowest group's, so the largest of
+    # the groups' bounds holds. The algorithm's bound adds what its own run needed.
+    used = _used_links(machine, result)
+    reach = [group_links(machine, g, router=router, used=used) for g in groups]
+    machine_bound = max((lower_bound(op, machine, size, n, g, alpha=float(alpha),
+                                     gamma=options.gamma, root=options.root, links=links)
+                         for g, links in zip(groups, reach)), key=lambda b: b.seconds)
+    bound = machine_bound if used is None else max(
+        (algorithm_bound(op, machine, size, n, g, used=used, in_network=in_network,
+                         traffic=traffic, alpha=float(alpha), gamma=options.gamma,
+                         root=options.root, machine=machine_bound, extra=[chain])
+         for g in groups),
+        key=lambda b: b.seconds)
+    made = _make_run(op, best.name, topo, n, size, result, bound,
+                     {a.name: r.makespan for a, r in outcomes} if pick else None,
+                     machine_bound=machine_bound)
     made.groups = [_label(topo, g) for g in groups]
     made.group_times = times
     made.machine = machine

@@ -126,18 +126,24 @@ def render_table(records: Sequence[dict[str, Any]], columns: Sequence[tuple[str,
         return text
     if sum(_least_widths(columns, cells)) + len(columns) - 1 <= width:
         return _table_text(title, columns, cells, numeric, width=width, compact=True)
-    return _blocks(title, columns, cells)
+    return _blocks(title, columns, cells, width)
 
 
-def _blocks(title, columns, cells) -> str:
+def _blocks(title, columns, cells, width: int) -> str:
     """Rows too wide for the terminal even wrapped: one block of ``header  value`` lines
-    per row, as psql's expanded display."""
+    per row, as psql's expanded display; long values wrap under themselves."""
+    import textwrap
+
     headers = [" ".join(h.split()) for _, h, _ in columns]
     pad = max(map(len, headers), default=0)
-    lines = [title] if title else []
+    room = max(width - pad - 2, 10)
+    lines = textwrap.wrap(title, width) if title else []
     for n, row in enumerate(cells, 1):
         lines.append(f"-[ {n} ]" + "-" * max(0, pad - 4))
-        lines += [f"{h:<{pad}}  {v}" for h, v in zip(headers, row)]
+        for h, v in zip(headers, row):
+            parts = textwrap.wrap(v, room, break_long_words=True) or [""]
+            lines.append(f"{h:<{pad}}  {parts[0]}")
+            lines += [" " * (pad + 2) + part for part in parts[1:]]
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,8 @@ _OWNERS = {
     "flows": ("simulate_flows",),
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
-    "measured": ("compare_measured", "read_measured"),
+    "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
+                 "measured_run_options"),
     "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
     "placement_eval": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
     "placement_search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",
@@ -92,6 +93,7 @@ __all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model
 __all__ += ["parse_packet_option"]   # --packet (issue 17)
 __all__ += ["DEFAULT_ALGORITHM", "resolve_default", "library_of", "ran_text",
             "ideal_links_note"]
+__all__ += ["read_measured_run", "MeasuredRun", "measured_run_options"]
 
 
 def __getattr__(name: str):

@@ -11,7 +11,8 @@
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
 * :mod:`.library`: the default algorithm, what the machine's own library runs;
-* :mod:`.measured`: measured curves laid next to simulated ones;
+* :mod:`.measured`: measured curves laid next to simulated ones; :mod:`.validate`: every
+  published measurement against the command a user would type (``netsim validate``);
 * :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
 * :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
 
@@ -39,7 +40,9 @@ _OWNERS = {
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
     "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
-                 "measured_run_options"),
+                 "measured_run_options", "read_measured_runs"),
+    # `netsim validate`: every published measurement against the default command.
+    "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation"),
     "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
     "placement_eval": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
     "placement_search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",
@@ -93,7 +96,8 @@ __all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model
 __all__ += ["parse_packet_option"]   # --packet (issue 17)
 __all__ += ["DEFAULT_ALGORITHM", "resolve_default", "library_of", "ran_text",
             "ideal_links_note"]
-__all__ += ["read_measured_run", "MeasuredRun", "measured_run_options"]
+__all__ += ["read_measured_run", "read_measured_runs", "MeasuredRun", "measured_run_options",
+            "ValidationCase", "validation_cases", "run_validation", "summarize_validation"]
 
 
 def __getattr__(name: str):

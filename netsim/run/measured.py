@@ -61,7 +61,7 @@ from .._inputs.yamlio import read_text
 from ..errors import InputError, NetsimError
 from ..units import parse_size
 
-__all__ = ["read_measured", "read_measured_run", "read_nccl_tests", "read_tt_metal",
+__all__ = ["read_measured", "read_measured_run", "read_measured_runs", "read_nccl_tests", "read_tt_metal",
            "compare_measured", "measured_run_options", "MeasuredRun", "MEASURED_COLUMNS"]
 
 _VALUES = ("busbw_GBps", "time_s")
@@ -428,28 +428,8 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def read_tt_metal(path: str | Path, text: str | None = None, *, op: str | None = None,
-                  ranks: int | None = None) -> MeasuredRun:
-    """The rows of one op on one device count of a tt-metal CCL result table (Markdown, as
-    tech_reports/CCLs/results/*.md): ``op`` may be left out when the file has one op,
-    ``ranks`` (``n``) when it has one device count for it. The first configuration of
-    (op, n) in the file is read (ring before line, DRAM before L1, as tt-metal's SUMMARY
-    tables choose); empty rows (no shape at that size) are skipped.
-
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "SUMMARY.md"
-    >>> _ = p.write_text("```\\narch          blackhole  line rate 25.0 GB/s\\n"
-    ...   "dtype         bfloat16  (2048 B pages)\\n```\\n## all_gather\\n"
-    ...   "| n | config | target (B) | size (B) | count | pages | time (us) | algbw (GB/s) | busbw (GB/s) |\\n"
-    ...   "|--:|--|--:|--:|--:|--:|--:|--:|--:|\\n"
-    ...   "| 8 | ring dram | 8192 | | | | | | |\\n"
-    ...   "| 8 | ring dram | 16384 | 16384 | 8192 | 8 | 12.19 | 1.34 | 1.18 |\\n")
-    >>> run = read_tt_metal(p)
-    >>> run.rows, run.op, run.ranks, run.device, run.config
-    ([{'size_bytes': 16384.0, 'time_s': 1.219e-05, 'busbw_GBps': 1.18}], 'allgather', 8, 'blackhole', 'ring dram')
-    """
-    path = Path(path)
-    text = read_text(path, "tt-metal result table") if text is None else text
+def _tt_metal_tables(path: Path, text: str):
+    """(arch, dtype, {(op, n): (configuration, [(line, row)])}) of a tt-metal table."""
     arch = dtype = None
     section_op = section_config = None
     header: list[str] | None = None
@@ -506,6 +486,32 @@ def read_tt_metal(path: str | Path, text: str | None = None, *, op: str | None =
     if not found:
         raise InputError(f"{path}: no tt-metal CCL result rows (expected '## all_gather' "
                          f"sections of '| n | ... | size (B) | ... | time (us) |' tables)")
+    return arch, dtype, found
+
+
+def read_tt_metal(path: str | Path, text: str | None = None, *, op: str | None = None,
+                  ranks: int | None = None) -> MeasuredRun:
+    """The rows of one op on one device count of a tt-metal CCL result table (Markdown, as
+    tech_reports/CCLs/results/*.md): ``op`` may be left out when the file has one op,
+    ``ranks`` (``n``) when it has one device count for it. The first configuration of
+    (op, n) in the file is read (ring before line, DRAM before L1, as tt-metal's SUMMARY
+    tables choose); empty rows (no shape at that size) are skipped.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "SUMMARY.md"
+    >>> _ = p.write_text("```\\narch          blackhole  line rate 25.0 GB/s\\n"
+    ...   "dtype         bfloat16  (2048 B pages)\\n```\\n## all_gather\\n"
+    ...   "| n | config | target (B) | size (B) | count | pages | time (us) | algbw (GB/s) | busbw (GB/s) |\\n"
+    ...   "|--:|--|--:|--:|--:|--:|--:|--:|--:|\\n"
+    ...   "| 8 | ring dram | 8192 | | | | | | |\\n"
+    ...   "| 8 | ring dram | 16384 | 16384 | 8192 | 8 | 12.19 | 1.34 | 1.18 |\\n")
+    >>> run = read_tt_metal(p)
+    >>> run.rows, run.op, run.ranks, run.device, run.config
+    ([{'size_bytes': 16384.0, 'time_s': 1.219e-05, 'busbw_GBps': 1.18}], 'allgather', 8, 'blackhole', 'ring dram')
+    """
+    path = Path(path)
+    text = read_text(path, "tt-metal result table") if text is None else text
+    arch, dtype, found = _tt_metal_tables(path, text)
     ops = sorted({o for o, _ in found}, key=OPS.index)
     if op is None and len(ops) > 1:
         raise InputError(f"{path}: holds {', '.join(ops)}: say which op")
@@ -585,6 +591,31 @@ def read_measured_run(path: str | Path, *, op: str | None = None,
     else:
         run = _read_csv(path, text)
     return _annotate(run, notes)
+
+
+def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
+    """Every run ``path`` holds, annotation applied: one, or one per nccl-tests run of a
+    log, or one per (op, device count) of a tt-metal table (an annotation's op= and
+    ranks= keep those only)."""
+    path = Path(path)
+    text = read_text(path, "measured file")
+    notes = _annotation(path, text)
+    if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
+        runs = [run for start, program, lines in _nccl_sections(text)
+                if (run := _nccl_section(path, start, program, lines, "out-of-place"))]
+        if not runs:
+            read_nccl_tests(path, text)                 # the one-line error of no rows
+    elif _looks_tt_metal(text):
+        _, _, found = _tt_metal_tables(path, text)
+        runs = [read_tt_metal(path, text, op=op, ranks=n)
+                for op, n in sorted(found, key=lambda key: (OPS.index(key[0]), key[1]))]
+    else:
+        runs = [_read_csv(path, text)]
+    if "op" in notes and len(runs) > 1:
+        runs = [run for run in runs if notes["op"] in run.ops] or runs
+    if "ranks" in notes and len(runs) > 1:
+        runs = [run for run in runs if run.ranks == notes["ranks"]] or runs
+    return [_annotate(run, notes) for run in runs]
 
 
 def read_measured(path: str | Path, *, op: str | None = None,

@@ -95,6 +95,13 @@ def test_the_command_prints_rows_and_the_family_summary(data, capsys):
     lines = out.strip().splitlines()
     assert lines[0].startswith("file,family,command,size_bytes,measured_time_s,time_s,error_pct")
     assert len(lines) == 4
+    code, out, err = run_main(["validate", str(data), "--format", "markdown"], capsys)
+    assert code == 0, err
+    summary, rows = (table.strip().splitlines() for table in out.split("\n\n"))
+    assert summary[0].startswith("| family |") and len(summary) == 3
+    assert rows[0].startswith("| file |") and len(rows) == 2 + 3
+    assert all(line.count("|") == 11 for line in summary)
+    assert "| -50.0% | NO |" in out
 
 
 def test_family_quick_and_left_out_files(data, capsys):

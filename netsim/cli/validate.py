@@ -28,7 +28,7 @@ from ..units import format_size
 from .options import (ProgressBar, check_outputs, emit, format_records, output_option,
                       overwrite_option, render_table)
 
-__all__ = ["command", "default_directory"]
+__all__ = ["command", "default_directory", "markdown_table"]
 
 
 def _maybe(fmt):
@@ -43,11 +43,12 @@ ROW_COLUMNS = [
     ("time_s", "simulated (us)", lambda v: f"{v * 1e6:.2f}"),
     ("error_pct", "error", lambda v: f"{v:+.1f}%"),
     ("within", "within", lambda v: "yes" if v else "NO"),
+    ("summary", "counted", lambda v: "yes" if v else "no (summary=no)"),
     ("ran", "ran", str),
 ]
 SUMMARY_COLUMNS = [
     ("family", "family", str), ("files", "files", str), ("sizes", "sizes", str),
-    ("median_abs_error_pct", "median |error|", _maybe(lambda v: f"{v:.1f}%")),
+    ("median_abs_error_pct", "median abs error", _maybe(lambda v: f"{v:.1f}%")),
     ("worst_error_pct", "worst", _maybe(lambda v: f"{v:+.1f}%")),
     ("worst_at", "worst at", _maybe(str)),
     ("within_pct", "within tolerance", _maybe(lambda v: f"{v:.0f}%")),
@@ -75,9 +76,10 @@ def default_directory() -> Path:
 @click.option("--family", default=None, metavar="NAME",
               help="Only this machine family (the preset's name, e.g. dgx-h100, or the "
                    "file's family=).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "markdown"]),
               default="table", show_default=True,
-              help="Output format (csv: the rows; json: the rows and the summary).")
+              help="Output format (csv: the rows; json: the rows and the summary; "
+                   "markdown: both tables, as docs/fidelity.md shows them).")
 @output_option
 @overwrite_option
 @click.option("--quick", is_flag=True,
@@ -107,8 +109,23 @@ def command(directory, family, fmt, output, overwrite, quick):
     if fmt == "csv":
         emit(format_records(records, "csv"), output, overwrite)
         return
+    if fmt == "markdown":
+        emit(markdown_table(summary, SUMMARY_COLUMNS) + "\n"
+             + markdown_table(records, ROW_COLUMNS), output, overwrite)
+        return
     title = f"{len(cases)} measured runs in {folder}" + (" (--quick)" if quick else "")
     text = render_table(records, ROW_COLUMNS, title)
     text += "\n" + render_table(summary, SUMMARY_COLUMNS,
                                 "per family: within 15% from 1 MiB, 30% below")
     emit(text, output, overwrite)
+
+
+def markdown_table(records, columns) -> str:
+    """``records`` as a Markdown pipe table of ``columns`` (key, header, formatter)."""
+    lines = ["| " + " | ".join(header for _, header, _ in columns) + " |",
+             "|" + "|".join("---" for _ in columns) + "|"]
+    for record in records:
+        cells = [fmt(record.get(key)) if record.get(key) is not None else "-"
+                 for key, _, fmt in columns]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -311,3 +311,36 @@ def test_every_published_file_says_what_it_measured():
         run = read_measured_run(path)
         assert run.topo and run.op and run.ranks, path.name
         assert f"_{run.op}_" in path.name, path.name
+
+
+def test_a_table_of_several_device_counts_follows_the_run(tmp_path, capsys):
+    """No --ranks: the machine's own rank count (8 on ring:8) picks the table's n = 8 rows;
+    --ranks 2 picks n = 2; --ranks 4 is not in the table."""
+    table = tmp_path / "SUMMARY.md"
+    table.write_text(TT_TABLE)
+    args = ["coll", "allreduce", "--topo", "ring:8,bw=25GB/s,links=2", "--algo", "ring",
+            "--size", "1MiB", "--format", "json", "--measured", str(table)]
+    code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    (record,) = json.loads(out)["records"]
+    assert record["ranks"] == 8 and record["measured_time_s"] == pytest.approx(54.54e-6)
+    code, out, err = run_main([*args, "--ranks", "2"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["records"][0]["measured_time_s"] == pytest.approx(46.66e-6)
+    code, _, err = run_main([*args, "--ranks", "4"], capsys)
+    assert code == 2 and "allreduce measured on 2, 8 devices, not 4" in err
+
+
+def test_place_in_place_reads_the_in_place_columns(tmp_path):
+    from netsim.errors import InputError
+    from netsim.run.measured import read_measured_run
+
+    log = tmp_path / "ag.log"
+    log.write_text("# netsim-validate: place=in-place\n" + _log("all_gather_perf", 4, 4,
+                                                                AG_ROWS))
+    run = read_measured_run(log)
+    assert run.place == "in-place" and [r["time_s"] for r in run.rows] == [19e-6, 29e-6]
+    curve = tmp_path / "c.csv"
+    curve.write_text("# netsim-validate: place=in-place\nsize_bytes,time_s\n1,1\n")
+    with pytest.raises(InputError, match="place= applies to nccl-tests logs"):
+        read_measured_run(curve)

@@ -34,8 +34,9 @@ words (values without spaces)::
 ``topo`` (the machine, as ``--topo``), ``op``, ``ranks``, ``axis`` (``--axis``),
 ``gpus_per_thread`` (nccl-tests' ``-g``), ``algo`` (when the run asked for an algorithm by
 name; else the machine's default), ``family`` (the summary group of ``netsim validate``;
-default: the machine's preset name) and ``summary=no`` (rows shown but kept out of the
-summary: an erratic run). What the annotation and the file both say must agree. Every error
+default: the machine's preset name), ``summary=no`` (rows shown but kept out of the
+summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
+columns). What the annotation and the file both say must agree. Every error
 is one line naming the file (and the line and column where there is one).
 
 >>> import tempfile, pathlib
@@ -81,7 +82,7 @@ _TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "
                "double": 8, "float64": 8}
 _ANNOTATION = re.compile(r"^\s*#\s*netsim-validate:(.*)$")
 _ANNOTATION_KEYS = ("topo", "op", "ranks", "axis", "gpus_per_thread", "algo", "family",
-                    "summary")
+                    "summary", "place")
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,11 @@ def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
             raise InputError(f"{path}:{number}: netsim-validate: {key} must be a whole "
                              f"number >= {least}, got {value!r}")
         return int(value)
+    if key == "place":
+        if value not in ("out-of-place", "in-place"):
+            raise InputError(f"{path}:{number}: netsim-validate: place must be out-of-place "
+                             f"or in-place, got {value!r}")
+        return value
     if key == "summary":
         if value not in ("yes", "no"):
             raise InputError(f"{path}:{number}: netsim-validate: summary must be yes or no, "
@@ -212,6 +218,9 @@ def _annotate(run: MeasuredRun, notes: dict[str, Any]) -> MeasuredRun:
         raise InputError(f"{run.path}: netsim-validate says gpus_per_thread="
                          f"{notes['gpus_per_thread']} but the log has nGpus "
                          f"{run.gpus_per_thread}")
+    if "place" in notes and run.format != "nccl-tests":
+        raise InputError(f"{run.path}: netsim-validate: place= applies to nccl-tests logs, "
+                         f"not to a {run.format} file")
     changes = {k: v for k, v in notes.items() if k != "op"}
     if "op" in notes:
         changes["ops"] = (notes["op"],)
@@ -585,7 +594,7 @@ def read_measured_run(path: str | Path, *, op: str | None = None,
     op = op or notes.get("op")
     ranks = ranks or notes.get("ranks")
     if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
-        run = read_nccl_tests(path, text, op=op)
+        run = read_nccl_tests(path, text, op=op, place=notes.get("place", "out-of-place"))
     elif _looks_tt_metal(text):
         run = read_tt_metal(path, text, op=op, ranks=ranks)
     else:
@@ -601,8 +610,9 @@ def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
     text = read_text(path, "measured file")
     notes = _annotation(path, text)
     if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
+        place = notes.get("place", "out-of-place")
         runs = [run for start, program, lines in _nccl_sections(text)
-                if (run := _nccl_section(path, start, program, lines, "out-of-place"))]
+                if (run := _nccl_section(path, start, program, lines, place))]
         if not runs:
             read_nccl_tests(path, text)                 # the one-line error of no rows
     elif _looks_tt_metal(text):
@@ -633,6 +643,11 @@ def measured_run_options(path: str | Path, op: str, *, ranks: int | None,
     ``op``; its rank count is used when the command gives none (``placed``: --axis or
     --nodes chose the ranks) and must match when it does; its ``-g`` becomes NCCL's host
     floor (``gpus_per_thread``) when the run is NCCL's model and the command gives none."""
+    if ranks is None and len({run.ranks for run in read_measured_runs(path)
+                              if op in run.ops}) > 1:
+        # a tt-metal table of several device counts (no -g): the run's own rank count
+        # picks one, checked once the run has it (compare_measured)
+        return None, gpus_per_thread
     run = read_measured_run(path, op=op, ranks=ranks)
     run.check(op, ranks)
     if ranks is None and not placed:

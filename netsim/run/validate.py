@@ -133,7 +133,10 @@ def _case(run: MeasuredRun, skipped: list[str] | None) -> ValidationCase | None:
     if topo is None:
         skip("no machine (add a '# netsim-validate: topo=PRESET op=OP ranks=N' line)")
         return None
-    if run.op is None or run.op not in OPS:
+    if run.op is not None and run.op not in OPS:
+        skip(f"op {run.op}: not a collective netsim simulates")
+        return None
+    if run.op is None:
         said = " or ".join(run.ops) if run.ops else "not said"
         skip(f"op {said} (add op= to its netsim-validate line)")
         return None

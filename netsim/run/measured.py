@@ -349,7 +349,8 @@ def _nccl_section(path: Path, start: int, program: str | None, lines: list[str],
         if earlier is not None:
             raise InputError(f"{path}:{number}: size {size!r} is also on line "
                              f"{out_lines[earlier]}: give one run per log")
-        ops_each.append(_nccl_row_ops(fields, at, row["size_bytes"], len(ranks) or None, seen))
+        known = max(len(ranks), (threads or 0) * (gpus or 0)) or None
+        ops_each.append(_nccl_row_ops(fields, at, row["size_bytes"], known, seen))
         out.append(row)
         out_lines.append(number)
     if header is None or not out:

@@ -344,3 +344,14 @@ def test_place_in_place_reads_the_in_place_columns(tmp_path):
     curve.write_text("# netsim-validate: place=in-place\nsize_bytes,time_s\n1,1\n")
     with pytest.raises(InputError, match="place= applies to nccl-tests logs"):
         read_measured_run(curve)
+
+
+def test_the_zero_byte_rows_of_a_log_are_skipped(tmp_path):
+    """nccl-tests -b 8 prints several 0 B rows (a count of 0 per rank) before the first
+    size: no data, and not a repeated size."""
+    from netsim.run.measured import read_measured_run
+
+    zero = _row(0, 0, "none", us=0.9, inplace_us=0.98)
+    log = tmp_path / "ag.log"
+    log.write_text(_log("all_gather_perf", 4, 4, [zero, zero, *AG_ROWS]))
+    assert [r["size_bytes"] for r in read_measured_run(log).rows] == [1 << 20, 2 << 20]

@@ -342,6 +342,8 @@ def _nccl_section(path: Path, start: int, program: str | None, lines: list[str],
             raise InputError(f"{path}:{number}: expected {len(header)} columns like the "
                              f"header, got {len(fields)}")
         size, seconds, busbw = (fields[at[key]] for key in ("size", "time", "busbw"))
+        if size == "0":
+            continue            # nccl-tests' 0 B rows (one per -b 8 .. count of 0): no data
         row = {"size_bytes": _number(path, number, "size", size, True),
                "time_s": _number(path, number, "time", seconds, False) / 1e6,
                "busbw_GBps": _number(path, number, "busbw", busbw, False, zero_ok=True)}

@@ -43,7 +43,7 @@ ROW_COLUMNS = [
     ("time_s", "simulated (us)", lambda v: f"{v * 1e6:.2f}"),
     ("error_pct", "error", lambda v: f"{v:+.1f}%"),
     ("within", "within", lambda v: "yes" if v else "NO"),
-    ("summary", "counted", lambda v: "yes" if v else "no (summary=no)"),
+    ("counted", "counted", lambda v: "yes" if v else "no (summary=no)"),
     ("ran", "ran", str),
 ]
 SUMMARY_COLUMNS = [

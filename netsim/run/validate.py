@@ -163,7 +163,7 @@ def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
     """One record per measured size of every case: ``file``, ``family``, ``command``,
     ``size_bytes``, ``measured_time_s``, ``time_s`` (simulated), ``error_pct`` (on time),
     ``within`` (of :func:`tolerance`), ``ran`` (the algorithm run; NCCL's pick) and
-    ``summary`` (False: the file asked to be kept out of the summary). ``quick``: three
+    ``counted`` (False: the file asked to be kept out of the summary). ``quick``: three
     sizes per file. ``each(n)`` is called after each case with its number of sizes."""
     from ..algorithms import AlgoOptions
     from ..topology import parse_topology
@@ -195,7 +195,7 @@ def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
                         "measured_time_s": measured, "time_s": record["time_s"],
                         "error_pct": 100.0 * error,
                         "within": abs(error) <= tolerance(row["size_bytes"]),
-                        "ran": ran, "summary": case.summary})
+                        "ran": ran, "counted": case.summary})
         if each is not None:
             each(len(rows))
     return out
@@ -221,7 +221,7 @@ def summarize_validation(records: Sequence[dict[str, Any]]) -> list[dict[str, An
         families.setdefault(record["family"], []).append(record)
     out = []
     for family, rows in families.items():
-        counted = [r for r in rows if r["summary"]]
+        counted = [r for r in rows if r["counted"]]
         errors = [abs(r["error_pct"]) for r in counted]
         worst = max(counted, key=lambda r: abs(r["error_pct"]), default=None)
         large = [r for r in counted if r["size_bytes"] >= LARGE]

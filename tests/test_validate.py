@@ -153,3 +153,16 @@ def test_an_existing_output_is_refused_before_any_work(data, tmp_path, capsys):
     out.write_text("keep")
     code, _, err = run_main(["validate", str(data), "-o", str(out)], capsys)
     assert code == 2 and "already exists" in err and out.read_text() == "keep"
+
+
+def test_a_run_netsim_refuses_is_named_and_the_others_still_run(data, capsys):
+    """A file asking for more ranks than its machine has: its reason on stderr, the other
+    files' rows on stdout, exit code 1 (a finding, not bad input)."""
+    (data / "too_many.csv").write_text(
+        "# netsim-validate: topo=ring:4,bw=1GB/s op=allreduce ranks=64 algo=ring\n"
+        "size_bytes,time_s\n1048576,1e-3\n")
+    code, out, err = run_main(["validate", str(data), "--format", "csv"], capsys)
+    assert code == 1
+    assert "netsim: could not simulate " in err and "too_many.csv" in err
+    assert "1 of 2 measured runs could not be simulated" in err
+    assert len(out.strip().splitlines()) == 4 and "ring_allreduce.csv" in out

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, SimulationError
 from ..run import run_validation, summarize_validation, validation_cases
 from ..units import format_size
 from .options import (ProgressBar, check_outputs, emit, format_records, output_option,
@@ -97,9 +97,21 @@ def command(directory, family, fmt, output, overwrite, quick):
         what = f" of family {family!r}" if family else ""
         raise InputError(f"{folder}: no measured files{what} to validate")
     sizes = sum(len(case.measured.rows) for case in cases) if not quick else 3 * len(cases)
+    failed: list[str] = []
     with ProgressBar(sizes, "validate") as bar:
         records = run_validation(cases, quick=quick, each=bar.advance,
-                                 progress=bar.reporter())
+                                 progress=bar.reporter(), failed=failed)
+    for reason in failed:
+        click.echo(f"netsim: could not simulate {reason}", err=True)
+    if not records:
+        raise SimulationError(f"{folder}: no measured run could be simulated")
+    _emit(records, fmt, folder, quick, len(cases), output, overwrite)
+    if failed:                  # the tables are out; the exit code says some are missing
+        raise SimulationError(f"{len(failed)} of {len(cases)} measured runs could not be "
+                               f"simulated (listed above)")
+
+
+def _emit(records, fmt, folder, quick, num_cases, output, overwrite) -> None:
     summary = summarize_validation(records)
     if fmt == "json":
         emit(format_records(records, "json", document={"directory": str(folder),
@@ -113,7 +125,7 @@ def command(directory, family, fmt, output, overwrite, quick):
         emit(markdown_table(summary, SUMMARY_COLUMNS) + "\n"
              + markdown_table(records, ROW_COLUMNS), output, overwrite)
         return
-    title = f"{len(cases)} measured runs in {folder}" + (" (--quick)" if quick else "")
+    title = f"{num_cases} measured runs in {folder}" + (" (--quick)" if quick else "")
     text = render_table(records, ROW_COLUMNS, title)
     text += "\n" + render_table(summary, SUMMARY_COLUMNS,
                                 "per family: within 15% from 1 MiB, 30% below")

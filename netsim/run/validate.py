@@ -158,46 +158,65 @@ def _quick(rows: list[dict[str, float]], keep: int = 3) -> list[dict[str, float]
 
 
 def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
-                   each: Callable[[int], None] | None = None,
-                   progress=None) -> list[dict[str, Any]]:
+                   each: Callable[[int], None] | None = None, progress=None,
+                   failed: list[str] | None = None) -> list[dict[str, Any]]:
     """One record per measured size of every case: ``file``, ``family``, ``command``,
     ``size_bytes``, ``measured_time_s``, ``time_s`` (simulated), ``error_pct`` (on time),
     ``within`` (of :func:`tolerance`), ``ran`` (the algorithm run; NCCL's pick) and
     ``counted`` (False: the file asked to be kept out of the summary). ``quick``: three
-    sizes per file. ``each(n)`` is called after each case with its number of sizes."""
+    sizes per file. ``each(n)`` is called after each case with its number of sizes.
+
+    A case netsim refuses to simulate (a machine without that many ranks, an option the
+    algorithm does not take) is a finding, not a reason to stop the others: with
+    ``failed`` given, its one-line reason is appended there and the next case runs;
+    without, the error is raised."""
+    from ..errors import NetsimError
+
+    out: list[dict[str, Any]] = []
+    for case in cases:
+        rows = _quick(case.measured.rows) if quick else case.measured.rows
+        try:
+            out += _run_case(case, rows, progress)
+        except NetsimError as err:
+            if failed is None:
+                raise
+            failed.append(f"{_shown(case.path)}: {case.command()}: {err}")
+        if each is not None:
+            each(len(rows))
+    return out
+
+
+def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
+              ) -> list[dict[str, Any]]:
     from ..algorithms import AlgoOptions
     from ..topology import parse_topology
     from .collective import run_sweep
     from .library import resolve_default
 
-    out: list[dict[str, Any]] = []
-    for case in cases:
-        rows = _quick(case.measured.rows) if quick else case.measured.rows
-        topology = parse_topology(case.topo)
-        extra = {}
-        if (resolve_default(case.op, topology, case.algorithm).algorithm == "nccl"
-                and case.measured.gpus_per_thread is not None):
-            extra["gpus_per_thread"] = case.measured.gpus_per_thread
-        runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
-                         ranks=None if case.axis is not None else case.ranks, axis=case.axis,
-                         options=AlgoOptions(extra=extra), progress=progress)
-        for run, row in zip(runs, rows):
-            record = run.record()
-            if case.ranks is not None and int(record["ranks"]) != case.ranks:
-                raise InputError(f"{case.path}: measured on {case.ranks} ranks, "
-                                 f"{case.command()} simulates {record['ranks']}")
-            measured = _measured_time(row, record)
-            error = record["time_s"] / measured - 1.0
-            ran = str(record.get("algorithm"))
-            ran += f" {record['nccl']}" if record.get("nccl") else ""
-            out.append({"file": case.path.name, "family": case.family,
-                        "command": case.command(), "size_bytes": row["size_bytes"],
-                        "measured_time_s": measured, "time_s": record["time_s"],
-                        "error_pct": 100.0 * error,
-                        "within": abs(error) <= tolerance(row["size_bytes"]),
-                        "ran": ran, "counted": case.summary})
-        if each is not None:
-            each(len(rows))
+    topology = parse_topology(case.topo)
+    extra = {}
+    if (resolve_default(case.op, topology, case.algorithm).algorithm == "nccl"
+            and case.measured.gpus_per_thread is not None):
+        extra["gpus_per_thread"] = case.measured.gpus_per_thread
+    runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
+                     ranks=None if case.axis is not None else case.ranks, axis=case.axis,
+                     options=AlgoOptions(extra=extra), progress=progress)
+    out = []
+    for run, row in zip(runs, rows):
+        record = run.record()
+        if case.ranks is not None and int(record["ranks"]) != case.ranks:
+            raise InputError(f"measured on {case.ranks} ranks, the command simulates "
+                             f"{record['ranks']}")
+        measured = _measured_time(row, record)
+        error = record["time_s"] / measured - 1.0
+        ran = str(record.get("algorithm"))
+        ran += f" {record['nccl']}" if record.get("nccl") else ""
+        out.append({"file": case.path.name, "family": case.family,
+                    "command": case.command(), "size_bytes": row["size_bytes"],
+                    "measured_time_s": measured, "time_s": record["time_s"],
+                    "error_pct": 100.0 * error,
+                    "within": abs(error) <= tolerance(row["size_bytes"]),
+                    "ran": ran, "counted": case.summary})
     return out
 
 

@@ -355,3 +355,27 @@ def test_the_zero_byte_rows_of_a_log_are_skipped(tmp_path):
     log = tmp_path / "ag.log"
     log.write_text(_log("all_gather_perf", 4, 4, [zero, zero, *AG_ROWS]))
     assert [r["size_bytes"] for r in read_measured_run(log).rows] == [1 << 20, 2 << 20]
+
+
+def test_a_default_command_comment_says_what_a_file_measured(tmp_path):
+    """Without a netsim-validate line, '# default command: netsim coll ...' is read: op,
+    --topo, --axis, --algo; --sizes and --measured are what the comparison does anyway;
+    another option is refused in one line naming the file and line."""
+    from netsim.errors import InputError
+    from netsim.run.measured import read_measured_run
+
+    curve = tmp_path / "bh.csv"
+    curve.write_text("# default command (ring): netsim coll reducescatter --topo galaxy-bh "
+                     "--axis 0 --algo tt_ring --sizes 16KiB:8GiB --measured bh.csv\n"
+                     "size_bytes,time_s\n16384,1.23e-5\n")
+    run = read_measured_run(curve)
+    assert (run.op, run.topo, run.axis, run.algo) == ("reducescatter", "galaxy-bh", 0,
+                                                      "tt_ring")
+    curve.write_text("# default command: netsim coll allgather --topo t3000 --order snake "
+                     "--measured bh.csv\nsize_bytes,time_s\n16384,1.23e-5\n")
+    with pytest.raises(InputError, match="bh.csv:1: default command: --order is not an"):
+        read_measured_run(curve)
+    curve.write_text("# netsim-validate: topo=n300 op=allgather\n"
+                     "# default command: netsim coll allgather --topo t3000 --order snake\n"
+                     "size_bytes,time_s\n16384,1.23e-5\n")
+    assert read_measured_run(curve).topo == "n300"          # the netsim-validate line wins

@@ -40,7 +40,7 @@ _OWNERS = {
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
     "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
-                 "measured_run_options", "read_measured_runs"),
+                 "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
     # `netsim validate`: every published measurement against the default command.
     "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation"),
     "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
@@ -97,6 +97,7 @@ __all__ += ["parse_packet_option"]   # --packet (issue 17)
 __all__ += ["DEFAULT_ALGORITHM", "resolve_default", "library_of", "ran_text",
             "ideal_links_note"]
 __all__ += ["read_measured_run", "read_measured_runs", "MeasuredRun", "measured_run_options",
+            "measured_gpus_per_thread",
             "ValidationCase", "validation_cases", "run_validation", "summarize_validation"]
 
 

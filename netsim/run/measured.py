@@ -36,7 +36,10 @@ words (values without spaces)::
 name; else the machine's default), ``family`` (the summary group of ``netsim validate``;
 default: the machine's preset name), ``summary=no`` (rows shown but kept out of the
 summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
-columns). What the annotation and the file both say must agree. Every error
+columns). A file without that line may quote the command that reproduces it instead,
+``# default command: netsim coll OP --topo T [--axis A] [--algo X] ... --measured FILE``:
+its op, ``--topo``, ``--axis``, ``--algo``, ``--ranks`` and ``--gpus-per-thread`` are read
+the same way. What the annotation and the file both say must agree. Every error
 is one line naming the file (and the line and column where there is one).
 
 >>> import tempfile, pathlib
@@ -62,8 +65,9 @@ from .._inputs.yamlio import read_text
 from ..errors import InputError, NetsimError
 from ..units import parse_size
 
-__all__ = ["read_measured", "read_measured_run", "read_measured_runs", "read_nccl_tests", "read_tt_metal",
-           "compare_measured", "measured_run_options", "MeasuredRun", "MEASURED_COLUMNS"]
+__all__ = ["read_measured", "read_measured_run", "read_measured_runs", "read_nccl_tests",
+           "read_tt_metal", "compare_measured", "measured_run_options",
+           "measured_gpus_per_thread", "MeasuredRun", "MEASURED_COLUMNS"]
 
 _VALUES = ("busbw_GBps", "time_s")
 #: Table columns added by :func:`compare_measured`: (record key, header, formatter).
@@ -177,7 +181,47 @@ def _annotation(path: Path, text: str) -> dict[str, Any]:
                 raise InputError(f"{path}:{number}: netsim-validate: unknown key {key!r} "
                                  f"(one of {', '.join(_ANNOTATION_KEYS)})")
             found[key] = _annotation_value(path, number, key, value)
-    return found
+    return found if where is not None else _default_command(path, text)
+
+
+_DEFAULT_COMMAND = re.compile(r"^\s*#\s*default command\b[^:]*:\s*(netsim\s+coll\s.*)$")
+#: The options of a ``# default command: netsim coll ...`` line and their annotation keys;
+#: the others are what the comparison does anyway (sizes, the file itself).
+_COMMAND_KEYS = {"--topo": "topo", "--axis": "axis", "--algo": "algo", "--ranks": "ranks",
+                 "--gpus-per-thread": "gpus_per_thread"}
+_COMMAND_IGNORED = ("--sizes", "--size", "--measured")
+
+
+def _default_command(path: Path, text: str) -> dict[str, Any]:
+    """The annotation said by a ``# default command: netsim coll OP --topo T [--axis A]
+    [--algo X] ... --measured FILE`` comment (the form data files quote the command that
+    reproduces them in), for a file without a netsim-validate line; {} without either."""
+    import shlex
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _DEFAULT_COMMAND.match(line)
+        if match is None:
+            continue
+        try:
+            words = shlex.split(match.group(1))
+        except ValueError as err:
+            raise InputError(f"{path}:{number}: default command: {err}") from None
+        found: dict[str, Any] = {}
+        if len(words) > 2 and not words[2].startswith("-"):
+            found["op"] = _annotation_value(path, number, "op", words[2])
+        rest = words[3:]
+        for option, value in zip(rest[::2], rest[1::2]):
+            if option in _COMMAND_KEYS:
+                key = _COMMAND_KEYS[option]
+                found[key] = _annotation_value(path, number, key, value)
+            elif option not in _COMMAND_IGNORED:
+                raise InputError(f"{path}:{number}: default command: {option} is not an "
+                                 f"option netsim validate reproduces (add a "
+                                 f"'# netsim-validate: ...' line)")
+        if found.get("algo") == "default":
+            del found["algo"]
+        return found
+    return {}
 
 
 def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
@@ -232,6 +276,7 @@ def _annotate(run: MeasuredRun, notes: dict[str, Any]) -> MeasuredRun:
 _NCCL_HEADER = re.compile(r"^#\s+size\s+count\s+type\b")
 _NCCL_START = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _NCCL_THREADS = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_NGPUS = re.compile(r"\bnGpus\s+(\d+)")           # quoted in a CSV's comments
 _NCCL_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+"
                         r"\d+\s+\[[^\]]*\]\s*(.*)$")
 
@@ -581,7 +626,11 @@ def _read_csv(path: Path, text: str) -> MeasuredRun:
         out_lines.append(line)
     if not out:
         raise InputError(f"{path}:{numbers[0]}: no data rows after the header")
-    return MeasuredRun(path=path, format="csv", rows=out)
+    # a comment quoting the log's 'nThread 1 nGpus 8' (or saying 'nGpus 8') gives its -g
+    quoted = next((m for line in text.splitlines() if line.lstrip().startswith("#")
+                   and (m := _NGPUS.search(line))), None)
+    return MeasuredRun(path=path, format="csv", rows=out,
+                       gpus_per_thread=int(quoted.group(1)) if quoted else None)
 
 
 def read_measured_run(path: str | Path, *, op: str | None = None,
@@ -637,6 +686,20 @@ def read_measured(path: str | Path, *, op: str | None = None,
     value columns present): :func:`read_measured_run`'s rows. One-line InputError naming
     file, line and column."""
     return read_measured_run(path, op=op, ranks=ranks).rows
+
+
+def measured_gpus_per_thread(path: str | Path, op: str | None = None) -> int | None:
+    """GPUs one nccl-tests thread drove in the run ``path`` measures (``-g N``): an
+    nccl-tests log's ``# nThread 1 nGpus N`` line, a CSV comment quoting it (or saying
+    ``nGpus N``), or the annotation's ``gpus_per_thread``; None if the file does not say.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.csv"
+    >>> _ = p.write_text("# nThread 1 nGpus 8 minBytes 8\\nsize_bytes,time_us\\n8,40\\n")
+    >>> measured_gpus_per_thread(p)
+    8
+    """
+    return read_measured_run(path, op=op).gpus_per_thread
 
 
 def measured_run_options(path: str | Path, op: str, *, ranks: int | None,

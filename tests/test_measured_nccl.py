@@ -365,8 +365,8 @@ def test_a_default_command_comment_says_what_a_file_measured(tmp_path):
     from netsim.run.measured import read_measured_run
 
     curve = tmp_path / "bh.csv"
-    curve.write_text("# default command (ring): netsim coll reducescatter --topo galaxy-bh "
-                     "--axis 0 --algo tt_ring --sizes 16KiB:8GiB --measured bh.csv\n"
+    curve.write_text("# default command (ring: 8 chips): netsim coll reducescatter --topo "
+                     "galaxy-bh --axis 0 --algo tt_ring --sizes 16KiB:8GiB --measured bh.csv\n"
                      "size_bytes,time_s\n16384,1.23e-5\n")
     run = read_measured_run(curve)
     assert (run.op, run.topo, run.axis, run.algo) == ("reducescatter", "galaxy-bh", 0,

@@ -184,7 +184,7 @@ def _annotation(path: Path, text: str) -> dict[str, Any]:
     return found if where is not None else _default_command(path, text)
 
 
-_DEFAULT_COMMAND = re.compile(r"^\s*#\s*default command\b[^:]*:\s*(netsim\s+coll\s.*)$")
+_DEFAULT_COMMAND = re.compile(r"^\s*#\s*default command\b.*?:\s*(netsim\s+coll\s.*)$")
 #: The options of a ``# default command: netsim coll ...`` line and their annotation keys;
 #: the others are what the comparison does anyway (sizes, the file itself).
 _COMMAND_KEYS = {"--topo": "topo", "--axis": "axis", "--algo": "algo", "--ranks": "ranks",

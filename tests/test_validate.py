@@ -166,3 +166,18 @@ def test_a_run_netsim_refuses_is_named_and_the_others_still_run(data, capsys):
     assert "netsim: could not simulate " in err and "too_many.csv" in err
     assert "1 of 2 measured runs could not be simulated" in err
     assert len(out.strip().splitlines()) == 4 and "ring_allreduce.csv" in out
+
+
+def test_a_forced_nccl_algorithm_is_simulated_forced(tmp_path):
+    """nccl_algorithm=ring (a run with NCCL_ALGO=Ring): NCCL's model runs its ring, where
+    it would pick NVLS on dgx-h100 at 64 MiB."""
+    from netsim.run import run_validation, validation_cases
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    head = "# netsim-validate: topo=dgx-h100 op=allreduce ranks=8{}\nsize_bytes,time_s\n"
+    (folder / "free.csv").write_text(head.format("") + "67108864,1e-3\n")
+    (folder / "ring.csv").write_text(head.format(" nccl_algorithm=ring") + "67108864,1e-3\n")
+    free, ring = run_validation(validation_cases(folder))
+    assert free["ran"].startswith("nccl nvls") and ring["ran"].startswith("nccl ring")
+    assert ring["command"].endswith("(nccl_algorithm=ring)")

@@ -36,7 +36,9 @@ words (values without spaces)::
 name; else the machine's default), ``family`` (the summary group of ``netsim validate``;
 default: the machine's preset name), ``summary=no`` (rows shown but kept out of the
 summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
-columns). A file without that line may quote the command that reproduces it instead,
+columns); ``nccl_algorithm=ring`` / ``nccl_protocol=LL`` for a run made with NCCL_ALGO /
+NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model). A file without
+that line may quote the command that reproduces it instead,
 ``# default command: netsim coll OP --topo T [--axis A] [--algo X] ... --measured FILE``:
 its op, ``--topo``, ``--axis``, ``--algo``, ``--ranks`` and ``--gpus-per-thread`` are read
 the same way. What the annotation and the file both say must agree. Every error
@@ -86,7 +88,10 @@ _TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "
                "double": 8, "float64": 8}
 _ANNOTATION = re.compile(r"^\s*#\s*netsim-validate:(.*)$")
 _ANNOTATION_KEYS = ("topo", "op", "ranks", "axis", "gpus_per_thread", "algo", "family",
-                    "summary", "place")
+                    "summary", "place", "nccl_algorithm", "nccl_protocol")
+#: Annotation keys that are NCCL's model's options (AlgoOptions.extra): a run made with
+#: NCCL_ALGO / NCCL_PROTO set is simulated with the same choice forced.
+NCCL_FORCED = ("nccl_algorithm", "nccl_protocol")
 
 
 @dataclass(frozen=True)
@@ -265,7 +270,10 @@ def _annotate(run: MeasuredRun, notes: dict[str, Any]) -> MeasuredRun:
     if "place" in notes and run.format != "nccl-tests":
         raise InputError(f"{run.path}: netsim-validate: place= applies to nccl-tests logs, "
                          f"not to a {run.format} file")
-    changes = {k: v for k, v in notes.items() if k != "op"}
+    changes = {k: v for k, v in notes.items() if k != "op" and k not in NCCL_FORCED}
+    forced = {k: notes[k] for k in NCCL_FORCED if k in notes}
+    if forced:
+        changes["extra"] = {**run.extra, "nccl_options": forced}
     if "op" in notes:
         changes["ops"] = (notes["op"],)
     return replace(run, **changes)

@@ -73,7 +73,9 @@ class ValidationCase:
             words += ["--algo", self.algorithm]
         if self.measured.format == "tt-metal" and len(self.measured.extra["counts"]) > 1:
             words += ["--ranks", str(self.ranks)]
-        return " ".join(words + ["--measured", _shown(self.path)])
+        forced = self.measured.extra.get("nccl_options", {})
+        note = "".join(f" ({key}={value})" for key, value in forced.items())
+        return " ".join(words + ["--measured", _shown(self.path)]) + note
 
 
 def _shown(path: Path) -> str:
@@ -195,9 +197,10 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
 
     topology = parse_topology(case.topo)
     extra = {}
-    if (resolve_default(case.op, topology, case.algorithm).algorithm == "nccl"
-            and case.measured.gpus_per_thread is not None):
-        extra["gpus_per_thread"] = case.measured.gpus_per_thread
+    if resolve_default(case.op, topology, case.algorithm).algorithm == "nccl":
+        if case.measured.gpus_per_thread is not None:
+            extra["gpus_per_thread"] = case.measured.gpus_per_thread
+        extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO / _PROTO
     runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
                      ranks=None if case.axis is not None else case.ranks, axis=case.axis,
                      options=AlgoOptions(extra=extra), progress=progress)

@@ -76,9 +76,10 @@ def default_directory() -> Path:
 @click.option("--family", default=None, metavar="NAME",
               help="Only this machine family (the preset's name, e.g. dgx-h100, or the "
                    "file's family=).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "markdown"]),
+@click.option("--format", "fmt",
+              type=click.Choice(["table", "csv", "json", "markdown", "parquet"]),
               default="table", show_default=True,
-              help="Output format (csv: the rows; json: the rows and the summary; "
+              help="Output format (csv, parquet: the rows; json: the rows and the summary; "
                    "markdown: both tables, as docs/fidelity.md shows them).")
 @output_option
 @overwrite_option
@@ -96,7 +97,7 @@ def command(directory, family, fmt, output, overwrite, quick):
     if not cases:
         what = f" of family {family!r}" if family else ""
         raise InputError(f"{folder}: no measured files{what} to validate")
-    sizes = sum(len(case.measured.rows) for case in cases) if not quick else 3 * len(cases)
+    sizes = sum(len(case.rows(quick)) for case in cases)
     failed: list[str] = []
     with ProgressBar(sizes, "validate") as bar:
         records = run_validation(cases, quick=quick, each=bar.advance,
@@ -118,8 +119,8 @@ def _emit(records, fmt, folder, quick, num_cases, output, overwrite) -> None:
                                                        "summary": summary}),
              output, overwrite)
         return
-    if fmt == "csv":
-        emit(format_records(records, "csv"), output, overwrite)
+    if fmt in ("csv", "parquet"):
+        emit(format_records(records, fmt), output, overwrite)
         return
     if fmt == "markdown":
         emit(markdown_table(summary, SUMMARY_COLUMNS) + "\n"

@@ -64,6 +64,10 @@ class ValidationCase:
     family: str
     summary: bool
 
+    def rows(self, quick: bool = False) -> list[dict[str, float]]:
+        """The measured rows simulated: all, or three spread over the file (``quick``)."""
+        return _quick(self.measured.rows) if quick else self.measured.rows
+
     def command(self) -> str:
         """The command a user types to compare this file."""
         words = ["netsim", "coll", self.op, "--topo", self.topo]
@@ -176,7 +180,7 @@ def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
 
     out: list[dict[str, Any]] = []
     for case in cases:
-        rows = _quick(case.measured.rows) if quick else case.measured.rows
+        rows = case.rows(quick)
         try:
             out += _run_case(case, rows, progress)
         except NetsimError as err:

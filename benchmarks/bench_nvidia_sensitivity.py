@@ -1,11 +1,10 @@
 """Sensitivity of NVIDIA presets to their unverified numbers: busbw at 1 GiB and 16 GiB.
 
 The DGX H100 NVLink split over its 4 NVSwitch chips (5/4/4/5, not retrieved from a public
-source) and the in-switch (NVLS) reduction rates (H100: derived from the published ~480
-GB/s; B200 and NVL72: 2.25 x H100, assumed) are varied; every run uses default flags with
-``--algo nccl`` (NCCL's choice, run by the engine; NVLS pipelined as NCCL cuts it). On
-gb200-nvl72 NCCL's tuner picks NVLS at 1 GiB and ring at 16 GiB, so only the 1 GiB figure
-depends on the reduction rate. Run: ``python benchmarks/bench_nvidia_sensitivity.py``
+source) and the in-switch (NVLS) reduction rates (17.15 GB/s per NVLS channel: H100
+derived from the published ~480 GB/s, B200 and NVL72 from Blackwell's 24 channels; NVL72
+checked against a published 72-GPU curve) are varied by +-25%; every run uses default flags
+with ``--algo nccl`` (NCCL's choice, run by the engine; NVLS pipelined as NCCL cuts it). Run: ``python benchmarks/bench_nvidia_sensitivity.py``
 (about 2 minutes; ``--quick`` skips NVL72). Results are quoted in docs/calibration.md.
 """
 
@@ -38,14 +37,13 @@ def main(quick: bool) -> None:
     for label, rate in (("-25%", 51.45), ("as preset", 68.6), ("+25%", 85.75)):
         row(f"dgx-h100 reduce_bw {rate} GB/s ({label})", f"dgx-h100,reduce_bw={rate}GB/s",
             "allreduce")
-    for label, rate in (("-25%", 115.5), ("as preset", 154.0), ("+25%", 192.5)):
+    for label, rate in (("-25%", 154.35), ("as preset", 205.8), ("+25%", 257.25)):
         row(f"dgx-b200 reduce_bw {rate} GB/s ({label})", f"dgx-b200,reduce_bw={rate}GB/s",
             "allreduce")
     if not quick:
-        for label, rate in (("-25%", 115.5), ("as preset", 154.0), ("+25%", 192.5)):
+        for label, rate in (("-25%", 17.15), ("as preset", 22.87), ("+25%", 28.59)):
             row(f"gb200-nvl72 reduce_bw {rate} GB/s ({label})",
                 f"gb200-nvl72,reduce_bw={rate}GB/s", "allreduce")
-
 
 if __name__ == "__main__":
     main("--quick" in sys.argv)

@@ -26,7 +26,8 @@ are +-50% and the two paths were not timed side by side; CPU seconds are steadie
     4GB     2of18   1,354,880  345,600  356,221   0.37   0.56   0.08    3.63   76.24   1.62     899
 
 Makespans equal to the last bit (62.99582373549583 us, 519.064904400078 us,
-5955.579608283303 us). The engine's classes and events are the same both ways: two planes
+5955.579608283303 us; with the preset of then: 154 GB/s per switch chip, efficiency 0.8222;
+the preset now reduces at 22.87 GB/s per chip, docs/calibration.md "NVLink5"). The engine's classes and events are the same both ways: two planes
 merge into the same quotient as 18, and the compiled event loop (engine/kernel.py) on it is
 what remains -- about 1 s CPU at 16 MiB, 24-33 s at 256 MiB, about 33 s at 4 GB. Its work per
 event is a few passes over every draining class (about 10k at 4 GB: one per (owner, rank)

@@ -65,8 +65,8 @@ WH_EFF = 6144 / (6144 + 48 + 5 * 50)
 @pytest.mark.parametrize("spec, rate", [
     ("dgx-a100", 25e9 * 0.8222),
     ("dgx-h100", 25e9 * 0.8222),
-    ("dgx-b200", 50e9 * 0.8222),
-    ("gb200-nvl72", 50e9 * 0.8222),
+    ("dgx-b200", 50e9 * 0.7551),      # NVLink5: 679.6 / 900, GB200 ring plateau
+    ("gb200-nvl72", 50e9 * 0.7551),
     ("n300", 12.5e9 * WH_EFF),
     ("t3000", 12.5e9 * WH_EFF),
     ("galaxy-wh", 12.5e9 * WH_EFF),

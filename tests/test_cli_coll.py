@@ -189,7 +189,7 @@ def test_coll_draws_heatmaps_and_curves_and_saves_a_result_heatmap_can_redraw(tm
           "--save-result", str(saved), "--format", "json"])
     records = json.loads(capsys.readouterr().out)["records"]
     assert [r["size_bytes"] for r in records] == [2**20, 2**21]
-    for png in (tmp_path / "h-1.png", tmp_path / "h-2.png"):
+    for png in (tmp_path / "h-1MiB.png", tmp_path / "h-2MiB.png"):
         assert png.read_bytes()[:4] == b"\x89PNG"          # one heatmap per size
     assert plot.read_text().lstrip().startswith("<?xml")
     doc = json.loads(saved.read_text())

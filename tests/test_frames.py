@@ -35,9 +35,21 @@ def test_op_frame_matches_flow_records():
     result = _result()
     frame = result.to_pandas("ops")
     records = result.flow_records()
-    assert list(frame["start"]) == [r["start"] for r in records]
-    assert list(frame["finish"]) == [r["finish"] for r in records]
-    assert (frame["finish"] >= frame["release"]).all()
+    assert list(frame["start_s"]) == [r["start"] for r in records]
+    assert list(frame["finish_s"]) == [r["finish"] for r in records]
+    assert (frame["finish_s"] >= frame["release_s"]).all()
+
+
+def test_op_frame_with_its_schedule_says_who_sent_what():
+    topo = parse_topology("mesh:3x3,bw=10GB/s,lat=1us")
+    schedule = make_pattern("alltoall", 9, 1e6)
+    frame = simulate(topo, schedule).to_pandas("ops", schedule=schedule)
+    assert list(frame["src"]) == list(schedule.src) and list(frame["dst"]) == list(schedule.dst)
+    # a send's time on the wire is at least its bytes over one link's 10 GB/s
+    sends = frame[frame["bytes"] > 0]
+    assert ((sends["finish_s"] - sends["start_s"]) >= sends["bytes"] / 10e9 * (1 - 1e-12)).all()
+    with pytest.raises(ValueError, match="not the schedule that was run"):
+        simulate(topo, schedule).to_pandas("ops", schedule=make_pattern("alltoall", 4, 1e6))
 
 
 def test_a_large_result_converts_column_by_column():
@@ -78,3 +90,16 @@ def test_parquet_output_holds_the_json_records(tmp_path, capsys):
     frame = pd.read_parquet(target)
     assert len(frame) == len(records)
     assert list(frame["time_s"]) == [r["time_s"] for r in records]
+
+
+def test_auto_candidates_become_one_row_each():
+    runs = run_sweep("allreduce", "torus:3x3,bw=1GB/s", "auto", [1e5, 1e7])
+    frame = to_pandas(runs, "candidates")
+    for run in runs:
+        mine = frame[frame["size_bytes"] == run.size_bytes]
+        assert len(mine) == len(run.candidates) + len(run.pruned or {})
+        chosen = mine[mine["chosen"]]
+        assert list(chosen["candidate"]) == [run.algorithm]
+        assert chosen["time_s"].iloc[0] == run.time_s == mine["time_s"].min()
+        # a candidate left unsimulated was ruled out by a bound above the winner's time
+        assert (mine.loc[~mine["simulated"], "bound_s"] >= run.time_s).all()

@@ -30,12 +30,10 @@ def test_place_derives_one_name_per_strategy_and_makes_folders(tmp_path):
     assert "deprecated" not in result.stderr
 
 
-def test_place_with_a_folder_keeps_the_old_names_and_says_so_once(tmp_path):
+def test_place_with_a_folder_is_refused_before_any_work(tmp_path):
     result = CliRunner().invoke(cli, [*PLACE, "--heatmap", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "snake-links.png").exists()
-    notes = [line for line in result.stderr.splitlines() if "deprecated" in line]
-    assert len(notes) == 1 and "--heatmap DIR" in notes[0]
+    assert isinstance(result.exception, InputError)
+    assert "unknown figure format" in str(result.exception) and not list(tmp_path.iterdir())
 
 
 def test_place_refuses_an_unknown_figure_format_before_any_work(tmp_path):
@@ -57,7 +55,7 @@ def test_heatmap_json_describes_what_was_drawn(tmp_path):
     assert doc["command"] == "heatmap" and len(doc["records"]) == 1
     row = doc["records"][0]
     # the saved result read back: utilisation = bytes / (bandwidth x makespan)
-    util = {r["id"]: r["bytes"] / (r["bandwidth"] * saved_doc["makespan"]) for r in links}
+    util = {r["id"]: r["bytes"] / (r["bandwidth_Bps"] * saved_doc["makespan"]) for r in links}
     assert row["file"] == str(tmp_path / "h.png") and row["quantity"] == "utilization"
     assert row["links"] == topo.num_links == row["links_with_data"]
     assert row["max"] == pytest.approx(max(util.values()))

@@ -12,6 +12,8 @@ from netsim.algorithms.nccl import (NcclView, candidates, channels_for, choose,
 from netsim.algorithms.nccl.tuning import (BASE_LATENCY_US, HW_LATENCY_US, nvls_graph,
                                            ring_graph)
 from netsim.cli import cli as main
+from netsim.errors import InputError
+from cli_helpers import run_main
 from netsim.run import read_measured, run_collective
 
 H100 = NcclView(ranks=8, arch="hopper", gpu_bw=18 * 20.6, nvls=True)   # SM90_NVLINK_BW
@@ -143,21 +145,29 @@ def test_time_is_the_larger_of_device_and_host_enqueue(op, ranks, size):
     make the time per iteration max(device time, N x launch per GPU) (harness.py)."""
     from netsim.algorithms.nccl.harness import LAUNCH_PER_GPU_S
 
-    run = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks)
+    run = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
+                         options=AlgoOptions(extra={"gpus_per_thread": ranks}))
     device = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
                             options=DEVICE_ONLY).time_s
     assert run.time_s == pytest.approx(max(device, ranks * LAUNCH_PER_GPU_S), rel=1e-12)
     assert run.record()["host_s"] == pytest.approx(ranks * LAUNCH_PER_GPU_S)
     assert run.record()["gpus_per_thread"] == ranks
-    one = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks,
-                         options=AlgoOptions(extra={"gpus_per_thread": 1}))
+    one = run_collective(op, "dgx-h100", "nccl", size, ranks=ranks)   # default: -g 1
+    assert one.record()["gpus_per_thread"] == 1
     assert one.time_s == pytest.approx(device)      # -g 1: one launch hides under the GPU
 
 
-def test_gpus_per_thread_must_be_a_count():
+def test_gpus_per_thread_must_be_a_count_of_the_hosts_gpus():
     with pytest.raises(Exception, match="gpus_per_thread"):
         run_collective("allreduce", "dgx-h100", "nccl", 8,
                        options=AlgoOptions(extra={"gpus_per_thread": -1}))
+    # an NVL72 compute tray drives 4 GPUs; a DGX 8; 4 ranks cannot be 8 GPUs of one thread
+    with pytest.raises(InputError, match="gpus_per_thread 8: one host of gb200-nvl72 has 4"):
+        run_collective("allreduce", "gb200-nvl72", "nccl", 8,
+                       options=AlgoOptions(extra={"gpus_per_thread": 8}))
+    with pytest.raises(InputError, match="more than the 4 ranks"):
+        run_collective("allreduce", "dgx-h100", "nccl", 8, ranks=4,
+                       options=AlgoOptions(extra={"gpus_per_thread": 8}))
 
 
 def test_host_launch_constant_is_the_least_squares_fit_of_the_floors():
@@ -202,7 +212,7 @@ def test_nvls_is_cut_in_nccl_chunks():
         assert chunk == 131072 or size < limit * concurrent * bigger
         depth = nvls_pipeline_depth(size, H100)
         assert (depth - 1) * concurrent * chunk < size <= depth * concurrent * chunk
-    size = 8 << 20
+    size = 16 << 20
     default = run_collective("allreduce", "dgx-h100", "nccl", size)
     assert default.record()["nccl_algorithm"] == "nvls"
     forced = run_collective("allreduce", "dgx-h100", "nccl", size,
@@ -210,23 +220,33 @@ def test_nvls_is_cut_in_nccl_chunks():
     assert default.time_s == forced.time_s
 
 
-def test_gpus_per_thread_on_the_command_line():
-    """`--gpus-per-thread 1` (mpirun, one process per GPU) gives the GPU time that the
-    Python option gives; the default (-g 8) is held at 8 x the per-GPU host time at 8 B;
-    any other algorithm refuses the option in one line."""
+def test_gpus_per_thread_on_the_command_line(tmp_path, capsys):
+    """The default is one process per GPU (as frameworks launch NCCL), the time the Python
+    API gives; `--gpus-per-thread 8` (nccl-tests -g 8) is held at 8 x the per-GPU host time
+    at 8 B, and so is a run compared with a measured -g 8 log (its 'nGpus 8'); more GPUs
+    than a host has is refused in one line, and so is the option on any other algorithm."""
     def coll(*extra):
         out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
                                         "nccl", "--size", "8", "--format", "json", *extra])
         assert out.exit_code == 0, out.output
         return json.loads(out.output)["records"][0]
 
-    one = coll("--gpus-per-thread", "1")
-    api = run_collective("allreduce", "dgx-h100", "nccl", 8,
-                         options=AlgoOptions(extra={"gpus_per_thread": 1}))
+    one = coll()
+    api = run_collective("allreduce", "dgx-h100", "nccl", 8)
     assert one["time_s"] == api.time_s and one["gpus_per_thread"] == 1
-    default = coll()
-    assert default["gpus_per_thread"] == 8 and default["time_s"] == default["host_s"]
-    assert one["time_s"] < default["time_s"]
+    eight = coll("--gpus-per-thread", "8")
+    assert eight["gpus_per_thread"] == 8 and eight["time_s"] == eight["host_s"]
+    assert one["time_s"] < eight["time_s"]
+    log = tmp_path / "ar.log"
+    log.write_text("# nThread 1 nGpus 8 minBytes 8 maxBytes 8\n"
+                   "#  size  count  type  redop  root  time  algbw  busbw #wrong\n"
+                   "      8      2  float   sum    -1  40.10   0.00   0.00      0\n")
+    measured = coll("--measured", str(log))
+    assert measured["gpus_per_thread"] == 8 and measured["time_s"] == eight["time_s"]
+    code, _, err = run_main(["coll", "allreduce", "--topo", "dgx-h100", "--size", "8",
+                             "--gpus-per-thread", "9"], capsys)
+    assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "gpus_per_thread 9: one host of dgx-h100 has 8 GPUs" in err
     refused = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
                                         "ring", "--gpus-per-thread", "1"])
     assert refused.exit_code == 2 and "applies to NCCL's model" in refused.output and "--algo ring" in refused.output

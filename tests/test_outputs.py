@@ -112,14 +112,14 @@ def test_a_file_where_a_folder_must_be_made_is_one_line(tmp_path, capsys):
 
 
 def test_a_heatmap_series_is_checked_before_anything_is_written(tmp_path, capsys):
-    (tmp_path / "hm-2.png").write_text("mine")
+    (tmp_path / "hm-2KiB.png").write_text("mine")
     out = tmp_path / "out.json"
     code, _, err = _run(["coll", "allreduce", "--topo", "mesh:2x2", "--sizes", "1KiB:2KiB",
                          "--heatmap", str(tmp_path / "hm.png"), "--save-result",
                          str(tmp_path / "r.json"), "-o", str(out)], capsys)
-    _one_line_error(code, err, "hm-2.png", "already exists")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["hm-2.png"]
-    assert (tmp_path / "hm-2.png").read_text() == "mine"
+    _one_line_error(code, err, "hm-2KiB.png", "already exists")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hm-2KiB.png"]
+    assert (tmp_path / "hm-2KiB.png").read_text() == "mine"
 
 
 def test_two_outputs_on_one_file_are_refused(tmp_path, capsys):

@@ -58,3 +58,38 @@ def test_draw_bars_skips_missing_values(tmp_path):
     assert (tmp_path / "b.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(InputError, match="no values"):
         draw_bars({"a": None}, tmp_path / "n.png")
+
+
+def test_a_dataframe_of_records_draws_one_line_per_topology_and_algorithm(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from netsim.run import run_sweep
+
+    rows = [r.record() for spec in ("mesh:4x4", "torus:4x4")
+            for r in run_sweep("allreduce", spec, "ring", [1024, 4096])]
+    fig = draw_curves(pd.DataFrame(rows))
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    assert labels == ["mesh-4x4 ring", "torus-4x4 ring"]
+    drawn = draw_curves({"ring": pd.DataFrame(rows[:2])}, tmp_path / "c.png")
+    assert list(drawn) == ["ring"] and list(drawn["ring"][0]) == [1024.0, 4096.0]
+
+
+def test_measured_points_get_an_error_panel_and_their_source(tmp_path):
+    sim = _records(400.0)
+    measured = {"h100": ([r["size_bytes"] for r in sim[::2]],
+                         [r["busbw_GBps"] / 1.1 for r in sim[::2]])}
+    fig = draw_curves({"h100": sim}, y="busbw_GBps", measured=measured,
+                      sources={"h100": "nccl.log"})
+    main, panel = fig.axes
+    errors = panel.lines[-1].get_ydata()
+    np.testing.assert_allclose(errors, 10.0, rtol=1e-9)       # 1.1 - 1, in percent
+    labels = [t.get_text() for t in main.get_legend().get_texts()]
+    assert labels == ["h100", "h100 (measured: nccl.log)"]
+    # no measured size in common: no panel
+    alone = draw_curves({"h100": sim}, measured={"other": measured["h100"]})
+    assert len(alone.axes) == 1
+
+
+def test_a_log_axis_on_request():
+    fig = draw_curves({"ring": _records(100.0)}, log=True)
+    assert fig.axes[0].get_yscale() == "log"
+    assert draw_curves({"ring": _records(100.0)}).axes[0].get_yscale() == "linear"

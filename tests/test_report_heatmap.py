@@ -194,3 +194,25 @@ def test_difference_needs_the_same_links(shift_run):
     doc_b["links"] = doc_b["links"][:-1]
     with pytest.raises(InputError, match="links do not match"):
         document_difference(doc_a, doc_b, topo, sources=("a.json", "b.json"))
+
+
+def test_failed_and_degraded_links_are_drawn_apart_from_idle_ones(tmp_path):
+    from netsim.run import parse_fault_option, run_collective
+    from netsim.topology import parse_topology
+
+    faults = [parse_fault_option("0_0<->0_1", "fail"),
+              parse_fault_option("1_1->1_2=0.5@1us", "degrade")]
+    run = run_collective("allreduce", "mesh:3x3", "ring", 1e6, faults=faults)
+    topo = parse_topology("mesh:3x3")
+    drawn = draw_heatmap(topo, run.result, path=tmp_path / "f.png")
+    assert set(drawn.failed) == {"0_0->0_1", "0_1->0_0"}
+    assert drawn.degraded == {"1_1->1_2": 0.5}
+    assert not set(drawn.labelled) & set(drawn.failed)       # no value label on a dead link
+    fig = draw_heatmap(topo, run.result)
+    styles = {(line.get_color(), line.get_linestyle()) for line in fig.axes[0].lines}
+    assert ("#d62728", "--") in styles and ("#ff7f0e", ":") in styles
+    caption = " ".join(t.get_text() for t in fig.texts)
+    assert "failed (2 links" in caption and "degraded to x0.5" in caption
+    healthy = draw_heatmap(topo, run_collective("allreduce", "mesh:3x3", "ring", 1e6).result,
+                           path=tmp_path / "h.png")
+    assert healthy.failed == () and healthy.degraded == {}

@@ -15,6 +15,7 @@ that sees the runs and records after the simulation), so e.g. ``--measured FILE.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import click
@@ -45,7 +46,7 @@ class ReportHook:
     ``check(value, overwrite)`` runs before any simulation (fail early, e.g. an output
     file that exists); ``apply(value, runs, records, overwrite, topology)`` runs after it,
     may add keys to the records in place and returns extra table columns (key, header,
-    formatter). ``outputs(value, num_sizes)`` lists the files it will write, so that every
+    formatter). ``outputs(value, sizes)`` lists the files it will write, so that every
     output of the command is checked (and two on one path refused) before any is written.
     """
 
@@ -150,9 +151,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
 @click.option("--gpus-per-thread", type=click.IntRange(min=0), default=None, metavar="N",
-              help="With --algo nccl: GPUs one host thread enqueues for, as nccl-tests "
-                   "-g N, whose host time bounds small sizes [the GPUs of one host]; 1: one "
-                   "process per GPU (-g 1); 0: the GPU time alone.")
+              help="With NCCL's model: GPUs one host thread enqueues for, as nccl-tests "
+                   "-g N, whose host time bounds small sizes [1: one process per GPU, or "
+                   "the nGpus of a --measured nccl-tests run]; 0: the GPU time alone.")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
@@ -188,7 +189,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
              if extras.get(name) is not None}
     message_sizes = _sizes(size, sizes)
     check_outputs([output] + [path for hook, value in hooks.values() if hook.outputs
-                              for path in hook.outputs(value, len(message_sizes))],
+                              for path in hook.outputs(value, message_sizes)],
                   overwrite=overwrite)
     for hook, value in hooks.values():
         if hook.check is not None:
@@ -254,11 +255,11 @@ add_report_option(
     ReportHook(apply=_measured))
 
 
-# --heatmap FILE: the link heatmap of every size run (FILE-1.png ... for several sizes).
+# --heatmap FILE: the link heatmap of every size run (FILE-64MiB.png ... for several sizes).
 def _heatmap(path, runs, records, overwrite, topology):
-    from ..report import draw_heatmap, heatmap_paths
+    from ..report import draw_heatmap
 
-    for run, target in zip(runs, heatmap_paths(path, len(runs))):
+    for run, target in zip(runs, _heatmap_outputs(path, [run.size_bytes for run in runs])):
         # the machine the run used: a ring-fabric run's links carry less (fabric: auto)
         draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
@@ -273,10 +274,13 @@ def _check_figure(path, overwrite) -> None:
     figure_format(path)
 
 
-def _heatmap_outputs(path, num_sizes: int) -> list:
-    from ..report import heatmap_paths
+def _heatmap_outputs(path, sizes) -> list:
+    """``path`` for one size, else one file per size named by it (``hot-64MiB.png``)."""
+    from ..report import labelled_paths
 
-    return heatmap_paths(path, num_sizes)
+    if len(sizes) == 1:
+        return [Path(path)]
+    return labelled_paths(path, [format_size(s).replace(" ", "") for s in sizes])
 
 
 # --save-result FILE.json: the largest size's result with the machine embedded, for
@@ -307,15 +311,15 @@ def _plot(path, runs, records, overwrite, topology):
 
 add_report_option(
     click.Option(["--heatmap"], metavar="FILE", default=None,
-                 help="Draw the link heatmap (.png/.svg/.pdf); FILE-1, FILE-2 ... per size."),
+                 help="Draw the link heatmap (.png/.svg/.pdf); FILE-64MiB ... per size."),
     ReportHook(apply=_heatmap, check=_check_figure, outputs=_heatmap_outputs))
 add_report_option(
     click.Option(["--save-result"], metavar="FILE.json", default=None,
                  help="Write the (largest size's) result with its machine, for "
                       "`netsim heatmap`."),
-    ReportHook(apply=_save_result, outputs=lambda path, num_sizes: [path]))
+    ReportHook(apply=_save_result, outputs=lambda path, sizes: [path]))
 add_report_option(
     click.Option(["--plot"], metavar="FILE", default=None,
                  help="Draw busbw over message size (with --measured points)."),
     ReportHook(apply=_plot, check=_check_figure,
-               outputs=lambda path, num_sizes: [path]))
+               outputs=lambda path, sizes: [path]))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError, NetsimError
+from ..errors import NetsimError
 from ..outputs import write_atomic
-from ..units import format_time
-from .options import (alpha_option, alpha_seconds, check_writable, deprecated, emit,
+from ..units import format_rate, format_size, format_time
+from .options import (alpha_option, alpha_seconds, check_writable, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
@@ -32,13 +32,11 @@ __all__ = ["command"]
 @output_option
 @overwrite_option
 @alpha_option
-@click.option("--overhead", default=None, hidden=True,
-              help="Old spelling of --alpha (deprecated).")
 @fault_options
 @model_option
 @packet_option
 @tolerance_option
-def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degrade_links,
+def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
             model, packet, tolerance):
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     # The engine, its solvers and the file readers load here, not for --help.
@@ -48,8 +46,6 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
     from ..schedule import load_flow_file, require_pyarrow
     from ..topology import calibrated_alpha
 
-    if overhead is not None and alpha is not None:
-        raise InputError("give --alpha, not both --alpha and --overhead")
     suffix = Path(output).suffix.lower() if output else ""
     if output:
         check_writable(output, overwrite)
@@ -59,9 +55,6 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if suffix in (".json", ".csv") and explicit == click.core.ParameterSource.DEFAULT:
             fmt = suffix[1:]
     overhead_s = alpha_seconds(alpha)
-    if overhead is not None:
-        overhead_s = alpha_seconds(overhead, "--overhead")
-        deprecated("--overhead", "--alpha")
     specs = fault_specs(fail_links, degrade_links)
     with _long_lived():
         flowset = load_flow_file(flow_file)
@@ -109,12 +102,13 @@ def command(flow_file, fmt, output, overwrite, alpha, overhead, fail_links, degr
         if error:
             made += (f"; packet model {format_time(error['packet_time_s'])}, fluid error "
                      f"{100 * error['makespan_error']:+.2f}%")
-        flows = format_records(flow_rows[:50], "table",
+        flows = format_records(flow_rows[:50], "table", columns=_flow_columns(flow_rows),
                                title=f"flows ({_LABEL[model]}"
                                      f"makespan {format_time(result.makespan)}, {made})")
         links = sorted(link_records_with_queues(result, only_used=True),
                        key=lambda r: -r["utilization"])
-        text = flows + format_records(links[:20], "table", title="busiest links")
+        text = flows + format_records(links[:20], "table", columns=_link_columns(links),
+                                      title="busiest links")
         if faults:
             text += format_records(faults, "table", title="faults")
     emit(text, output, overwrite)
@@ -152,3 +146,31 @@ def _emit_bytes(data: bytes, output: str, overwrite: bool) -> None:
     """Write ``data`` atomically to ``output`` (as :func:`emit` does text)."""
     write_atomic(output, data, overwrite)
     wrote(output)
+
+
+def _us(value) -> str:
+    return f"{value * 1e6:.6g}"
+
+
+def _flow_columns(rows) -> list:
+    """Flow table columns: times in us, the packet model's columns as they come."""
+    keys = list(dict.fromkeys(k for row in rows[:50] for k in row))
+
+    def column(k: str):
+        if k in ("start", "finish", "packet_finish") or k.endswith("_s"):
+            return k, f"{k.removesuffix('_s').replace('_', ' ')} (us)", _us
+        if k == "error":                      # the packet model's relative error
+            return k, "fluid error", lambda v: f"{100 * v:+.3g}%"
+        return k, k, str
+    return [column(k) for k in keys]
+
+
+def _link_columns(rows) -> list:
+    """Link table columns with units (JSON and CSV keep SI numbers)."""
+    shown = {"bytes": ("bytes", lambda v: format_size(v)),
+             "bandwidth_Bps": ("bandwidth", format_rate),
+             "utilization": ("utilization", lambda v: f"{100 * v:.1f}%"),
+             "busy_s": ("busy (us)", _us), "peak_flows": ("peak flows", str)}
+    keys = list(dict.fromkeys(k for row in rows[:20] for k in row))
+    return [(k, *shown.get(k, (k, lambda v: f"{v:.6g}" if isinstance(v, float) else str(v))))
+            for k in keys]

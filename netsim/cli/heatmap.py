@@ -53,7 +53,9 @@ def command(result_file, output, quantity, minus, spec, title, label_top, fmt, o
     caption = f"A = {result_file}, B = {minus}" if minus else None
     drawn = draw_heatmap(topology, values, quantity=quantity, path=output, title=title,
                          diverging=minus is not None, label_top=label_top, caption=caption,
-                         overwrite=overwrite)
+                         overwrite=overwrite,
+                         faults=((doc.get("meta") or {}).get("faults") or ()) if minus is None
+                         else ())
     wrote(output)
     record = {"topology": topology.name, **drawn.record()}
     emit(format_records([record], fmt, title=f"{result_file} on {topology.name}"),

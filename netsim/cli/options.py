@@ -15,7 +15,7 @@ from ..outputs import check_outputs, check_writable, to_jsonable, write_atomic
 __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render_table",
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
-           "deprecated", "envelope", "chunks_option", "nccl_format_option", "model_option",
+           "envelope", "chunks_option", "nccl_format_option", "model_option",
            "model_columns", "tolerance_option", "axis_option", "nodes_option"]
 
 format_option = click.option("--format", "fmt",
@@ -60,12 +60,6 @@ chunks_option = click.option(
          "pipelined algorithms: dbtree, chain, innetwork].")
 
 
-def deprecated(old: str, new: str) -> None:
-    """One line on stderr for an old spelling that still works for one release."""
-    click.echo(f"netsim: note: {old} is deprecated and will go in the next release; "
-               f"use {new}", err=True)
-
-
 def fault_options(command: Callable) -> Callable:
     """``--fail-link LINK[@TIME]`` and ``--degrade-link LINK=FACTOR[@TIME]``, repeatable.
 
@@ -102,26 +96,115 @@ def records_csv(records: Sequence[dict[str, Any]]) -> str:
 
 
 def render_table(records: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str, Callable]]
-                 | None = None, title: str | None = None) -> str:
-    """A rich table as text. ``columns`` are (key, header, formatter) triples."""
-    from rich.console import Console
-    from rich.table import Table
+                 | None = None, title: str | None = None, *, width: int | None = None) -> str:
+    """A rich table as text. ``columns`` are (key, header, formatter) triples; without
+    them every key is a column, and a time in seconds (a key ending in ``_s``) is shown in
+    microseconds under ``name (us)``, as ``coll`` shows times.
 
+    ``width`` (characters) defaults to the terminal's when stdout is one, else no limit (a
+    file or a pipe gets one line per row). A table wider than that is drawn without lines,
+    texts and headers wrapping at spaces; a number is never broken.
+
+    >>> text = render_table([{"op": "allreduce", "time_s": 1.5e-3}], width=40)
+    >>> "time (us)" in text and "1500" in text
+    True
+    """
     if columns is None:
         keys: list[str] = []
         for row in records:
             keys += [k for k in row if k not in keys]
-        columns = [(k, k, _plain) for k in keys]
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for key, header, _ in columns:
-        numeric = all(isinstance(r.get(key), (int, float)) for r in records if key in r)
-        table.add_column(header, justify="right" if numeric else "left")
-    for row in records:
-        table.add_row(*[fmt(row.get(key)) if row.get(key) is not None else "-"
-                        for key, _, fmt in columns])
-    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+        columns = [_default_column(k, records) for k in keys]
+    cells = [[fmt(row.get(key)) if row.get(key) is not None else "-"
+              for key, _, fmt in columns] for row in records]
+    numeric = [all(isinstance(r.get(key), (int, float)) for r in records if key in r)
+               for key, _, _ in columns]
+    width = width or _table_width()
+    # the boxed table; where it does not fit, one with spaces between columns (no lines),
+    # where texts and headers wrap at spaces and a number is never broken
+    text = _table_text(title, columns, cells, numeric, width=10**4, compact=False)
+    if max(map(len, text.splitlines()), default=0) <= width:
+        return text
+    if sum(_least_widths(columns, cells)) + len(columns) - 1 <= width:
+        return _table_text(title, columns, cells, numeric, width=width, compact=True)
+    return _blocks(title, columns, cells)
+
+
+def _blocks(title, columns, cells) -> str:
+    """Rows too wide for the terminal even wrapped: one block of ``header  value`` lines
+    per row, as psql's expanded display."""
+    headers = [" ".join(h.split()) for _, h, _ in columns]
+    pad = max(map(len, headers), default=0)
+    lines = [title] if title else []
+    for n, row in enumerate(cells, 1):
+        lines.append(f"-[ {n} ]" + "-" * max(0, pad - 4))
+        lines += [f"{h:<{pad}}  {v}" for h, v in zip(headers, row)]
+    return "\n".join(lines) + "\n"
+
+
+def _table_text(title, columns, cells, numeric, *, width: int, compact: bool) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(header_style="bold",
+                  box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+                  padding=(0, 1) if not compact else (0, 0), collapse_padding=compact,
+                  show_edge=not compact)
+    widths = _fitted_widths(columns, cells, width) if compact else [None] * len(columns)
+    for i, (_, header, _) in enumerate(columns):
+        table.add_column(header, justify="right" if numeric[i] else "left", width=widths[i],
+                         overflow="fold")
+    for row in cells:
+        table.add_row(*row)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    if title:                       # above the table, never wrapped to the table's width
+        console.print(title, overflow="fold", highlight=False, markup=False)
     console.print(table)
-    return console.file.getvalue()
+    return "\n".join(line.rstrip() for line in console.file.getvalue().split("\n"))
+
+
+def _least_widths(columns, cells) -> list[int]:
+    """Each column's longest word (header or cell): the narrowest it can be drawn."""
+    return [max(len(w) for t in [header] + [row[i] for row in cells] for w in t.split() or [""])
+            for i, (_, header, _) in enumerate(columns)]
+
+
+def _fitted_widths(columns, cells, width: int) -> list[int]:
+    """Column widths within ``width`` (one space between columns): each column gets its
+    longest word (a number is one word), then the room left goes to the columns whose
+    longest line is wider, narrowest need first."""
+    texts = [[header] + [row[i] for row in cells] for i, (_, header, _) in enumerate(columns)]
+    least = _least_widths(columns, cells)
+    most = [max(len(line) for t in col for line in t.splitlines() or [""]) for col in texts]
+    room = width - (len(columns) - 1) - sum(least)
+    out = list(least)
+    for i in sorted(range(len(columns)), key=lambda i: most[i] - least[i]):
+        grow = min(max(room, 0), most[i] - least[i])
+        out[i] += grow
+        room -= grow
+    return out
+
+
+def _table_width() -> int:
+    """The terminal's width when stdout is a terminal, else no limit (files and pipes)."""
+    import shutil
+
+    if sys.stdout.isatty():
+        return max(60, shutil.get_terminal_size((200, 24)).columns)
+    return 10**4
+
+
+def _default_column(key: str, records) -> tuple[str, str, Callable]:
+    values = [r[key] for r in records if r.get(key) is not None]
+    seconds = key.endswith("_s") and values and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if seconds:
+        return key, f"{key[:-2].replace('_', ' ')} (us)", _microseconds
+    return key, key, _plain
+
+
+def _microseconds(value: Any) -> str:
+    return f"{value * 1e6:.6g}"
 
 
 def _plain(value: Any) -> str:

@@ -13,13 +13,12 @@ time with ``--overlap``. For each strategy the table shows the step time, each p
 time, the busiest and the mean link utilisation, hop-bytes and the change against
 row-major. ``--heatmap figs/heat.png`` draws, per strategy, the link heatmap
 ``figs/heat-<strategy>.png`` and the placement map ``figs/heat-<strategy>-placement.png``
-(folders are made). An existing folder (or a value ending in ``/``) still works for one
-release, with the old names ``DIR/<strategy>-links.png`` and ``DIR/<strategy>-placement.png``.
+(folders are made). Where the step has several phases the link heatmap has one panel per
+phase, each coloured by that phase's own utilisation.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -30,7 +29,7 @@ from ..run import (ALL_STRATEGIES, SEARCH_BUDGET, PlacementStudy, run_placement_
 from ..placement import DIMENSIONS
 from ..units import format_size, format_time, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
-                      chunks_option, deprecated,
+                      chunks_option,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
 from .options import ProgressBar, complete_algo, complete_topo, wrote
@@ -90,21 +89,15 @@ def _figure_paths(heatmap: str, strategy: str) -> tuple[Path, Path]:
     """The link heatmap and placement map ``--heatmap`` gets for ``strategy``."""
     from ..report import labelled_paths
 
-    if _is_folder(heatmap):     # the old meaning, for one release
-        return Path(heatmap) / f"{strategy}-links.png", \
-            Path(heatmap) / f"{strategy}-placement.png"
     links, where = labelled_paths(heatmap, [strategy, f"{strategy}-placement"])
     return links, where
 
 
-def _is_folder(heatmap: str) -> bool:
-    return Path(heatmap).is_dir() or heatmap.endswith(("/", os.sep))
-
-
 def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
-    """Per strategy: the link heatmap and the placement map (groups of the fastest
-    active dimension)."""
-    from ..report import draw_heatmap
+    """Per strategy: the link heatmap (one panel per phase, each phase's own utilisation,
+    where the step has several: a step average would hide the short phases) and the
+    placement map (groups of the fastest active dimension)."""
+    from ..report import draw_heatmap, draw_phase_heatmaps
     from ..report import draw_placement_map
 
     dim = model.layout.active_dimensions()[0]
@@ -112,8 +105,15 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
     written = []
     for score in scores:
         links, where = _figure_paths(heatmap, score.strategy)
-        draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
-                     title=f"{score.strategy}: link use, step {format_time(score.step_s)}")
+        title = f"{score.strategy}: link use, step {format_time(score.step_s)}"
+        if len(score.phase_s) > 1:
+            phases = model.phase_utilisation(score)
+            draw_phase_heatmaps(model.topology, {
+                f"{name}: {format_time(score.phase_s[name])}": util
+                for name, util in phases.items()}, links, title=title, overwrite=overwrite)
+        else:
+            draw_heatmap(model.topology, score.link_util, quantity="utilization", path=links,
+                         title=title)
         draw_placement_map(model.topology, score.placement, groups, where,
                            title=f"{score.strategy}: {dim} groups")
         written += [links, where]
@@ -136,9 +136,6 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @click.option("--layout-order", "rank_order", default=None,
               help="Rank numbering over the parallel dimensions, fastest first "
                    "[default: tp-cp-ep-dp-pp].")
-@click.option("--order", "old_order", default=None, hidden=True,
-              help="Old spelling of --layout-order (deprecated: --order is a collective's "
-                   "rank order in coll).")
 @click.option("--tp-bytes", default="0", help="TP all-reduce size per step (e.g. 32MiB).")
 @click.option("--cp-bytes", default="0", help="CP all-gather output size (e.g. 64MiB).")
 @click.option("--ep-bytes", default="0", help="EP all-to-all send buffer per rank.")
@@ -171,15 +168,11 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @format_option
 @output_option
 @overwrite_option
-def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_bytes, ep_bytes,
+def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_bytes,
             dp_bytes, pp_bytes, strategies, algorithm, chunks, overlap, repeats, max_copies, shape,
             map_file, budget, seconds, seed, alpha, heatmap, fmt, output, overwrite):
     """Compare placements of a TP x CP x EP x DP x PP job on a machine by simulating one
     step (all groups of a phase at once) under each strategy."""
-    if old_order is not None:
-        if rank_order is not None:
-            raise InputError("give --layout-order, not both --layout-order and --order")
-        rank_order = old_order
     rank_order = rank_order or "tp-cp-ep-dp-pp"
     if seconds is not None:
         text, seconds = seconds, parse_time(seconds, "--seconds")
@@ -188,7 +181,7 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
     if output:
         check_writable(output, overwrite)
     names = parse_strategies(strategies, map_file is not None)
-    if heatmap and not _is_folder(heatmap):
+    if heatmap:
         from ..report import figure_format
 
         figure_format(heatmap)              # a figure format, before any work
@@ -205,10 +198,6 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, old_order, tp_bytes, cp_b
         map=map_file, budget=budget, seconds=seconds, seed=seed, max_copies=max_copies,
         alpha=alpha_seconds(alpha))
     layout = study.parallel_layout()
-    if old_order is not None:               # after the value is checked: errors stay one line
-        deprecated("--order", "--layout-order")
-    if heatmap and _is_folder(heatmap):
-        deprecated("--heatmap DIR", "--heatmap FILE (heat.png: heat-<strategy>.png)")
     searching = "search" in study.strategy_names()
     with ProgressBar(study.budget if searching else 0, "search") as bar:   # terminal only
         outcome = run_placement_study(study, progress=lambda done, _: bar.advance())

@@ -66,13 +66,19 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
     _write_figures(outcome, report, heatmap, overwrite)
 
 
-# Long texts left out of the table (they stay in JSON and CSV), and units for the rest.
-_HIDDEN = ("bound_detail", "candidates")
+# Long texts and NCCL's parts left out of the table (they stay in JSON and CSV: ``nccl``
+# says algorithm/protocol/channels in one cell), and units for the rest.
+_HIDDEN = ("bound_detail", "candidates", "events", "flows", "library", "nccl_algorithm",
+           "protocol", "channels", "nccl_model_s", "gpus_per_thread", "host_s")
 _FORMATS = {"time_s": ("time", format_time), "bound_s": ("bound time", format_time),
             "bytes": ("size", format_size), "size_bytes": ("size", format_size),
             "compute_s": ("compute", format_time), "exposed_comm_s": ("exposed comm",
                                                                       format_time),
-            "total_s": ("total", format_time)}     # --workload rows, per rank
+            "total_s": ("total", format_time),     # --workload rows, per rank
+            "algbw_GBps": ("algbw (GB/s)", None), "busbw_GBps": ("busbw (GB/s)", None),
+            "efficiency": ("efficiency", lambda v: f"{100 * v:.1f}%"),
+            "max_link_util": ("max link util", lambda v: f"{100 * v:.1f}%"),
+            "nccl": ("nccl choice", None)}
 
 
 def _tables(outcome, title: str) -> str:

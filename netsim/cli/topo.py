@@ -22,10 +22,12 @@ def _human(key: str, value):
 @click.command("topo")
 @click.argument("spec", required=False)
 @click.option("--list", "list_presets", is_flag=True, help="List the machine catalogue.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "astra-sim"]),
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet",
+                                                    "astra-sim", "simgrid"]),
               default="table", show_default=True,
               help="Output format; astra-sim: the network YAML of ASTRA-sim's analytical "
-                   "backend.")
+                   "backend; simgrid: a SimGrid platform (XML) with netsim's routes. Both "
+                   "are read back wherever a topology file is taken.")
 @output_option
 @overwrite_option
 def command(spec, list_presets, fmt, output, overwrite):
@@ -38,12 +40,22 @@ def command(spec, list_presets, fmt, output, overwrite):
         return
     if spec is None:
         raise click.UsageError("give a topology SPEC (e.g. mesh:4x4) or --list")
-    from ..interop import astra_network_yaml, is_astra_network, load_astra_network
-
-    topology = load_astra_network(spec) if is_astra_network(spec) else parse_topology(spec)
+    topology = parse_topology(spec)
     if fmt == "astra-sim":
+        from ..interop import astra_network_yaml
+
         emit(astra_network_yaml(topology), output, overwrite)
         return
+    if fmt == "simgrid":
+        from ..interop import simgrid_platform
+
+        text, notes = simgrid_platform(topology)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        emit(text, output, overwrite)
+        return
+    for note in topology.meta.get("notes", ()):      # approximations made reading a file
+        click.echo(f"note: {note}", err=True)
     summary = summarize(topology)
     if fmt == "table":
         rows = [{"field": k, "value": _human(k, v)} for k, v in summary.items()]

@@ -166,7 +166,7 @@ class Result:
             ends = self.link_ends[lid] if self.link_ends else (None, None)
             rows.append({"id": name, "src": ends[0], "dst": ends[1],
                          "bytes": float(self.link_bytes[lid]),
-                         "bandwidth": float(self.link_bandwidth[lid]),
+                         "bandwidth_Bps": float(self.link_bandwidth[lid]),
                          "utilization": float(util[lid]), "busy_s": float(self.link_busy[lid]),
                          "peak_flows": int(self.link_peak_flows[lid])})
         return rows
@@ -196,10 +196,13 @@ class Result:
         writer.writerows(self.flow_records())
         return out.getvalue()
 
-    def to_pandas(self, kind: str = "links"):
+    def to_pandas(self, kind: str = "links", *, schedule=None):
         """A pandas DataFrame per link (``kind="links"``: the columns of
-        :meth:`link_records`) or per op (``"ops"``: id, release, start, finish, tag), built
-        from the arrays as columns (no Python loop over links). Needs ``netsim[parquet]``.
+        :meth:`link_records`: bytes, ``bandwidth_Bps``, utilization 0..1, ``busy_s``,
+        peak flows) or per op (``"ops"``: id, ``release_s``, ``start_s``, ``finish_s``, tag;
+        with the ``schedule`` that was run also each op's ``src`` and ``dst`` rank and
+        ``bytes``), built from the arrays as columns (no Python loop over links). Needs
+        ``netsim[parquet]``.
 
         >>> from netsim.engine import simulate
         >>> from netsim.schedule import ScheduleBuilder
@@ -218,8 +221,15 @@ class Result:
             if self.op_tags is not None and self.tags:
                 tags = pd.Categorical.from_codes(np.asarray(self.op_tags, dtype=np.int64),
                                                  categories=list(self.tags))
-            return pd.DataFrame({"id": np.asarray(ids), "release": self.op_release,
-                                 "start": self.op_start, "finish": self.op_finish,
+            ops = {}
+            if schedule is not None:
+                if schedule.num_ops != len(self.op_finish):
+                    raise ValueError(f"the schedule has {schedule.num_ops} ops, this result "
+                                     f"{len(self.op_finish)}: not the schedule that was run")
+                ops = {"src": np.asarray(schedule.src), "dst": np.asarray(schedule.dst),
+                       "bytes": np.asarray(schedule.nbytes, dtype=float)}
+            return pd.DataFrame({"id": np.asarray(ids), **ops, "release_s": self.op_release,
+                                 "start_s": self.op_start, "finish_s": self.op_finish,
                                  **({"tag": tags} if tags is not None else {})})
         if kind != "links":
             raise ValueError(f"kind must be 'links' or 'ops', got {kind!r}")
@@ -231,7 +241,7 @@ class Result:
                  ("dst", ends[:, 1]))}
         return pd.DataFrame({**text,
                              "bytes": np.asarray(self.link_bytes, dtype=float),
-                             "bandwidth": np.asarray(self.link_bandwidth, dtype=float),
+                             "bandwidth_Bps": np.asarray(self.link_bandwidth, dtype=float),
                              "utilization": np.asarray(self.link_utilization, dtype=float),
                              "busy_s": np.asarray(self.link_busy, dtype=float),
                              "peak_flows": np.asarray(self.link_peak_flows, dtype=np.int64)})

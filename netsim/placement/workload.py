@@ -124,11 +124,6 @@ class Workload:
             out.setdefault(self.stream_of(p), []).append(p)
         return out
 
-    def with_algorithm(self, algorithm: str) -> "Workload":
-        """Every phase with ``algorithm`` (see :func:`algorithm_for`)."""
-        return replace(self, phases=tuple(replace(p, algorithm=algorithm_for(p.op, algorithm))
-                                          for p in self.phases))
-
 
 def algorithm_for(op: str, algorithm: str) -> str:
     """``algorithm`` for ``op``, except that all-to-all and send/recv have no ring: a ring

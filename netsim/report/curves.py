@@ -68,13 +68,46 @@ def _from_records(records: Sequence[Mapping], y: str, label: str):
     return np.asarray(sizes), np.asarray(values)
 
 
+def _records(points) -> list:
+    """A DataFrame's rows as records; anything else as it is."""
+    return points.to_dict("records") if hasattr(points, "to_dict") and \
+        hasattr(points, "columns") else points
+
+
+def _as_series(series) -> dict:
+    """``{label: records}`` from a mapping (of record lists or DataFrames) or from one
+    DataFrame of records (``Result.to_pandas``-style, ``rows_to_pandas``, a sweep's
+    Parquet read back): one label per ``label`` or ``algorithm`` value, prefixed by the
+    topology where there are several."""
+    if not (hasattr(series, "columns") and hasattr(series, "groupby")):
+        return {label: _records(points) for label, points in series.items()}
+    rows = series.to_dict("records")
+    key = next((k for k in ("label", "algorithm") if k in series.columns), None)
+    several = "topology" in series.columns and series["topology"].nunique() > 1
+    out: dict[str, list] = {}
+    for row in rows:
+        label = str(row[key]) if key else "series"
+        if several:
+            label = f"{row['topology']} {label}"
+        out.setdefault(label, []).append(row)
+    return out
+
+
 def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
                 measured: Mapping[str, Any] | None = None, *, title: str | None = None,
-                overwrite: bool = True, ax=None):
+                overwrite: bool = True, ax=None, log: bool | None = None,
+                sources: Mapping[str, str] | None = None):
     """One line per label of ``series`` (``y`` against message size, log2 x axis with
     binary size labels), ``measured`` points as open markers in the same colour; ``y`` is
-    one of :data:`Y_AXES` (``time_s`` gets a log y axis in s/ms/us). Saves to ``path``
-    (.png/.svg/.pdf) and returns the points drawn per label (sizes, values in SI units).
+    one of :data:`Y_AXES` (``time_s`` gets a log y axis in s/ms/us; ``log=True`` gives any
+    y a log axis, so that small sizes are not flattened against zero). Where a measured
+    label is also a simulated one and sizes coincide, a panel below the curves shows the
+    error per size, simulated / measured - 1 in percent, with the +-15% band. Saves to
+    ``path`` (.png/.svg/.pdf) and returns the points drawn per label (sizes, values in SI
+    units). ``sources`` names where each measured series comes from (its legend says so).
+
+    ``series`` may also be one DataFrame of records (one line per ``algorithm``, per
+    topology too where there are several) or map labels to DataFrames.
 
     In a notebook: with ``ax=`` (matplotlib axes) it draws there, or with neither ``ax``
     nor ``path`` on a new figure, and returns the matplotlib Figure (saved too if ``path``).
@@ -88,6 +121,8 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
         from ..errors import unknown_name
 
         raise unknown_name("y axis", y, Y_AXES)
+    series, measured = _as_series(series), _as_series(measured) if measured is not None \
+        else None
     if not series:
         raise InputError("draw_curves: no series to draw")
     drawn = {label: series_points(points, y, label) for label, points in series.items()}
@@ -95,22 +130,31 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
              for label, points in (measured or {}).items()}
     factor, unit = _y_unit(y, [v for _, v in [*drawn.values(), *shown.values()]])
     labels = list(drawn) + [m for m in (measured or {}) if m not in drawn]
-    legend_w = 0.7 + 0.056 * max(len(label) + (11 if label in (measured or {}) else 0)
+    legend_w = 0.7 + 0.056 * max(len(label) + (11 + len((sources or {}).get(label, ""))
+                                              if label in (measured or {}) else 0)
                                  for label in labels)                     # inches
     fig_w = 5.5 + legend_w
-    fig, ax, notebook = _axes(ax, path, (fig_w, 4.6), (0.85 / fig_w, 0.13, 4.5 / fig_w, 0.77))
+    errors = _errors(drawn, dict(zip(measured or {}, shown.values()))) if ax is None else {}
+    if errors:
+        fig, ax, notebook = _axes(ax, path, (fig_w, 5.8),
+                                  (0.85 / fig_w, 0.36, 4.5 / fig_w, 0.56))
+        panel = fig.add_axes((0.85 / fig_w, 0.09, 4.5 / fig_w, 0.2), sharex=ax)
+    else:
+        fig, ax, notebook = _axes(ax, path, (fig_w, 4.6),
+                                  (0.85 / fig_w, 0.13, 4.5 / fig_w, 0.77))
     colors = _colors(labels)
     for label, (sizes, values) in drawn.items():
         ax.plot(sizes, values / factor, marker="o", markersize=3, linewidth=1.6,
                 color=colors[label], label=label)
     for label, (sizes, values) in zip((measured or {}), shown.values()):
+        source = (sources or {}).get(label)
         ax.plot(sizes, values / factor, linestyle="none", marker="D", markersize=5,
                 markerfacecolor="none", markeredgewidth=1.3, color=colors[label],
-                label=f"{label} (measured)")
+                label=f"{label} (measured{': ' + source if source else ''})")
     _size_axis(ax, np.concatenate([s for s, _ in [*drawn.values(), *shown.values()]]))
-    text, log = Y_AXES[y]
+    text, log_axis = Y_AXES[y]
     ax.set_ylabel(f"{text} ({unit})" if unit else text)
-    if log:
+    if log if log is not None else log_axis:
         from matplotlib.ticker import FuncFormatter
 
         ax.set_yscale("log")
@@ -121,9 +165,47 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     default = f"{text.split(' (')[0]} against message size"
     ax.set_title(_wrapped(title or default), fontsize=10)
+    if errors:
+        _error_panel(panel, ax, errors, colors)
     if path is not None:
         save_figure(fig, path, overwrite)
     return fig if notebook else {**drawn, **shown}
+
+
+def _errors(drawn, measured) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per label drawn and measured: (sizes, simulated / measured - 1) where sizes match."""
+    out = {}
+    for label, (m_sizes, m_values) in measured.items():
+        if label not in drawn:
+            continue
+        sizes, values = drawn[label]
+        at = {float(s): float(v) for s, v in zip(sizes, values)}
+        pairs = [(s, at[float(s)] / m - 1.0) for s, m in zip(m_sizes, m_values)
+                 if float(s) in at and m and np.isfinite(m) and np.isfinite(at[float(s)])]
+        if pairs:
+            out[label] = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+    return out
+
+
+def _error_panel(panel, ax, errors, colors) -> None:
+    """simulated / measured - 1 (%) per size under the curves, with the +-15% band."""
+    panel.axhspan(-15, 15, color="#eeeeee", zorder=0)
+    panel.axhline(0, color="#888888", linewidth=0.8)
+    top = 15.0
+    for label, (sizes, err) in errors.items():
+        panel.plot(sizes, 100 * err, marker="D", markersize=3.5, linewidth=1.0,
+                   color=colors[label], markerfacecolor="none")
+        top = max(top, float(np.max(np.abs(100 * err))) * 1.15)
+    panel.set_ylim(-top, top)
+    panel.set_ylabel("sim / meas - 1 (%)", fontsize=8)
+    panel.tick_params(labelsize=8)
+    panel.grid(color="#e3e3e3", linewidth=0.6)
+    ax.set_xlabel("")
+    ax.tick_params(labelbottom=False)
+    panel.set_xlabel("message size")
+    panel.set_xticks(ax.get_xticks())
+    panel.set_xticklabels([size_label(t) for t in ax.get_xticks()], fontsize=8)
+    panel.set_xlim(ax.get_xlim())
 
 
 def _axes(ax, path, size: tuple[float, float], rect: tuple[float, float, float, float]):

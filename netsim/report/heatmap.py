@@ -23,7 +23,7 @@ matplotlib is imported inside the drawing functions only, with an explicit Agg c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..outputs import to_jsonable
+from ..units import format_time
 from .figure import Canvas, draw_nodes, figure_for, save_figure
 from .layout import Layout, layout, link_geometry, wrap_links
 
@@ -68,6 +69,8 @@ class HeatmapDrawing:
     path: Any
     quantity: str = "utilization"
     diverging: bool = False
+    failed: tuple[str, ...] = ()                 # drawn dashed red, crossed
+    degraded: Mapping[str, float] = field(default_factory=dict)   # name -> bandwidth factor
 
     def record(self) -> dict[str, Any]:
         """What was drawn, as one row: the file, the quantity, the links drawn and those
@@ -139,7 +142,8 @@ def display_unit(quantity: str, values: np.ndarray) -> tuple[str, float]:
 # -- the heatmap --------------------------------------------------------------------------
 def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
                  title: str | None = None, diverging: bool = False, label_top: int = 3,
-                 caption: str | None = None, overwrite: bool = True, ax=None):
+                 caption: str | None = None, overwrite: bool = True, ax=None,
+                 faults: Sequence[Mapping[str, Any]] | None = None):
     """Draw ``topology`` with each directed link coloured by its value; save to ``path``.
 
     ``values``: a Result, a mapping link name -> value or ``num_links`` numbers in SI units
@@ -147,6 +151,11 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
     (coolwarm, symmetric about 0). The ``label_top`` links with the largest values (largest
     magnitude when diverging) get their value written beside them. ``path``: .png, .svg or
     .pdf (or a binary file object with a ``name``). Returns a :class:`HeatmapDrawing`.
+
+    Failed links are drawn dashed in red with a cross at their middle, degraded links dotted
+    in orange with their factor written beside them, both in a legend with the time they
+    failed: ``faults`` as in ``Result.meta["faults"]`` (``{"links": [names], "factor",
+    "time"}``), taken from the Result (or a saved result document) when not given.
 
     In a notebook: with ``ax=`` (matplotlib axes) it draws there (the colour bar takes
     room from ``ax``), or with neither ``ax`` nor ``path`` on a new figure, and returns the
@@ -161,14 +170,20 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
     norm, cmap_name = _scale(quantity, shown, diverging)
     colors = _colors(shown, norm, cmap_name)
     lay = layout(topology)
-    hottest = _hottest(shown, label_top, diverging)
+    if faults is None:
+        faults = (getattr(values, "meta", None) or {}).get("faults") or ()
+    failed, degraded = _fault_links(topology, faults)
+    hottest = [i for i in _hottest(shown, label_top + len(failed), diverging)
+               if i not in failed][:label_top]
     notes = _caption_lines(topology, lay, hottest, shown, unit, quantity, caption, diverging)
+    notes = list(notes) + _fault_caption(topology, failed, degraded)
     geometry = link_geometry(topology, lay)
     canvas = figure_for(lay, notes, geometry=geometry) if ax is None \
         else canvas_on(ax, lay, geometry)
     paths = geometry.paths
     _draw_links(canvas, paths, colors, shown, topology)
     draw_nodes(canvas.ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
+    _draw_faults(canvas, paths, topology, failed, degraded)
     _label_links(canvas.ax, paths, hottest, shown, unit, quantity, diverging)
     _colorbar(canvas, norm, cmap_name, quantity, unit, diverging)
     canvas.ax.set_title(title or _default_title(topology, quantity, diverging), fontsize=11)
@@ -180,7 +195,70 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
                                   for i in range(len(names))},
                           values=vals, vmin=float(norm.vmin), vmax=float(norm.vmax), unit=unit,
                           cmap=cmap_name, labelled=tuple(names[i] for i in hottest), path=saved,
-                          quantity=quantity, diverging=diverging)
+                          quantity=quantity, diverging=diverging,
+                          failed=tuple(names[i] for i in failed),
+                          degraded={names[i]: f for i, f in degraded.items()})
+
+
+def draw_phase_heatmaps(topology, panels: Mapping[str, Any], path=None, *,
+                        title: str | None = None, label_top: int = 2,
+                        overwrite: bool = True):
+    """One utilisation map per phase, side by side on one colour scale: ``panels`` maps a
+    panel's title (``"tp-allreduce: 1.75 ms"``) to its links' utilisation (0..1) while
+    that phase runs (:meth:`netsim.run.StepModel.phase_utilisation`). Saves to ``path``
+    or returns the Figure. Returns the largest utilisation per panel when saved.
+
+    >>> from netsim.topology import parse_topology
+    >>> t = parse_topology("mesh:2x2")
+    >>> fig = draw_phase_heatmaps(t, {"a": np.full(t.num_links, 0.5), "b": np.zeros(8)})
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['a', 'b']
+    """
+    from .figure import canvas_on, new_figure
+
+    if not panels:
+        raise InputError("draw_phase_heatmaps: no phases to draw")
+    values = {label: link_values(topology, v, "utilization") for label, v in panels.items()}
+    finite = np.concatenate([v[np.isfinite(v)] for v in values.values()])
+    norm, cmap_name = _scale("utilization", finite, False)
+    lay = layout(topology)
+    geometry = link_geometry(topology, lay)
+    x0, x1, y0, y1 = (float(geometry_edge) for geometry_edge in _panel_extent(lay, geometry))
+    unit = min(1.0, 6.0 / max(x1 - x0, y1 - y0, 1.0))         # inches per layout unit
+    ax_w, ax_h = (x1 - x0) * unit, (y1 - y0) * unit
+    k = len(values)
+    fig_w, fig_h = k * (ax_w + 0.3) + 1.6, ax_h + 1.2
+    fig = new_figure(fig_w, fig_h)
+    peaks = {}
+    for n, (label, vals) in enumerate(values.items()):
+        ax = fig.add_axes(((0.15 + n * (ax_w + 0.3)) / fig_w, 0.35 / fig_h, ax_w / fig_w,
+                           ax_h / fig_h))
+        canvas = canvas_on(ax, lay, geometry)
+        _draw_links(canvas, geometry.paths, _colors(vals, norm, cmap_name), vals, topology)
+        draw_nodes(ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
+        _label_links(ax, geometry.paths, _hottest(vals, label_top, False), vals, "",
+                     "utilization")
+        ax.set_title(label, fontsize=9)
+        known = vals[np.isfinite(vals)]
+        peaks[label] = float(known.max()) if known.size else 0.0
+    bar = Canvas(fig, ax, unit, ((fig_w - 1.2) / fig_w, 0.35 / fig_h, 0.16 / fig_w,
+                                  min(ax_h, 4.0) / fig_h))
+    _colorbar(bar, norm, cmap_name, "utilization", "", False, span="phase")
+    if title:
+        fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig_h, va="top")
+    fig.text(0.08 / fig_w, 0.08 / fig_h, "each panel: link utilisation while that phase "
+             "runs (its bytes over bandwidth x its time), one colour scale", fontsize=7,
+             color="#333333")
+    if path is None:
+        return fig
+    save_figure(fig, path, overwrite)
+    return peaks
+
+
+def _panel_extent(lay, geometry):
+    from .figure import _extent, _layout_points
+
+    return _extent(_layout_points(lay, geometry), 0.6)
 
 
 def _scale(quantity: str, shown: np.ndarray, diverging: bool):
@@ -234,6 +312,66 @@ def _draw_links(canvas: Canvas, paths, colors, shown, topology) -> None:
                 path=MplPath(piece), arrowstyle="-|>" if last else "-",
                 mutation_scale=max(4.0, width * 3.2), color=colors[i], linewidth=width,
                 zorder=2 + rank / (len(order) + 1), shrinkA=0, shrinkB=0, capstyle="butt"))
+
+
+FAILED_COLOR, DEGRADED_COLOR = "#d62728", "#ff7f0e"
+
+
+def _fault_links(topology, faults) -> tuple[dict[int, float], dict[int, float]]:
+    """{link: time it failed} and {link: bandwidth factor} of ``faults`` (as in
+    ``Result.meta["faults"]``); a link that fails is not also listed as degraded."""
+    failed: dict[int, float] = {}
+    degraded: dict[int, float] = {}
+    index = {name: i for i, name in enumerate(topology.link_names)}
+    for fault in faults:
+        factor, time = float(fault.get("factor", 0.0)), float(fault.get("time", 0.0))
+        for name in fault.get("links", ()):
+            i = index.get(str(name))
+            if i is None:
+                continue
+            if factor == 0.0:
+                failed.setdefault(i, time)
+            elif i not in failed:
+                degraded[i] = factor
+    for i in failed:
+        degraded.pop(i, None)
+    return failed, degraded
+
+
+def _fault_caption(topology, failed, degraded) -> list[str]:
+    """What the fault styles mean, for the caption (a legend would cover the drawing)."""
+    lines = []
+    names = topology.link_names
+    if failed:
+        when = sorted(set(failed.values()))
+        since = "" if when == [0.0] else " from " + ", ".join(format_time(t) for t in when)
+        shown = ", ".join(names[i] for i in list(failed)[:4]) + (" ..." if len(failed) > 4
+                                                                  else "")
+        lines.append(f"red dashed, crossed: failed{since} ({len(failed)} links: {shown})")
+    if degraded:
+        factors = ", ".join(f"x{f:g}" for f in sorted(set(degraded.values())))
+        lines.append(f"orange dotted: degraded to {factors} of their bandwidth "
+                     f"({len(degraded)} links)")
+    return lines
+
+
+def _draw_faults(canvas: Canvas, paths, topology, failed, degraded) -> None:
+    """Overlay failed links (dashed red, a cross at the middle) and degraded ones (dotted
+    orange, their factor beside them), above the utilisation colours."""
+    width = _line_width(topology, canvas.scale) * 1.4
+    for links, color, style in ((failed, FAILED_COLOR, "--"), (degraded, DEGRADED_COLOR, ":")):
+        for i in links:
+            for piece in paths[i]:
+                canvas.ax.plot(piece[:, 0], piece[:, 1], color=color, linestyle=style,
+                               linewidth=width, zorder=5, solid_capstyle="butt")
+            point, normal = _point_along(paths[i][0], 0.5)
+            if links is failed:
+                canvas.ax.plot(point[0], point[1], marker="x", color=color, markersize=8,
+                               markeredgewidth=2.0, zorder=5.5)
+            else:
+                spot = point - normal * 0.17
+                canvas.ax.text(spot[0], spot[1], f"x{links[i]:g}", fontsize=6.5,
+                               color=DEGRADED_COLOR, ha="center", va="center", zorder=6)
 
 
 def _hottest(shown: np.ndarray, count: int, diverging: bool) -> list[int]:
@@ -293,13 +431,13 @@ def _label_spot(path: np.ndarray, placed: list[np.ndarray]) -> np.ndarray:
 
 
 def _colorbar(canvas: Canvas, norm, cmap_name: str, quantity: str, unit: str,
-              diverging: bool) -> None:
+              diverging: bool, span: str = "run") -> None:
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
 
     label = QUANTITIES[quantity][0] + (", A - B" if diverging else "")
     if quantity == "utilization":
-        label += " (fraction of the run)"
+        label += f" (fraction of the {span})"
     elif unit:
         label += f" ({unit})"
     mappable = ScalarMappable(norm=norm, cmap=colormaps[cmap_name])
@@ -429,7 +567,8 @@ def _rebuilt_topology(doc: Mapping[str, Any], source: str):
             builder.add_node(node["name"], switch=bool(node.get("switch")),
                              coord=node.get("coord"), **dict(node.get("attrs") or {}))
         for link in links:
-            builder.add_link(link["src"], link["dst"], float(link.get("bandwidth") or 1.0),
+            rate = link.get("bandwidth_Bps") or link.get("bandwidth")   # older saved files
+            builder.add_link(link["src"], link["dst"], float(rate or 1.0),
                              name=str(link["id"]))
         return builder.build()
     except (NetsimError, KeyError, TypeError, ValueError) as err:

@@ -208,9 +208,14 @@ class Router(Protocol):
 
 # -- entry points ------------------------------------------------------------------------------
 def default_router(topo: Topology) -> Router:
-    """Dimension order on mesh/torus/ring, up/down ECMP on switched fabrics (hash on
-    fat_tree and leaf_spine, spray on nvswitch, as NCCL stripes over all NVLinks), fewest
-    hops elsewhere."""
+    """The machine's own route table where it has one (``meta["routes"]``, read from a
+    SimGrid platform), else dimension order on mesh/torus/ring, up/down ECMP on switched
+    fabrics (hash on fat_tree and leaf_spine, spray on nvswitch, as NCCL stripes over all
+    NVLinks), fewest hops elsewhere."""
+    if topo.meta.get("routes"):                   # the machine's own table (SimGrid Full)
+        from .table import TableRouter
+
+        return TableRouter()
     if topo.family in GRID_FAMILIES:
         return DimensionOrderRouter()
     from .shortest import ShortestPathRouter      # scipy.sparse.csgraph: loaded when used

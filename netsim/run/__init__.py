@@ -52,10 +52,10 @@ _OWNERS = {
     "scenario": ("JobContext", "JobResult", "Scenario", "ScenarioResult",
                  "default_scenario_path", "load_scenario", "register_job", "run_scenario"),
     "workload": ("WorkloadRun", "collective_schedule", "run_workload", "workload_scenario"),
-    # Synthesised collectives (issue 16).
+    # Synthesised collectives, searched against the best fixed algorithm.
     "synth": ("SYNTH_BUDGET_S", "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_WAVES", "SynthRun",
               "run_schedule_file", "run_synth", "schedule_document", "synthesise"),
-    # Sweeps, file schemas, DataFrames and plugins (issue 14):
+    # Sweeps, file schemas, DataFrames and plugins:
     # * .sweep: a scenario's ``sweep:`` grid run on any executor, resumably;
     # * .file_schemas: JSON Schemas of the files users write; .frames: results as DataFrames;
     # * .nccl_tests: collective records in nccl-tests' table layout (read by .measured);
@@ -67,44 +67,16 @@ _OWNERS = {
     "sweep": ("Sweep", "SweepResult", "load_sweep", "rows_to_pandas", "rows_to_parquet",
               "run_sweep_points", "sweep_executor", "sweep_from_dict"),
 }
-_RENAMED = {"PLUGIN_GROUPS": "GROUPS", "DEFAULT_ALGORITHM": "DEFAULT"}        # public name -> the owner's name
 _OWNER = {name: module for module, names in _OWNERS.items() for name in names}
 
-__all__ = [
-    "CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
-    "requirement_text", "simulate_flows",
-    "FaultSpec", "parse_fault_option", "resolve_faults", "read_measured", "compare_measured",
-    "StepModel", "StepScore", "LinkLoads", "link_bytes_by_tag",
-    "ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal", "search_placement",
-    "compare_strategies",
-    "ChipScore", "evaluate_chip", "compare_chip_placements",
-    "Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
-    "default_scenario_path", "JobContext", "JobResult",
-    "PlacementStudy", "PlacementOutcome", "run_placement_study", "strategy_names",
-    "axis_groups", "parse_nodes", "run_groups",
-    "WorkloadRun", "run_workload", "collective_schedule", "workload_scenario",
-]
-__all__ += ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
-            "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
-__all__ += [
-    "Sweep", "SweepResult", "load_sweep", "sweep_from_dict", "run_sweep_points",
-    "sweep_executor", "rows_to_pandas", "rows_to_parquet", "file_schema", "FILE_KINDS",
-    "to_pandas", "load_plugins", "PluginInfo", "PLUGIN_GROUPS", "nccl_tests_table",
-]
-__all__ += ["MODELS", "simulate_model", "model_fields", "flow_records_with_model",
-            "link_records_with_queues"]
-__all__ += ["parse_packet_option"]   # --packet (issue 17)
-__all__ += ["DEFAULT_ALGORITHM", "resolve_default", "library_of", "ran_text",
-            "ideal_links_note"]
-__all__ += ["read_measured_run", "read_measured_runs", "MeasuredRun", "measured_run_options",
-            "measured_gpus_per_thread",
-            "ValidationCase", "validation_cases", "run_validation", "summarize_validation"]
+#: Every public name, from the one table above.
+__all__ = sorted(_OWNER)
 
 
 def __getattr__(name: str):
     if name in _OWNER:
         module = importlib.import_module(f"{__name__}.{_OWNER[name]}")
-        value = getattr(module, _RENAMED.get(name, name))
+        value = getattr(module, name)
         globals()[name] = value            # later look-ups skip this function
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

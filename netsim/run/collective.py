@@ -87,7 +87,8 @@ class CollectiveRun:
     def record(self) -> dict[str, Any]:
         """A flat dict of plain values for tables, JSON and CSV."""
         row = {"op": self.op, "algorithm": self.algorithm, "topology": self.topology,
-               "ranks": self.ranks, "size_bytes": self.size_bytes, "time_s": self.time_s,
+               "ranks": self.ranks, "size_bytes": _whole(self.size_bytes),
+               "time_s": self.time_s,
                "algbw_GBps": self.algbw_GBps, "busbw_GBps": self.busbw_GBps,
                "bound_s": self.bound_s, "bound": self.bound_name,
                "efficiency": self.efficiency, "max_link_util": self.max_link_util,
@@ -103,6 +104,11 @@ class CollectiveRun:
         if self.model:
             row.update(self.model)
         return row
+
+
+def _whole(size: float) -> int | float:
+    """A byte count as an int where it is whole (tables and Parquet get an integer column)."""
+    return int(size) if float(size).is_integer() else float(size)
 
 
 # -- choosing algorithms ---------------------------------------------------------------

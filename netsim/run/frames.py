@@ -45,10 +45,64 @@ def _rows(obj: Any) -> list[dict[str, Any]]:
     raise TypeError(f"to_pandas: cannot tabulate a {type(obj).__name__}")
 
 
+def _candidate_rows(obj: Any) -> list[dict[str, Any]]:
+    """One row per candidate of each ``auto`` run: tidy, where a record packs them in one
+    string (``candidates``)."""
+    from .collective import CollectiveRun
+
+    runs = [obj] if isinstance(obj, CollectiveRun) else list(obj)
+    rows = []
+    for run in runs:
+        if not isinstance(run, CollectiveRun):
+            raise TypeError(f"to_pandas(kind='candidates'): collective runs only, got a "
+                            f"{type(run).__name__}")
+        head = {"op": run.op, "topology": run.topology,
+                "size_bytes": run.record()["size_bytes"]}
+        for name, t in sorted((run.candidates or {}).items(), key=lambda kv: kv[1]):
+            rows.append({**head, "candidate": name, "time_s": t, "bound_s": None,
+                         "simulated": True, "chosen": name == run.algorithm})
+        for name, t in sorted((run.pruned or {}).items(), key=lambda kv: kv[1]):
+            rows.append({**head, "candidate": name, "time_s": None, "bound_s": t,
+                         "simulated": False, "chosen": False})
+    return rows
+
+
+def _phase_rows(obj: Any) -> list[dict[str, Any]]:
+    """One row per placement strategy and phase: tidy, where a record has one
+    ``<phase>_s`` column per phase."""
+    from .placement_eval import StepScore
+
+    scores = [obj] if isinstance(obj, StepScore) else list(obj)
+    rows = []
+    for score in scores:
+        if not isinstance(score, StepScore):
+            raise TypeError(f"to_pandas(kind='phases'): placement scores only, got a "
+                            f"{type(score).__name__}")
+        for phase, t in score.phase_s.items():
+            rows.append({"strategy": score.strategy, "phase": phase, "time_s": t,
+                         "algorithm": score.algorithms.get(phase), "step_s": score.step_s})
+    return rows
+
+
 def to_pandas(obj: Any, kind: str | None = None):
-    """``obj`` as a DataFrame (see the module); ``kind`` is for a Result ("links", "ops")."""
+    """``obj`` as a DataFrame (see the module); ``kind`` is for a Result ("links", "ops"),
+    ``"candidates"`` for ``auto`` runs: one row per candidate and size (its simulated
+    ``time_s``, or the lower ``bound_s`` that ruled it out unsimulated; ``chosen``), or
+    ``"phases"`` for placement scores: one row per strategy and phase.
+
+    >>> from netsim.run import run_sweep
+    >>> frame = to_pandas(run_sweep("allreduce", "ring:4", "auto", [1e6]), "candidates")
+    >>> bool(frame["chosen"].sum() == 1), bool(frame["time_s"].min() == frame["time_s"][0])
+    (True, True)
+    """
     if isinstance(obj, Result):
         return obj.to_pandas(kind or "links")
     from ..outputs import to_jsonable
 
+    if kind in ("candidates", "phases"):
+        rows = _candidate_rows(obj) if kind == "candidates" else _phase_rows(obj)
+        return rows_to_pandas(to_jsonable(rows))
+    if kind is not None:
+        raise ValueError(f"kind {kind!r} is for a Result ('links', 'ops'), 'candidates' or "
+                         f"'phases'")
     return rows_to_pandas(to_jsonable(_rows(obj)))

@@ -25,10 +25,10 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 
-__all__ = ["DEFAULT", "Resolved", "library_of", "resolve_default", "ran_text", "ideal_links_note"]
+__all__ = ["DEFAULT_ALGORITHM", "Resolved", "library_of", "resolve_default", "ran_text", "ideal_links_note"]
 
 #: The algorithm name that means "what this machine's library runs".
-DEFAULT = "default"
+DEFAULT_ALGORITHM = "default"
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def resolve_default(op: str, topology, algorithm) -> Resolved:
 
     A library naming an algorithm that netsim does not have for ``op`` is refused in one
     line naming the file and the field."""
-    if not (isinstance(algorithm, str) and algorithm == DEFAULT):
+    if not (isinstance(algorithm, str) and algorithm == DEFAULT_ALGORITHM):
         return Resolved(algorithm)
     library = library_of(topology)
     name = (library or {}).get("algorithms", {}).get(op)

@@ -265,6 +265,19 @@ class StepModel:
                          link_util=util)
 
 
+    def phase_utilisation(self, score: StepScore) -> dict[str, np.ndarray]:
+        """Per phase of ``score``'s step, each link's utilisation while that phase runs
+        (0..1): the bytes of one occurrence over bandwidth x the occurrence's span. A step
+        average hides a short phase behind a long one (the tensor-parallel all-reduce behind
+        the data-parallel one); this does not."""
+        step = self.step(score.placement, score.algorithms)
+        per_phase = self.loads(step).per_phase
+        bw = self.topology.bandwidth
+        return {name: (per_phase[name] * step.multiplier[name] / (bw * score.phase_s[name])
+                       if score.phase_s.get(name, 0.0) > 0 else np.zeros_like(bw))
+                for name in per_phase}
+
+
 def _same_schedule(a: StepSchedule, b: StepSchedule, num_ranks: int) -> bool:
     """Do two step schedules have the same ops and switch ranks (so the schedule ignores
     the placement of the ``num_ranks`` chip ranks)?"""

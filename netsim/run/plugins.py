@@ -1,6 +1,6 @@
 """Plugins: installed packages that add machines, algorithms, placements or job kinds.
 
-A package declares entry points in one of the groups of :data:`GROUPS`; each names a
+A package declares entry points in one of the groups of :data:`PLUGIN_GROUPS`; each names a
 module or a function (``my_pkg.netsim_plugin:register``). netsim loads them once
 (:func:`load_plugins`; every CLI command and every sweep worker does): a module registers
 what it adds when imported, a function when called with no arguments, in both cases with
@@ -13,7 +13,7 @@ netsim's own ``register_*`` functions::
 A plugin that fails to load is reported (``PluginInfo.error``: one line) and skipped; it
 never stops netsim.
 
->>> sorted(GROUPS)
+>>> sorted(PLUGIN_GROUPS)
 ['netsim.algorithms', 'netsim.jobs', 'netsim.placements', 'netsim.topologies']
 >>> all(p.error is None or "\\n" not in p.error for p in load_plugins())
 True
@@ -26,10 +26,10 @@ import inspect
 from dataclasses import dataclass
 from types import ModuleType
 
-__all__ = ["GROUPS", "PluginInfo", "load_plugins"]
+__all__ = ["PLUGIN_GROUPS", "PluginInfo", "load_plugins"]
 
 #: Entry-point group -> what its plugins add, and the function they register it with.
-GROUPS = {
+PLUGIN_GROUPS = {
     "netsim.topologies": "machine families (netsim.topology.register_family)",
     "netsim.algorithms": "collective algorithms (netsim.algorithms.register)",
     "netsim.placements": "placement strategies (netsim.placement.register_strategy)",
@@ -81,7 +81,7 @@ def _load(group: str, ep) -> PluginInfo:
 def load_plugins() -> list[PluginInfo]:
     """Load every plugin not loaded yet (each once per process); every plugin's info."""
     infos = []
-    for group in GROUPS:
+    for group in PLUGIN_GROUPS:
         for ep in _entry_points(group):
             key = (group, ep.name, ep.value)
             if key not in _LOADED:

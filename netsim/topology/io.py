@@ -46,6 +46,7 @@ from ..units import parse_rate, parse_time
 from .._inputs.jsonio import loads_json
 from .._inputs.schema import unit_json_schema
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
+from .simgrid import is_simgrid_text, topology_from_simgrid
 from .model import Topology, TopologyBuilder
 
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
@@ -221,7 +222,21 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
     Every error is a one-line :class:`InputError` naming the file, the field and the value.
     """
     source = str(path)
-    data, root = _load_yaml_text(read_text(path, "topology file"), source)
+    text = read_text(path, "topology file")
+    if is_simgrid_text(text):          # a SimGrid platform (XML): its own format
+        if overrides:
+            raise TopologyError(f"{source}: a SimGrid platform file takes no options "
+                                f"(got {', '.join(sorted(overrides))})")
+        return topology_from_simgrid(text, source)
+    data, root = _load_yaml_text(text, source)
+    if isinstance(data, dict) and "npus_count" in data:
+        # an ASTRA-sim analytical network file: its own format, read where any file is
+        from .astra import topology_from_astra
+
+        if overrides:
+            raise TopologyError(f"{source}: an ASTRA-sim network file takes no options "
+                                f"(got {', '.join(sorted(overrides))})")
+        return topology_from_astra(data, source)
     key = str(Path(path).resolve())
     if key in _LOADING.get():
         raise TopologyError(f"topology file {source!r} includes itself")

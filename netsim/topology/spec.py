@@ -264,7 +264,7 @@ def _file_part(text: str) -> tuple[str | None, list[tuple[str, str]]]:
     if text and Path(text).is_file():
         return text, []
     first, _, rest = text.partition(",")
-    if first.lower().endswith((".yaml", ".yml")) or (first and Path(first).is_file()):
+    if first.lower().endswith((".yaml", ".yml", ".xml")) or (first and Path(first).is_file()):
         try:
             return first, split_spec("file," + rest)[2] if rest else []
         except TopologyError as err:

@@ -12,9 +12,10 @@ For a collective of S bytes the builder
    moves 4 B of data per 8 B line, LL128 120 B per 128 B line), every message costs the
    protocol's per-step latency at the sender (``hwLat``) instead of the preset's alpha,
    and every rank first spends the algorithm's base latency (``baseLat``);
-4. runs, beside the collective, the host time nccl-tests spends enqueuing one iteration
-   (:mod:`.harness`: one thread drives every GPU, as in all published ``-g N`` curves), so
-   the time is the larger of the two, as nccl-tests measures it with back-to-back launches.
+4. runs, beside the collective, the host time spent enqueuing one iteration
+   (:mod:`.harness`: one launch per GPU a thread drives; by default one, a process per
+   GPU as frameworks run NCCL; nccl-tests ``-g N`` drives N), so the time is the larger
+   of the two, as nccl-tests measures it with back-to-back launches.
 
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
@@ -24,11 +25,15 @@ tuner's own prediction), which the collective runner copies into its records.
 Options (``AlgoOptions.extra``): ``nccl_algorithm`` / ``nccl_protocol`` force a choice
 (as ``NCCL_ALGO`` / ``NCCL_PROTO`` do), ``gpu_arch`` overrides the GPU generation that
 is otherwise read from the preset's name (hopper when unknown), ``gpus_per_thread`` the
-GPUs one host thread enqueues for (default: all ranks up to the GPUs of one host,
-:data:`GPUS_PER_HOST`, nccl-tests ``-g N``; 1 for one process per GPU, ``-g 1``; 0 for the
-device time alone). ``options.chunks`` above 1 sets
+GPUs one host thread enqueues for (default 1, one process per GPU; N for nccl-tests
+``-g N``, at most the GPUs of one host, :data:`GPUS_PER_HOST`; 0 for the device time
+alone). ``options.chunks`` above 1 sets
 the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
 (``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
+``nvls_rate`` says how the tuner rates NVLS all-reduce: "simulated" (default), at the
+larger of NCCL's formula and the rate netsim's own in-switch reduction reaches (less its
+pipeline fill), so the pick does not leave NVLS where the engine runs it faster; "tuner",
+NCCL's formula alone (:data:`NVLS_RATES`).
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -50,15 +55,15 @@ from .harness import host_time
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
                      NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
-__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "NETSIM_ALGORITHM",
-           "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST"]
+__all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
+           "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
 GPU_ARCH_OF_PRESET = {"dgx-a100": "ampere", "dgx-h100": "hopper", "dgx-h100-cluster": "hopper",
                       "dgx-b200": "blackwell", "gb200-nvl72": "blackwell"}
 #: GPUs one host drives, per preset: the most one nccl-tests thread can enqueue for (DGX:
 #: 8 GPUs per server; GB200 NVL72: 4 per compute tray, 2 GB200 superchips of 1 Grace and 2
-#: Blackwell each). Other topologies: every rank.
+#: Blackwell each). Other topologies: at most the ranks.
 GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200": 8,
                  "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
@@ -113,8 +118,45 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
     node = int(options.node_of_rank(num_ranks)[0])
     gpu_bw = float(topo.out_degree_bandwidth[node]) / 1e9
     nvls = switch_reason(num_ranks, options) is None
+    rate = options.extra.get("nvls_rate", "simulated")
+    if rate not in NVLS_RATES:
+        raise InputError(f"nvls_rate {rate!r} is not one of {', '.join(NVLS_RATES)}")
+    nvls_bw = (nvls_allreduce_rate(num_ranks, options, gpu_bw)
+               if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=_arch(options), gpu_bw=gpu_bw, nvls=nvls,
-                    nodes=_nodes(num_ranks, options))
+                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
+
+
+#: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", NCCL's
+#: formula raised to the steady state netsim's own in-switch reduction reaches
+#: (:func:`nvls_allreduce_rate`, less the pipeline fill: :data:`.tuning.NVLS_FILL_STAGES`);
+#: "tuner", NCCL's formula alone (``nvlsEfficiency`` x the NVLS graph's speed), which on
+#: GB200 NVL72 with H100's NVLink efficiency (72 ranks) rated NVLS below the ring and left
+#: it from 2 GiB (busbw 1,268 -> 681 GB/s) while the simulated NVLS was twice as fast and
+#: the published curve has no such drop (benchmarks/data/nvidia_gb200_nvl72_72gpu_*.csv).
+NVLS_RATES = ("simulated", "tuner")
+
+
+def nvls_allreduce_rate(num_ranks: int, options: AlgoOptions, gpu_bw: float) -> float:
+    """Steady-state NVLS all-reduce rate (GB/s of the op's size) of ``innetwork`` here: the
+    smaller of the switches' summed reduction rate (``reduce_bandwidth``, bytes/s of
+    reduced output each) and what a GPU's links carry, S (N+1)/N bytes per direction
+    (``gpu_bw`` GB/s, the calibrated payload rate).
+
+    >>> from netsim.topology import parse_topology
+    >>> round(nvls_allreduce_rate(8, AlgoOptions(topology=parse_topology("dgx-h100")),
+    ...                           370.0), 1)                   # 4 chips x 68.6 GB/s
+    274.4
+    """
+    from ..innetwork import reducing_switches
+
+    topo = options.topology
+    links = gpu_bw * num_ranks / (num_ranks + 1)
+    rates = [topo.node_attrs[s].get("reduce_bandwidth")
+             for s in reducing_switches(num_ranks, options)]
+    if not rates or any(not r for r in rates):      # a switch without a rate: links only
+        return links
+    return min(links, sum(float(r) for r in rates) / 1e9)
 
 
 def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Choice:
@@ -135,14 +177,25 @@ def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> C
 
 
 def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
-    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``; default the
-    ranks, at most the GPUs of one host: nccl-tests ``-g N``, how every published full
-    curve was run)."""
+    """GPUs one host thread enqueues for (``options.extra['gpus_per_thread']``).
+
+    Default 1: one process per GPU, as training frameworks and ``mpirun -np N ...
+    -g 1`` launch NCCL, so one launch (5 us) hides under the GPU time. nccl-tests
+    ``-g N`` (one thread driving N GPUs, how many published full curves were run) is
+    asked for with N, and holds small sizes at N x 5 us; 0 is the device time alone.
+    More GPUs than the ranks, or than one host of the preset has, is refused.
+    """
     value = options.extra.get("gpus_per_thread")
     if value is None:
-        return min(num_ranks, _preset(options, GPUS_PER_HOST) or num_ranks)
+        return 1
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"gpus_per_thread must be an integer >= 0, got {value!r}")
+    host = _preset(options, GPUS_PER_HOST)
+    if host is not None and value > host:
+        raise InputError(f"gpus_per_thread {value}: one host of "
+                         f"{options.topology.name} has {host} GPUs")
+    if value > num_ranks:
+        raise InputError(f"gpus_per_thread {value}: more than the {num_ranks} ranks")
     return value
 
 

@@ -73,6 +73,9 @@ _NVLS_MAX_ARITY = 32        # NCCL_MAX_NVLS_ARITY (device.h)
 #: NVLS channels at run time (one node): transport/nvls.cc NVLS_NCHANNELS_SM90 (16) and
 #: NVLS_NCHANNELS_SM100_NVL (24); enqueue.cc launches ``comm->nvlsChannels`` of them.
 NVLS_CHANNELS = {"volta": 16, "ampere": 16, "hopper": 16, "blackwell": 24}
+#: Stages an NVLS chunk goes through after the first (reduction at the switch, multicast
+#: down): with ``nvls_allreduce_bw`` a collective of D chunks is rated at D / (D + 2) of it.
+NVLS_FILL_STAGES = 2
 #: NCCL_NVLS_CHUNKSIZE default (transport/nvls.cc), bytes.
 NVLS_CHUNK_SIZE = 128 * 1024
 
@@ -87,6 +90,13 @@ class NcclView:
 
     ``gpu_bw`` is a GPU's NVLink bandwidth per direction in GB/s as NCCL counts it (links x
     20.6 GB/s on Hopper: ``SM90_NVLINK_BW``); ``nvls`` whether NVLink SHARP is there.
+
+    >>> from dataclasses import replace
+    >>> view = NcclView(ranks=72, arch="blackwell", gpu_bw=740.0, nvls=True)
+    >>> choose("allreduce", view, 8 << 30).algorithm    # the tuner's NVLS rate: ring wins
+    'ring'
+    >>> choose("allreduce", replace(view, nvls_allreduce_bw=411.0), 8 << 30).algorithm
+    'nvls'
     """
 
     ranks: int
@@ -95,6 +105,11 @@ class NcclView:
     nvls: bool = False
     nodes: int = 1
     hw: str = "nvlink"
+    #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) netsim
+    #: simulates; derated for the pipeline's fill by size (:data:`NVLS_FILL_STAGES`), it
+    #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
+    #: None: the tuner's alone.
+    nvls_allreduce_bw: float | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,10 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
     n = view.ranks
     if algorithm == "nvls":
         if protocol != "Simple" or not view.nvls or view.nodes > 1:
+            return 0.0
+        if op != "allreduce" and view.ranks > _NVLS_MAX_ARITY:
+            # enqueue.cc: NVLS runs other ops only up to NCCL_MAX_NVLS_ARITY local ranks
+            # ("func != ncclFuncAllReduce && localRanks > NCCL_MAX_NVLS_ARITY": skipped).
             return 0.0
         channels, speed = nvls_graph(view)
         if channels < 2:
@@ -271,6 +290,13 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
                 log = int(math.log2(max(size, 1) / 64)) if size >= 64 else -1
                 if 0 <= log < 23:
                     bw *= _TREE_CORRECTION[PROTOCOLS.index(protocol)][log]
+            if algorithm == "nvls" and op == "allreduce" and view.nvls_allreduce_bw:
+                # Never below NCCL's own rating (its picks at small sizes are what the
+                # measurements show), raised to netsim's NVLS where that is faster: a
+                # pipeline of D chunks through three stages (copies up, reduction,
+                # multicast down) takes D + 2 chunk times at the steady rate.
+                depth = nvls_pipeline_depth(size, view)
+                bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES))
             lat = _latency(op, algorithm, protocol, view)
             out.append(Choice(algorithm, protocol, lat, bw, lat + size / (1000.0 * bw),
                               channels_for(algorithm, protocol, size, view)))

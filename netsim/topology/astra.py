@@ -14,12 +14,25 @@ varies fastest), and a message goes along the first dimension where the two NPUs
 A Ring is bidirectional (the shorter way round), FullyConnected has one link per ordered
 pair, Switch one cable per NPU to its switch (two links' latency per message).
 
-netsim writes a machine this way when it is one of them exactly: a bidirectional ring, a
-torus (each dimension a Ring; netsim's last dimension is ASTRA-sim's first), a full mesh,
-one switch with one cable per endpoint; every dimension with one bandwidth and latency.
-Anything else (a mesh without wrap-around links, parallel links or planes, several
-switches or switch tiers, oversubscription, links that differ within a dimension) is
-refused in one line naming it.
+A machine file of this form is a topology wherever one is taken (``--topo net.yml``).
+
+netsim writes every machine in this form, exactly where ASTRA-sim can say it and with a
+stated approximation where it cannot:
+
+* a ring or torus: each dimension a Ring (netsim's last dimension is ASTRA-sim's first);
+  parallel links between a pair (planes, ``links=4``) are one link of their summed
+  bandwidth, as ASTRA-sim's own examples aggregate them;
+* a full mesh: FullyConnected;
+* switched machines: endpoints grouped by the switches only they reach (a DGX's NVSwitch
+  chips) give a Switch dimension of the group size at each endpoint's summed bandwidth to
+  those chips; the fabric beyond (a cluster's leaf/spine tiers, a fat tree) is one more
+  Switch dimension at each endpoint's bandwidth into it. ASTRA-sim's Switch is one
+  non-blocking switch: the tiers' extra hops and their latency are not written (noted);
+* a mesh: its lines are written as Rings, which wrap (noted), since ASTRA-sim has no line.
+
+Each approximation is a ``# note:`` line of the YAML (:func:`astra_export` returns them);
+an oversubscribed fabric, links that differ within a dimension, or a group layout
+ASTRA-sim's NPU numbering cannot express are refused in one line.
 
 >>> import netsim
 >>> doc = astra_network(netsim.torus((2, 4), bandwidth=2**30 * 50, latency=5e-7))
@@ -38,8 +51,8 @@ import numpy as np
 
 from ..errors import TopologyError
 
-__all__ = ["ASTRA_GB", "astra_network", "astra_network_yaml", "is_astra_network",
-           "topology_from_astra", "load_astra_network"]
+__all__ = ["ASTRA_GB", "astra_export", "astra_network", "astra_network_yaml",
+           "is_astra_network", "topology_from_astra", "load_astra_network"]
 
 #: ASTRA-sim's analytical backend converts GB/s with 2^30 B (``bw_GBps_to_Bpns``).
 ASTRA_GB = float(1 << 30)
@@ -47,61 +60,123 @@ _KINDS = ("Ring", "FullyConnected", "Switch")
 _KEYS = ("topology", "npus_count", "bandwidth", "latency")
 
 
-def _uniform(topo, links: np.ndarray, what: str) -> tuple[float, float]:
-    bw, lat = np.unique(topo.bandwidth[links]), np.unique(topo.latency[links])
-    if bw.size != 1 or lat.size != 1:
-        raise TopologyError(f"{topo.name}: cannot be written for ASTRA-sim: links of {what} "
-                            f"differ in bandwidth or latency (one value per dimension)")
-    return float(bw[0]), float(lat[0])
-
-
 def _refuse(topo, why: str) -> TopologyError:
     return TopologyError(f"{topo.name}: cannot be written for ASTRA-sim's analytical network: "
                          f"{why}")
 
 
-def astra_network(topo) -> dict[str, list]:
-    """The analytical network description of ``topo`` (bandwidth in ASTRA-sim's GB/s =
-    2^30 B/s, latency in ns), or a one-line :class:`TopologyError` saying what it lacks."""
-    if topo.num_links and int(topo.plane.max()) > 0:
-        raise _refuse(topo, "it has parallel links (planes) between the same pair")
+def _one(topo, values: np.ndarray, what: str, quantity: str) -> float:
+    """The single value of ``values`` (bandwidths or latencies of one dimension)."""
+    distinct = np.unique(np.round(values, 9)) if values.size else values
+    if distinct.size != 1:
+        raise _refuse(topo, f"{quantity} differs within {what} (ASTRA-sim has one value per "
+                            f"dimension)")
+    return float(values[0])
+
+
+def _pair_bandwidth(topo, links: np.ndarray) -> np.ndarray:
+    """Summed bandwidth per directed node pair of ``links`` (planes aggregated), bytes/s."""
+    src, dst = topo.link_src[links], topo.link_dst[links]
+    _, pair = np.unique(src.astype(np.int64) * topo.num_nodes + dst, return_inverse=True)
+    return np.bincount(pair.ravel(), weights=topo.bandwidth[links])
+
+
+def astra_export(topo) -> tuple[dict[str, list], list[str]]:
+    """``topo`` as an analytical network description (bandwidth in ASTRA-sim's GB/s =
+    2^30 B/s, latency in ns) and the approximations made, one sentence each; or a one-line
+    :class:`TopologyError` saying what ASTRA-sim cannot express."""
     family = topo.family
-    if family == "mesh":
-        raise _refuse(topo, "a mesh has no wrap-around links (ASTRA-sim's Ring wraps)")
-    if family in ("ring", "torus"):
+    notes: list[str] = []
+    if topo.num_links and int(topo.plane.max()) > 0:
+        notes.append(f"parallel links between a pair ({int(topo.plane.max()) + 1} planes at "
+                     f"most) are written as one link of their summed bandwidth")
+    if family in ("ring", "torus", "mesh"):
         dims = tuple(int(d) for d in topo.params["dims"])
         if family == "ring" and not (topo.sign < 0).any():
             raise _refuse(topo, "a one-way ring (ASTRA-sim's Ring is bidirectional)")
+        if family == "mesh":
+            notes.append("a mesh has no wrap-around links; its lines are written as "
+                         "ASTRA-sim Rings, which wrap")
         kinds, counts, bws, lats = [], [], [], []
         for d in reversed(range(len(dims))):          # netsim's last dimension is fastest
             if dims[d] < 2:
                 continue
-            bw, lat = _uniform(topo, np.flatnonzero(topo.dim == d), f"dimension {d}")
+            links = np.flatnonzero(topo.dim == d)
             kinds.append("Ring")
             counts.append(dims[d])
-            bws.append(bw)
-            lats.append(lat)
-        return _doc(kinds, counts, bws, lats)
+            bws.append(_one(topo, _pair_bandwidth(topo, links), f"dimension {d}",
+                            "bandwidth"))
+            lats.append(_one(topo, topo.latency[links], f"dimension {d}", "latency"))
+        return _doc(kinds, counts, bws, lats), notes
     if family == "full_mesh":
-        bw, lat = _uniform(topo, np.arange(topo.num_links), "the full mesh")
-        return _doc(["FullyConnected"], [topo.num_endpoints], [bw], [lat])
-    switches = np.flatnonzero(topo.is_switch)
-    if switches.size == 1:
-        ends = set(topo.endpoints.tolist())
-        touching = (topo.is_switch[topo.link_src] | topo.is_switch[topo.link_dst])
-        per_end = np.bincount(topo.link_src[topo.is_switch[topo.link_dst]],
-                              minlength=topo.num_nodes)[topo.endpoints]
-        if touching.all() and (per_end == 1).all() and \
-                set(topo.link_src[~topo.is_switch[topo.link_src]].tolist()) == ends:
-            bw, lat = _uniform(topo, np.arange(topo.num_links), "the switch")
-            return _doc(["Switch"], [topo.num_endpoints], [bw], [lat])
-    if family == "leaf_spine" and float(topo.params.get("oversubscription", 1.0)) != 1.0:
+        links = np.arange(topo.num_links)
+        return _doc(["FullyConnected"], [topo.num_endpoints],
+                    [_one(topo, _pair_bandwidth(topo, links), "the full mesh", "bandwidth")],
+                    [_one(topo, topo.latency[links], "the full mesh", "latency")]), notes
+    if float(topo.params.get("oversubscription", 1.0)) != 1.0:
         raise _refuse(topo, "oversubscription (ASTRA-sim's Switch is non-blocking)")
-    if switches.size > 1:
-        raise _refuse(topo, f"{switches.size} switches (ASTRA-sim's Switch dimension is one "
-                            f"switch per group of NPUs)")
-    raise _refuse(topo, f"a {family} machine is not a Ring, FullyConnected or Switch "
-                        f"dimension")
+    if topo.num_switches == 0:
+        raise _refuse(topo, f"a {family} machine without switches is not a Ring, "
+                            f"FullyConnected or Switch dimension")
+    return _switched(topo, notes)
+
+
+def _switched(topo, notes: list[str]) -> tuple[dict[str, list], list[str]]:
+    """Switch dimensions of a switched machine: the switches that reach endpoints only (a
+    node's NVSwitch chips) group the endpoints; the rest of the switches are the fabric."""
+    sw, src, dst = topo.is_switch, topo.link_src, topo.link_dst
+    if (~sw[src] & ~sw[dst]).any():
+        raise _refuse(topo, "links between two endpoints beside switches")
+    fabric = np.zeros(topo.num_nodes, bool)          # a switch with a switch neighbour
+    fabric[src[sw[src] & sw[dst]]] = True
+    ends = topo.endpoints
+    index = np.full(topo.num_nodes, -1)
+    index[ends] = np.arange(ends.size)
+    # union the endpoints that share a local switch (a smallest-label sweep to a fixpoint)
+    label = np.arange(ends.size)
+    local_up = ~sw[src] & sw[dst] & ~fabric[dst]
+    e_of, s_of = index[src[local_up]], dst[local_up]
+    while e_of.size:
+        low = np.full(topo.num_nodes, ends.size)
+        np.minimum.at(low, s_of, label[e_of])
+        new = label.copy()
+        np.minimum.at(new, e_of, low[s_of])
+        if (new == label).all():
+            break
+        label = new
+    _, group = np.unique(label, return_inverse=True)
+    groups = int(group.max()) + 1
+    size = ends.size // groups
+    if groups * size != ends.size or not (group == np.arange(ends.size) // size).all():
+        raise _refuse(topo, "its endpoint groups are not consecutive blocks of one size "
+                            "(ASTRA-sim numbers NPUs dimension by dimension)")
+    kinds, counts, bws, lats = [], [], [], []
+    up_fabric = ~sw[src] & fabric[dst]
+    for in_dim, count in ((local_up, size), (up_fabric, groups)):
+        if count < 2:
+            continue
+        per_end = np.bincount(index[src[in_dim]], weights=topo.bandwidth[in_dim],
+                              minlength=ends.size)
+        kinds.append("Switch")
+        counts.append(count)
+        what = "the endpoints' links to their " + ("switch chips" if in_dim is local_up
+                                                   else "fabric")
+        bws.append(_one(topo, per_end, what, "bandwidth"))
+        lats.append(_one(topo, topo.latency[in_dim], what, "latency"))
+    if int(sw.sum()) > 1 and local_up.any():
+        notes.append(f"{int((sw & ~fabric).sum())} switch chips reached by endpoints only "
+                     f"are one Switch dimension at each endpoint's summed bandwidth to them")
+    if fabric.any():
+        notes.append(f"a fabric of {int(fabric.sum())} switches is one non-blocking Switch "
+                     f"dimension: its extra hops and their latency are not written")
+    if not kinds:
+        raise _refuse(topo, "fewer than two endpoints")
+    return _doc(kinds, counts, bws, lats), notes
+
+
+def astra_network(topo) -> dict[str, list]:
+    """The analytical network description of ``topo`` (see :func:`astra_export`)."""
+    return astra_export(topo)[0]
 
 
 def _doc(kinds, counts, bws, lats) -> dict[str, list]:
@@ -112,13 +187,14 @@ def _doc(kinds, counts, bws, lats) -> dict[str, list]:
 
 def astra_network_yaml(topo) -> str:
     """:func:`astra_network` as the YAML file ASTRA-sim reads (flow lists, unit comments)."""
-    doc = astra_network(topo)
+    doc, notes = astra_export(topo)
 
     def show(values) -> str:
         return "[ " + ", ".join(repr(v) if isinstance(v, float) else str(v)
                                 for v in values) + " ]"
 
     return (f"# ASTRA-sim analytical network of netsim machine {topo.name}\n"
+            + "".join(f"# note: {note}\n" for note in notes) +
             f"topology: {show(doc['topology'])}\n"
             f"npus_count: {show(doc['npus_count'])}\n"
             f"bandwidth: {show(doc['bandwidth'])}  # GB/s per link and direction "

@@ -181,3 +181,12 @@ def test_a_forced_nccl_algorithm_is_simulated_forced(tmp_path):
     free, ring = run_validation(validation_cases(folder))
     assert free["ran"].startswith("nccl nvls") and ring["ran"].startswith("nccl ring")
     assert ring["command"].endswith("(nccl_algorithm=ring)")
+
+
+def test_one_file_can_be_validated(data, capsys):
+    code, out, err = run_main(["validate", str(data / "ring_allreduce.csv"), "--format",
+                               "csv"], capsys)
+    assert code == 0, err
+    assert len(out.strip().splitlines()) == 4
+    code, _, err = run_main(["validate", str(data / "missing.csv")], capsys)
+    assert code == 2 and "missing.csv: no such folder or file of measurements" in err

@@ -5,6 +5,7 @@ Examples::
     netsim validate                          # benchmarks/data
     netsim validate --family dgx-h100 --quick
     netsim validate my-logs/ --format json -o fidelity.json
+    netsim validate all_reduce_perf.log      # one file
 
 Each measured file of DIR (CSVs, nccl-tests logs, tt-metal CCL result tables; see
 ``netsim coll --measured``) is run as ``netsim coll OP --topo MACHINE --measured FILE``
@@ -71,8 +72,7 @@ def default_directory() -> Path:
 
 
 @click.command("validate")
-@click.argument("directory", required=False, metavar="[DIR]",
-                type=click.Path(file_okay=False))
+@click.argument("directory", required=False, metavar="[DIR|FILE]", type=click.Path())
 @click.option("--family", default=None, metavar="NAME",
               help="Only this machine family (the preset's name, e.g. dgx-h100, or the "
                    "file's family=).")
@@ -86,8 +86,8 @@ def default_directory() -> Path:
 @click.option("--quick", is_flag=True,
               help="Three sizes per file (smallest, middle, largest up to 1 GiB).")
 def command(directory, family, fmt, output, overwrite, quick):
-    """Run every published measurement in DIR [benchmarks/data] with the default command
-    and report the error per size and per machine family."""
+    """Run every published measurement in DIR [benchmarks/data] (or the one FILE) with the
+    default command and report the error per size and per machine family."""
     check_outputs([output], overwrite=overwrite)
     folder = Path(directory) if directory is not None else default_directory()
     skipped: list[str] = []

@@ -102,19 +102,22 @@ def _machine(run: MeasuredRun) -> str | None:
 def validation_cases(directory: str | Path, *, family: str | None = None,
                      skipped: list[str] | None = None) -> list[ValidationCase]:
     """The cases of the measured files in ``directory`` (sorted by name; not its
-    sub-folders), of ``family`` only when given. A file whose machine is not known (no
+    sub-folders; READMEs and other files that are not measurements are passed over), or of
+    the one file ``directory`` names, of ``family`` only when given. A file whose machine is not known (no
     ``topo=``, no recognised device) or whose op netsim does not simulate is left out, with
     the reason appended to ``skipped``; a malformed file is a one-line InputError."""
     folder = Path(directory)
-    if not folder.is_dir():
-        raise InputError(f"{folder}: not a folder of measurements")
+    if folder.is_file():                                # one file: it is a measurement
+        paths = [folder]
+    elif folder.is_dir():
+        paths = [path for path in sorted(folder.iterdir()) if path.is_file()
+                 and path.suffix.lower() in MEASURED_SUFFIXES
+                 and (path.suffix.lower() == ".csv"
+                      or _measured_text(path.read_text(errors="replace")))]
+    else:
+        raise InputError(f"{folder}: no such folder or file of measurements")
     cases: list[ValidationCase] = []
-    for path in sorted(folder.iterdir()):
-        if not path.is_file() or path.suffix.lower() not in MEASURED_SUFFIXES:
-            continue
-        text = path.read_text(errors="replace")
-        if path.suffix.lower() != ".csv" and not _measured_text(text):
-            continue                                    # a README, not a measurement
+    for path in paths:
         for run in read_measured_runs(path):
             case = _case(run, skipped)
             if case is not None and (family is None or case.family == family):

@@ -21,6 +21,7 @@ SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
 SUBCOMMANDS.append("export")   # netsim/cli/export.py: schedules as MSCCL XML, Chakra ETs
 SUBCOMMANDS += ["synth"]   # netsim/cli/synth.py
 SUBCOMMANDS += ["sweep", "schema", "plugins"]
+SUBCOMMANDS += ["validate"]   # netsim/cli/validate.py: published measurements vs defaults
 
 
 class _Group(click.Group):

@@ -203,10 +203,12 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if gpus_per_thread is not None and runs_as != "nccl":
         raise click.UsageError("--gpus-per-thread applies to NCCL's model (--algo nccl: the "
                                "host side of nccl-tests), not to --algo " + str(runs_as))
-    if gpus_per_thread is None and runs_as == "nccl" and extras.get("measured"):
-        # a measured nccl-tests run says how it was launched (-g N: nGpus N per thread)
-        from ..run import measured_gpus_per_thread
-        gpus_per_thread = measured_gpus_per_thread(extras["measured"])
+    if extras.get("measured") is not None:   # the measured run's op, ranks and -g (--measured)
+        from ..run import measured_run_options
+
+        ranks, gpus_per_thread = measured_run_options(
+            extras["measured"], op, ranks=ranks, placed=axis is not None or nodes is not None,
+            runs_as=runs_as, gpus_per_thread=gpus_per_thread)
     with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
         # one sweep, not one per size: the sizes share its router and what it keeps
         runs = run_sweep(
@@ -247,17 +249,15 @@ def _measured(path, runs, records, overwrite, topology):
     return compare_measured(path, records)
 
 
-def _check_measured(path, overwrite) -> None:
-    from ..run import read_measured
-
-    read_measured(path)   # a bad file fails before any simulation
-
-
+# The file is read (and refused: another op, another rank count) before any simulation,
+# by measured_run_options in the command's body: its ranks and -g shape the run.
 add_report_option(
-    click.Option(["--measured"], metavar="FILE.csv", default=None,
-                 help="CSV of measurements (size_bytes and busbw_GBps or time_s): adds "
-                      "them and the error per row."),
-    ReportHook(apply=_measured, check=_check_measured))
+    click.Option(["--measured"], metavar="FILE", default=None,
+                 help="Measurements: an nccl-tests log, a tt-metal CCL result table or a "
+                      "CSV (size_bytes and busbw_GBps or time_s): adds them and the error "
+                      "per row. The file's rank count is used (or must match --ranks) and "
+                      "its -g sets NCCL's host floor; a file of another op is refused."),
+    ReportHook(apply=_measured))
 
 
 # --heatmap FILE: the link heatmap of every size run (FILE-64MiB.png ... for several sizes).

@@ -11,7 +11,8 @@
   files and the job kinds they run;
 * :mod:`.faultspec`: faults as users write them, resolved on a machine;
 * :mod:`.library`: the default algorithm, what the machine's own library runs;
-* :mod:`.measured`: measured curves laid next to simulated ones;
+* :mod:`.measured`: measured curves laid next to simulated ones; :mod:`.validate`: every
+  published measurement against the command a user would type (``netsim validate``);
 * :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
 * :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
 
@@ -38,7 +39,10 @@ _OWNERS = {
     "flows": ("simulate_flows",),
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
                "model_fields", "simulate_model", "parse_packet_option"),
-    "measured": ("compare_measured", "read_measured", "measured_gpus_per_thread"),
+    "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
+                 "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
+    # `netsim validate`: every published measurement against the default command.
+    "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation"),
     "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
     "placement_eval": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
     "placement_search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",

@@ -27,15 +27,18 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ..errors import InputError
 from ..topology.calibration import calibrated_launch
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, join
 from .registry import register
 
-__all__ = ["hop_paths", "tt_phase", "HALVES"]
+__all__ = ["hop_paths", "tt_phase", "HALVES", "closes_ring", "num_links", "links_topology"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
 HALVES = 2
@@ -238,3 +241,128 @@ def _register(op: str, what: str) -> None:
 _register("allgather", "all-gather")
 _register("reducescatter", "reduce-scatter")
 _register("allreduce", "all-reduce (reduce-scatter + all-gather)")
+
+
+# -- tt_metal: what ttnn's CCL ops run by default --------------------------------------------
+#
+# Sources (tenstorrent/tt-metal, ttnn/cpp/ttnn/operations/ccl):
+# * topology: all_gather/all_gather.cpp and all_reduce/all_reduce.cpp take the fabric's
+#   topology through ccl_common's get_usable_topology, which keeps Ring only where the
+#   devices of the axis wrap around, and falls back to Linear otherwise;
+#   common/host/moe_utils.cpp (axis_edges): "A 2-device axis is spanned by a single link;
+#   closing it would use that link twice, so it is a line and never a ring".
+# * num_links: value_or(common::get_num_links(mesh_device, cluster_axis)), the routing
+#   planes usable on every edge of the axis (the fewest of any edge): every parallel link
+#   between neighbours unless some are reserved (moe_utils.cpp, get_num_links).
+# * all_reduce: experimental/ccl/all_reduce_async/all_reduce_async.cpp runs reduce_scatter
+#   then all_gather; its other branch (all-gather + local reduce) is taken for tensors whose
+#   shape does not split evenly over the devices and on 2D fabrics, not by size.
+
+
+def _neighbours(topology) -> set[tuple[int, int]]:
+    """(src, dst) node pairs joined by a direct link."""
+    return set(zip(topology.link_src.tolist(), topology.link_dst.tolist()))
+
+
+def closes_ring(num_ranks: int, options: AlgoOptions) -> bool:
+    """Whether tt-metal runs these ranks as a Ring: 3 or more ranks whose ring order
+    (``options.order``; ``auto`` embeds it) visits neighbours and closes with a neighbour
+    hop; otherwise they run as a line (Linear).
+
+    >>> from netsim.topology import mesh, torus
+    >>> closes_ring(8, AlgoOptions(topology=mesh((2, 4))))     # the T3000 snake
+    True
+    >>> closes_ring(4, AlgoOptions(topology=mesh((1, 4)))), closes_ring(2, AlgoOptions(topology=torus((2,))))
+    (False, False)
+    """
+    if num_ranks < 3 or options.topology is None:
+        return False
+    nodes = options.node_of_rank(num_ranks)[rank_order(options.order, num_ranks, options,
+                                                       "ring")]
+    linked = _neighbours(options.topology)
+    return all((a, b) in linked and (b, a) in linked
+               for a, b in zip(nodes.tolist(), np.roll(nodes, -1).tolist()))
+
+
+def num_links(options: AlgoOptions) -> int | None:
+    """The ``num_links`` option (``options.extra``): parallel links per neighbour pair the
+    CCL uses; None = every link the machine has there (tt-metal's default)."""
+    value = options.extra.get("num_links")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+        raise InputError(f"tt_metal option num_links must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def links_topology(topology, links: int | None):
+    """``topology`` as a CCL using ``links`` parallel links per neighbour pair sees it: the
+    links of a pair with P > ``links`` parallel links carry ``links``/P of their rate each.
+    With the default router, which sprays every flow evenly over a pair's parallel links,
+    that is exactly the pair's first ``links`` links. Cached per topology.
+    """
+    if links is None:
+        return topology
+    key = (id(topology), links)
+    cached = _LINKS_CACHE.get(key)
+    if cached is not None and cached[0] is topology:
+        return cached[1]
+    pair = topology.link_src.astype(np.int64) * topology.num_nodes + topology.link_dst
+    _, which, count = np.unique(pair, return_inverse=True, return_counts=True)
+    planes = count[which]
+    scale = np.where(planes > links, links / planes, 1.0)
+    result = topology if np.all(scale == 1.0) else \
+        topology.with_links(bandwidth=topology.bandwidth * scale)
+    if len(_LINKS_CACHE) > 64:
+        _LINKS_CACHE.clear()
+    _LINKS_CACHE[key] = (topology, result)
+    return result
+
+
+_LINKS_CACHE: dict = {}
+
+
+def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
+    reason = _not_too_many(num_ranks, options)
+    if reason:
+        return reason
+    try:
+        links = num_links(options)
+    except InputError as err:
+        return f"cannot run: {err}"
+    if links is not None and options.topology is not None and num_ranks > 1:
+        pair = options.topology.link_src.astype(np.int64) * options.topology.num_nodes \
+            + options.topology.link_dst
+        most = int(np.unique(pair, return_counts=True)[1].max())
+        if links > most:
+            return f"num_links={links}: the machine has at most {most} links per neighbour pair"
+    return None
+
+
+def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
+    ring = closes_ring(num_ranks, options)
+    schedule = _build(op, num_ranks, size, options, ring=ring)
+    links = num_links(options)
+    meta = dict(schedule.meta)
+    if links is not None:
+        meta["links"] = links           # the runner uses that many links per pair
+    meta["record"] = {**meta.get("record", {}),
+                      "tt_metal": ("ring" if ring else "line")
+                      + ("" if links is None else f"/{links} link" + "s" * (links > 1))}
+    return replace(schedule, meta=meta)
+
+
+def _register_tt_metal(op: str, what: str) -> None:
+    def build(num_ranks: int, size: float, options: AlgoOptions):
+        return _tt_metal(op, num_ranks, size, options)
+
+    # Not an 'auto' candidate: tt_line and tt_ring already are; tt_metal is what ttnn runs.
+    build.auto = False
+    register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
+             "close a ring of neighbours, else tt_line; option num_links (default: every "
+             "link)", check=_tt_metal_check, size_linear=_no_launch)(build)
+
+
+_register_tt_metal("allgather", "all_gather")
+_register_tt_metal("reducescatter", "reduce_scatter")
+_register_tt_metal("allreduce", "all_reduce (reduce_scatter + all_gather)")

@@ -11,6 +11,7 @@ from netsim.algorithms.tenstorrent import closes_ring
 from netsim.errors import NetsimError
 from netsim.run import run_collective
 from netsim.run.library import resolve_default
+from netsim.schedule import SEND
 from netsim.topology import mesh, parse_topology, ring, torus
 from netsim.topology.calibration import calibration_of
 
@@ -72,9 +73,32 @@ def test_t3000_library_uses_one_link_as_the_published_benchmark():
 @pytest.mark.parametrize("op", CCL_OPS)
 @pytest.mark.parametrize("topo, n", [(ring(4), 4), (ring(5), 5), (mesh((2, 4)), 8),
                                      (mesh((1, 4)), 4), (mesh((1, 2)), 2), (mesh((1, 3)), 3)])
-def test_tt_metal_performs_the_collective(op, topo, n):
-    schedule = build_schedule(op, "tt_metal", n, 4e6, AlgoOptions(topology=topo, chunks=2))
+@pytest.mark.parametrize("size", [256 << 10, 4 << 20])     # direct and ring reduce-scatter
+def test_tt_metal_performs_the_collective(op, topo, n, size):
+    schedule = build_schedule(op, "tt_metal", n, size, AlgoOptions(topology=topo, chunks=2))
     verify(schedule, op, n)
+
+
+@pytest.mark.parametrize("op", ["reducescatter", "allreduce"])
+def test_reduce_scatter_goes_direct_on_a_ring_up_to_512_kib(op):
+    """tt-metal's reduce_scatter.cpp: on a ring, up to 512 KiB of input per device, every
+    rank sends each other rank its block directly (n(n-1) sends, one step); above, and on
+    a line, the ring or line algorithm."""
+    topo = ring(8)
+    small = build_schedule(op, "tt_metal", 8, 512 << 10, AlgoOptions(topology=topo))
+    direct = [(int(s), int(d)) for s, d in zip(small.src[small.kind == SEND],
+                                                small.dst[small.kind == SEND])]
+    rs_sends = direct[:56] if op == "allreduce" else direct
+    assert sorted(rs_sends) == sorted((s, d) for s in range(8) for d in range(8) if s != d)
+    big = run_collective(op, topo, "tt_metal", (512 << 10) + 8 * 2048)
+    assert big.record()["tt_metal"] == "ring"
+    assert big.time_s == pytest.approx(run_collective(op, topo, "tt_ring",
+                                                      (512 << 10) + 8 * 2048).time_s, rel=1e-12)
+    assert run_collective(op, topo, "tt_metal", 512 << 10).record()["tt_metal"] == \
+        "ring+direct-rs"
+    line = mesh((1, 8))
+    assert run_collective(op, line, "tt_metal", 256 << 10).time_s == pytest.approx(
+        run_collective(op, line, "tt_line", 256 << 10).time_s, rel=1e-12)
 
 
 @pytest.mark.parametrize("topo, n, is_ring", [
@@ -138,6 +162,6 @@ def test_the_default_galaxy_bh_command_reproduces_blackhole_ring_measurements(op
     rows = read_measured(data / f"blackhole_8ring_{op}_tt_metal_measured.csv")
     for row in rows[::3]:
         run = run_collective(op, "galaxy-bh", "default", row["size_bytes"], axis=0)
-        assert run.record()["tt_metal"] == "ring"
+        assert run.record()["tt_metal"].startswith("ring")
         tol = 0.15 if row["size_bytes"] >= 1 << 20 else 0.30
         assert run.time_s == pytest.approx(row["time_s"], rel=tol), row

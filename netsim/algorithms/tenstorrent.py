@@ -38,7 +38,8 @@ from .orders import rank_order
 from .plan import Plan, join
 from .registry import register
 
-__all__ = ["hop_paths", "tt_phase", "HALVES", "closes_ring", "num_links", "links_topology"]
+__all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
+           "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
 HALVES = 2
@@ -191,14 +192,44 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
                      for f in finished], dtype=np.int64)
 
 
-def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool):
+def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
+                    ) -> np.ndarray:
+    """Add tt-metal's direct (one-shot) reduce-scatter: after the entry cost, every rank
+    sends every other rank that rank's block in one message straight through the fabric
+    (a contribution from h hops away crosses h links), and each rank reduces the n-1 it
+    receives. Returns, per rank, one op after which it holds its reduced block."""
+    n = order.size
+    ready = _start(plan, None, launch, n)
+    src_pos, dst_pos = np.nonzero(~np.eye(n, dtype=bool))
+    order = np.asarray(order, dtype=np.int64)
+    src, dst = order[src_pos], order[dst_pos]
+    per_block = [h * chunks + j for h in range(HALVES) for j in range(chunks)]
+
+    def pieces() -> list[list[int]]:
+        return [[d * HALVES * chunks + k for k in per_block] for d in dst.tolist()]
+
+    nbytes = np.full(src.size, HALVES * chunks * plan.piece_bytes)
+    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=ready[src][:, None])
+    got = plan.reduce(dst, ids, nbytes)
+    done = np.empty(n, dtype=np.int64)
+    for rank in range(n):
+        mine = got[dst == rank]
+        done[rank] = int(plan.barriers(mine[None, :])[0]) if mine.size > 1 else int(mine[0])
+    return done
+
+
+def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
+           direct_rs: bool = False):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
     launch = calibrated_launch(options.topology)
     done = None
     if op in ("reducescatter", "allreduce"):
-        done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
+        if direct_rs:
+            done = direct_rs_phase(plan, order, chunks=c, launch=launch)
+        else:
+            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
                  previous=done)
@@ -257,6 +288,9 @@ _register("allreduce", "all-reduce (reduce-scatter + all-gather)")
 # * all_reduce: experimental/ccl/all_reduce_async/all_reduce_async.cpp runs reduce_scatter
 #   then all_gather; its other branch (all-gather + local reduce) is taken for tensors whose
 #   shape does not split evenly over the devices and on 2D fabrics, not by size.
+# * reduce_scatter (reduce_scatter/reduce_scatter.cpp): on a ring, up to 512 KiB of input
+#   per device, reduce_scatter_minimal_direct sends every destination its slice directly
+#   ("one fabric traversal instead of the ring's N/2 store-and-forward steps").
 
 
 def _neighbours(topology) -> set[tuple[int, int]]:
@@ -339,15 +373,31 @@ def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
     return None
 
 
+#: tt-metal's reduce_scatter takes the direct (one-shot) path on a ring when the input per
+#: device is at most this many bytes (reduce_scatter.cpp, k_direct_rs_max_input_bytes =
+#: 512 << 10: "The crossover sits between 448 KB and 1 MB, so the gate is 512 KB"); its
+#: all_reduce runs that reduce_scatter on the whole buffer.
+DIRECT_RS_MAX_BYTES = 512 * 1024
+
+
+def takes_direct_rs(op: str, num_ranks: int, size: float, ring: bool) -> bool:
+    """Whether tt-metal's reduce-scatter (of ``reducescatter`` or ``allreduce``) takes the
+    direct path: a ring, and ``size`` (the per-device input: reduce-scatter's input, the
+    all-reduce buffer) at most :data:`DIRECT_RS_MAX_BYTES`."""
+    return ring and op in ("reducescatter", "allreduce") and size <= DIRECT_RS_MAX_BYTES
+
+
 def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
     ring = closes_ring(num_ranks, options)
-    schedule = _build(op, num_ranks, size, options, ring=ring)
+    direct = takes_direct_rs(op, num_ranks, size, ring)
+    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct)
     links = num_links(options)
     meta = dict(schedule.meta)
     if links is not None:
         meta["links"] = links           # the runner uses that many links per pair
+    choice = ("ring" if ring else "line") + ("+direct-rs" if direct else "")
     meta["record"] = {**meta.get("record", {}),
-                      "tt_metal": ("ring" if ring else "line")
+                      "tt_metal": choice
                       + ("" if links is None else f"/{links} link" + "s" * (links > 1))}
     return replace(schedule, meta=meta)
 
@@ -358,9 +408,13 @@ def _register_tt_metal(op: str, what: str) -> None:
 
     # Not an 'auto' candidate: tt_line and tt_ring already are; tt_metal is what ttnn runs.
     build.auto = False
+    # (reduce-scatter and all-reduce switch to the direct reduce-scatter below a size:
+    # their schedules do not scale with it)
+    linear = _no_launch if op == "allgather" else False
     register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
-             "close a ring of neighbours, else tt_line; option num_links (default: every "
-             "link)", check=_tt_metal_check, size_linear=_no_launch)(build)
+             "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
+             "to 512 KiB; option num_links (default: every link)", check=_tt_metal_check,
+             size_linear=linear)(build)
 
 
 _register_tt_metal("allgather", "all_gather")

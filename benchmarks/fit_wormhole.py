@@ -19,7 +19,15 @@ start. Left out of the objective (and printed): sizes whose measured time exceed
 the next larger size (reduce_scatter and all_reduce at 512 KiB, where the op changes its
 program, not its bytes). Fixed by sources: 711 ns per hop and the framing of 6144 B payload
 + 48 B header in Ethernet frames (t3000.yaml). Run ``python benchmarks/fit_wormhole.py``
-(several minutes) to print the fit and the error per size.
+(about seven minutes) to print the fit and the error per size.
+
+NOT APPLIED to the Wormhole presets, whose calibration stays fitted to tt-metal's published
+fit formulas (benchmarks/fit_calibration.py; tests and docs hold its figures). Result
+(2026-12-06): alpha 0.35 us, launch 13.67 us, gamma 64.2 GB/s, ring_packet_cost 114.3 ns;
+worst error 9.7% from 1 MiB and 19.5% below on the five raw 8-chip curves (the left-out
+512 KiB points -27% and -23%), against the presets' 17.6% and 58.6%. Its per-call cost
+does not fit 2 chips (4 KiB all_gather measured 7.45 us, the fit's launch alone 13.7 us):
+tt-metal's fixed cost grows with the device count, which one ``launch`` cannot express.
 """
 
 from __future__ import annotations

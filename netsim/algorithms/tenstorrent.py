@@ -23,6 +23,11 @@ link. Ring runs go on the ring fabric: the deadlock-free ring fabric costs every
 extra link time (CCL_bandwidth.md, "What a ring costs"). The schedules say which fabric
 they run on (``meta['fabric']``), which a preset with ``fabric: auto`` (t3000, galaxy-wh)
 applies per run (:func:`netsim.topology.calibration.on_fabric`).
+
+``tt_metal`` is what ttnn's ops run when called with their defaults (the Tenstorrent
+presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, else
+``tt_line``; on a ring, a reduce-scatter of at most 512 KiB per device goes direct
+(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`).
 """
 
 from __future__ import annotations

@@ -129,6 +129,14 @@ def test_axis_lines_of_a_galaxy_mesh_are_lines_and_of_a_torus_rings():
     assert torus_run.time_s == pytest.approx(ring_.time_s, rel=1e-12)
 
 
+def test_the_library_link_count_holds_on_every_line_of_an_axis():
+    """t3000 --axis 1: two mesh rows of 4 chips, lines, one link each (the library's)."""
+    ours = run_collective("allreduce", "t3000", "default", "4MiB", axis=1)
+    assert ours.record()["tt_metal"] == "line/1 link"
+    assert ours.time_s == pytest.approx(run_collective("allreduce", "t3000,links=1", "tt_line",
+                                                       "4MiB", axis=1).time_s, rel=1e-12)
+
+
 def test_num_links_uses_that_many_parallel_links():
     """num_links=1 on the 2-link T3000 is the 1-link T3000; the default is every link."""
     one = run_collective("allreduce", "t3000", "tt_metal", "16MiB",

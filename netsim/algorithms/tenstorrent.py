@@ -367,8 +367,8 @@ def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
         return reason
     try:
         links = num_links(options)
-    except InputError as err:
-        return f"cannot run: {err}"
+    except InputError as err:       # (the registry puts the name back in front)
+        return str(err).removeprefix("tt_metal ")
     if links is not None and options.topology is not None and num_ranks > 1:
         pair = options.topology.link_src.astype(np.int64) * options.topology.num_nodes \
             + options.topology.link_dst

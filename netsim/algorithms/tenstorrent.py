@@ -23,19 +23,28 @@ link. Ring runs go on the ring fabric: the deadlock-free ring fabric costs every
 extra link time (CCL_bandwidth.md, "What a ring costs"). The schedules say which fabric
 they run on (``meta['fabric']``), which a preset with ``fabric: auto`` (t3000, galaxy-wh)
 applies per run (:func:`netsim.topology.calibration.on_fabric`).
+
+``tt_metal`` is what ttnn's ops run when called with their defaults (the Tenstorrent
+presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, else
+``tt_line``; on a ring, a reduce-scatter of at most 512 KiB per device goes direct
+(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ..errors import InputError
 from ..topology.calibration import calibrated_launch
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, join
 from .registry import register
 
-__all__ = ["hop_paths", "tt_phase", "HALVES"]
+__all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
+           "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
 HALVES = 2
@@ -188,14 +197,44 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
                      for f in finished], dtype=np.int64)
 
 
-def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool):
+def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
+                    ) -> np.ndarray:
+    """Add tt-metal's direct (one-shot) reduce-scatter: after the entry cost, every rank
+    sends every other rank that rank's block in one message straight through the fabric
+    (a contribution from h hops away crosses h links), and each rank reduces the n-1 it
+    receives. Returns, per rank, one op after which it holds its reduced block."""
+    n = order.size
+    ready = _start(plan, None, launch, n)
+    src_pos, dst_pos = np.nonzero(~np.eye(n, dtype=bool))
+    order = np.asarray(order, dtype=np.int64)
+    src, dst = order[src_pos], order[dst_pos]
+    per_block = [h * chunks + j for h in range(HALVES) for j in range(chunks)]
+
+    def pieces() -> list[list[int]]:
+        return [[d * HALVES * chunks + k for k in per_block] for d in dst.tolist()]
+
+    nbytes = np.full(src.size, HALVES * chunks * plan.piece_bytes)
+    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=ready[src][:, None])
+    got = plan.reduce(dst, ids, nbytes)
+    done = np.empty(n, dtype=np.int64)
+    for rank in range(n):
+        mine = got[dst == rank]
+        done[rank] = int(plan.barriers(mine[None, :])[0]) if mine.size > 1 else int(mine[0])
+    return done
+
+
+def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
+           direct_rs: bool = False):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
     launch = calibrated_launch(options.topology)
     done = None
     if op in ("reducescatter", "allreduce"):
-        done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
+        if direct_rs:
+            done = direct_rs_phase(plan, order, chunks=c, launch=launch)
+        else:
+            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
                  previous=done)
@@ -238,3 +277,151 @@ def _register(op: str, what: str) -> None:
 _register("allgather", "all-gather")
 _register("reducescatter", "reduce-scatter")
 _register("allreduce", "all-reduce (reduce-scatter + all-gather)")
+
+
+# -- tt_metal: what ttnn's CCL ops run by default --------------------------------------------
+#
+# Sources (tenstorrent/tt-metal, ttnn/cpp/ttnn/operations/ccl):
+# * topology: all_gather/all_gather.cpp and all_reduce/all_reduce.cpp take the fabric's
+#   topology through ccl_common's get_usable_topology, which keeps Ring only where the
+#   devices of the axis wrap around, and falls back to Linear otherwise;
+#   common/host/moe_utils.cpp (axis_edges): "A 2-device axis is spanned by a single link;
+#   closing it would use that link twice, so it is a line and never a ring".
+# * num_links: value_or(common::get_num_links(mesh_device, cluster_axis)), the routing
+#   planes usable on every edge of the axis (the fewest of any edge): every parallel link
+#   between neighbours unless some are reserved (moe_utils.cpp, get_num_links).
+# * all_reduce: experimental/ccl/all_reduce_async/all_reduce_async.cpp runs reduce_scatter
+#   then all_gather; its other branch (all-gather + local reduce) is taken for tensors whose
+#   shape does not split evenly over the devices and on 2D fabrics, not by size.
+# * reduce_scatter (reduce_scatter/reduce_scatter.cpp): on a ring, up to 512 KiB of input
+#   per device, reduce_scatter_minimal_direct sends every destination its slice directly
+#   ("one fabric traversal instead of the ring's N/2 store-and-forward steps").
+
+
+def _neighbours(topology) -> set[tuple[int, int]]:
+    """(src, dst) node pairs joined by a direct link."""
+    return set(zip(topology.link_src.tolist(), topology.link_dst.tolist()))
+
+
+def closes_ring(num_ranks: int, options: AlgoOptions) -> bool:
+    """Whether tt-metal runs these ranks as a Ring: 3 or more ranks whose ring order
+    (``options.order``; ``auto`` embeds it) visits neighbours and closes with a neighbour
+    hop; otherwise they run as a line (Linear).
+
+    >>> from netsim.topology import mesh, torus
+    >>> closes_ring(8, AlgoOptions(topology=mesh((2, 4))))     # the T3000 snake
+    True
+    >>> closes_ring(4, AlgoOptions(topology=mesh((1, 4)))), closes_ring(2, AlgoOptions(topology=torus((2,))))
+    (False, False)
+    """
+    if num_ranks < 3 or options.topology is None:
+        return False
+    nodes = options.node_of_rank(num_ranks)[rank_order(options.order, num_ranks, options,
+                                                       "ring")]
+    linked = _neighbours(options.topology)
+    return all((a, b) in linked and (b, a) in linked
+               for a, b in zip(nodes.tolist(), np.roll(nodes, -1).tolist()))
+
+
+def num_links(options: AlgoOptions) -> int | None:
+    """The ``num_links`` option (``options.extra``): parallel links per neighbour pair the
+    CCL uses; None = every link the machine has there (tt-metal's default)."""
+    value = options.extra.get("num_links")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+        raise InputError(f"tt_metal option num_links must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def links_topology(topology, links: int | None):
+    """``topology`` as a CCL using ``links`` parallel links per neighbour pair sees it: the
+    links of a pair with P > ``links`` parallel links carry ``links``/P of their rate each.
+    With the default router, which sprays every flow evenly over a pair's parallel links,
+    that is exactly the pair's first ``links`` links. Cached per topology.
+    """
+    if links is None:
+        return topology
+    key = (id(topology), links)
+    cached = _LINKS_CACHE.get(key)
+    if cached is not None and cached[0] is topology:
+        return cached[1]
+    pair = topology.link_src.astype(np.int64) * topology.num_nodes + topology.link_dst
+    _, which, count = np.unique(pair, return_inverse=True, return_counts=True)
+    planes = count[which]
+    scale = np.where(planes > links, links / planes, 1.0)
+    result = topology if np.all(scale == 1.0) else \
+        topology.with_links(bandwidth=topology.bandwidth * scale)
+    if len(_LINKS_CACHE) > 64:
+        _LINKS_CACHE.clear()
+    _LINKS_CACHE[key] = (topology, result)
+    return result
+
+
+_LINKS_CACHE: dict = {}
+
+
+def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
+    reason = _not_too_many(num_ranks, options)
+    if reason:
+        return reason
+    try:
+        links = num_links(options)
+    except InputError as err:       # (the registry puts the name back in front)
+        return str(err).removeprefix("tt_metal ")
+    if links is not None and options.topology is not None and num_ranks > 1:
+        pair = options.topology.link_src.astype(np.int64) * options.topology.num_nodes \
+            + options.topology.link_dst
+        most = int(np.unique(pair, return_counts=True)[1].max())
+        if links > most:
+            return f"num_links={links}: the machine has at most {most} links per neighbour pair"
+    return None
+
+
+#: tt-metal's reduce_scatter takes the direct (one-shot) path on a ring when the input per
+#: device is at most this many bytes (reduce_scatter.cpp, k_direct_rs_max_input_bytes =
+#: 512 << 10: "The crossover sits between 448 KB and 1 MB, so the gate is 512 KB"); its
+#: all_reduce runs that reduce_scatter on the whole buffer.
+DIRECT_RS_MAX_BYTES = 512 * 1024
+
+
+def takes_direct_rs(op: str, num_ranks: int, size: float, ring: bool) -> bool:
+    """Whether tt-metal's reduce-scatter (of ``reducescatter`` or ``allreduce``) takes the
+    direct path: a ring, and ``size`` (the per-device input: reduce-scatter's input, the
+    all-reduce buffer) at most :data:`DIRECT_RS_MAX_BYTES`."""
+    return ring and op in ("reducescatter", "allreduce") and size <= DIRECT_RS_MAX_BYTES
+
+
+def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
+    ring = closes_ring(num_ranks, options)
+    direct = takes_direct_rs(op, num_ranks, size, ring)
+    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct)
+    links = num_links(options)
+    meta = dict(schedule.meta)
+    if links is not None:
+        meta["links"] = links           # the runner uses that many links per pair
+    choice = ("ring" if ring else "line") + ("+direct-rs" if direct else "")
+    meta["record"] = {**meta.get("record", {}),
+                      "tt_metal": choice
+                      + ("" if links is None else f"/{links} link" + "s" * (links > 1))}
+    return replace(schedule, meta=meta)
+
+
+def _register_tt_metal(op: str, what: str) -> None:
+    def build(num_ranks: int, size: float, options: AlgoOptions):
+        return _tt_metal(op, num_ranks, size, options)
+
+    # Not an 'auto' candidate: tt_line and tt_ring already are; tt_metal is what ttnn runs.
+    build.auto = False
+    # (reduce-scatter and all-reduce switch to the direct reduce-scatter below a size:
+    # their schedules do not scale with it)
+    linear = _no_launch if op == "allgather" else False
+    register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
+             "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
+             "to 512 KiB; option num_links (default: every link)", check=_tt_metal_check,
+             size_linear=linear)(build)
+
+
+_register_tt_metal("allgather", "all_gather")
+_register_tt_metal("reducescatter", "reduce_scatter")
+_register_tt_metal("allreduce", "all_reduce (reduce_scatter + all_gather)")

@@ -231,6 +231,8 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if any(r.get("candidates") for r in records):
         columns.append(("candidates", "candidates", str))
     columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
+    columns += [("tt_metal", "tt-metal choice", str)] if any("tt_metal" in r for r in records) \
+        else []
     if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
         from .synth import SYNTH_COLUMNS
 

@@ -337,10 +337,17 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
 
 def fabric_topology(topology, schedule):
     """The machine as ``schedule`` sees it: with a calibration of ``fabric: auto``, the
-    ring-fabric rates for schedules that say ``meta['fabric'] == 'ring'`` (tt_ring)."""
+    ring-fabric rates for schedules that say ``meta['fabric'] == 'ring'`` (tt_ring); and
+    ``meta['links']`` parallel links per neighbour pair where it says so (tt_metal's
+    ``num_links``)."""
     from ..topology.calibration import on_fabric
 
-    return on_fabric(topology, schedule.meta.get("fabric"))
+    machine = on_fabric(topology, schedule.meta.get("fabric"))
+    if schedule.meta.get("links") is not None:
+        from ..algorithms.tenstorrent import links_topology
+
+        machine = links_topology(machine, int(schedule.meta["links"]))
+    return machine
 
 
 def _check_scale(op: str, n: int, chunks: int, topology, *,

@@ -176,6 +176,8 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         result = simulate_model(machine, schedule, placement, router=router, overhead=alpha,
                                 tolerance=tolerance, progress=progress, faults=faults,
                                 model=model, packet=packet)
+        if "record" in parts[0].meta:     # what the algorithm chose (tt_metal: ring or line)
+            result.meta["record"] = dict(parts[0].meta["record"])
         # concurrent() stacks the parts' ops in order: group g owns one contiguous range
         ends = np.cumsum([p.num_ops for p in parts])
         times = [float(result.op_finish[start:end].max()) if end > start else 0.0

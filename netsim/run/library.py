@@ -88,6 +88,8 @@ def ran_text(records) -> str:
         name = str(record.get("algorithm", "?"))
         if record.get("nccl"):      # algorithm/protocol; the channel count is in the table
             name += " " + "/".join(str(record["nccl"]).split("/")[:2])
+        elif record.get("tt_metal"):    # ring or line (and the link count)
+            name += " " + str(record["tt_metal"])
         if not names or names[-1] != name:
             names.append(name)
     auto = any(record.get("candidates") for record in records)

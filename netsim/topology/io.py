@@ -14,6 +14,8 @@ links, or by both (a generator's machine plus extra nodes and links)::
     links:
       - {src: gpu0, dst: sw0, bandwidth: 25GB/s, latency: 1us, duplex: true, count: 18}
     endpoints: [gpu0]                           # optional natural rank order
+    variants:                                   # optional: named sets of spec options,
+      rated: {bandwidth: 50GB/s}                #   chosen by a flag (my-machine,rated)
     library:                                    # optional: what the vendor library runs
       name: "NCCL 2.30"                         #   (the default --algo on this machine)
       source: "NVIDIA/nccl src/graph/tuning.cc"
@@ -155,6 +157,9 @@ class TopologyFile(_Strict):
     endpoints: list[NodeName] | None = None
     calibration: dict[str, Any] = Field(default_factory=dict)   # see netsim/calibration.py
     library: LibrarySpec | None = None     # the vendor library's choice (default --algo)
+    # name -> spec options (bandwidth, calibration keys...) that the flag ``preset,name``
+    # applies: a documented alternative one word away (galaxy-bh,rated)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     version: int | None = Field(default=None, ge=1)   # file format (TOPOLOGY_VERSION)
 
 
@@ -267,13 +272,14 @@ def topology_from_dict(data: Any, source: str = "<topology>",
                    InputError)
     from .calibration import apply_calibration, split_calibration
 
+    overrides, variant = _with_variants(spec, dict(overrides or {}), fail)
     calibration, overrides = split_calibration(
-        spec.calibration, dict(overrides or {}), lambda k, msg: fail(("calibration", k), msg))
+        spec.calibration, overrides, lambda k, msg: fail(("calibration", k), msg))
     name = str(overrides.pop("name", None) or spec.name or default_name or "topology")
     defaults = _merged_defaults(spec.defaults, overrides, fail)
     base = _generated(spec, overrides, fail)
     if base is not None and not spec.nodes and not spec.links and spec.endpoints is None:
-        meta = {**base.meta, **_meta(spec, source)}
+        meta = {**base.meta, **_meta(spec, source, variant)}
         return apply_calibration(replace(base, name=name, meta=meta), calibration)
     builder = TopologyBuilder(name, family="custom")
     if base is not None:
@@ -283,7 +289,7 @@ def topology_from_dict(data: Any, source: str = "<topology>",
     _add_nodes(builder, spec.nodes, fail)
     _add_links(builder, spec.links, defaults, fail)
     builder.set_endpoints(_endpoints(builder, spec, base, fail))
-    builder.meta = _meta(spec, source)
+    builder.meta = _meta(spec, source, variant)
     try:
         topo = builder.build()
         check_connected(topo)
@@ -292,8 +298,32 @@ def topology_from_dict(data: Any, source: str = "<topology>",
     return apply_calibration(topo, calibration)
 
 
-def _meta(spec: TopologyFile, source: str) -> dict[str, Any]:
+def _with_variants(spec: TopologyFile, overrides: dict, fail) -> tuple[dict, list[str]]:
+    """(``overrides`` with every variant flag in them, ``galaxy-bh,rated``, replaced by
+    the variant's options, the variants chosen). Options given beside the flag win."""
+    from .spec import OPTION_ALIASES
+
+    out = {k: v for k, v in overrides.items() if k not in spec.variants}
+    chosen = []
+    for name in [k for k in overrides if k in spec.variants]:
+        flag = str(overrides[name]).strip().lower()
+        if flag in ("false", "no", "off", "0"):
+            continue
+        if flag not in ("true", "yes", "on", "1"):
+            # (no quotes around the value: the CLI shortens long quoted spans)
+            raise fail(("variants", name), f"a flag ({name} or {name}=false), got "
+                                           f"{name}={overrides[name]}", InputError)
+        chosen.append(name)
+        for key, value in spec.variants[name].items():
+            out.setdefault(OPTION_ALIASES.get(str(key).lower(), str(key).lower()), value)
+    return out, chosen
+
+
+def _meta(spec: TopologyFile, source: str, variant: list[str] | None = None
+          ) -> dict[str, Any]:
     meta: dict[str, Any] = {"source_file": source}
+    if variant:
+        meta["variant"] = ",".join(variant)
     if spec.description:
         meta["description"] = spec.description
     if spec.sources:

@@ -68,6 +68,12 @@ def installed(tmp_path, monkeypatch):
     (info / "entry_points.txt").write_text(textwrap.dedent(ENTRY_POINTS))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(plugins, "_LOADED", {})
+    # the built-in job kinds register when their modules are first imported: import them
+    # now, so that restoring the registry afterwards keeps them (it did not, and later
+    # tests met "unknown job kind 'collective'")
+    from netsim.run.scenario import _import_job_kinds
+
+    _import_job_kinds()
     families, kinds = dict(FAMILIES), dict(JOB_KINDS)
     yield tmp_path
     for registry, saved in ((FAMILIES, families), (JOB_KINDS, kinds)):

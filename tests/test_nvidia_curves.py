@@ -5,7 +5,7 @@ each file) within 15% from 1 MiB and 30% below.
 
 The figures come from ``python benchmarks/bench_nccl_curves.py`` (quoted in
 docs/calibration.md, "NVLink5 and the NVLS reduction"); the points outside the goal today
-are listed in ``SHORT`` with why, and run as non-strict xfail.
+are listed in ``SHORT`` with why and left to the report (``netsim validate``), not asserted.
 """
 
 from __future__ import annotations
@@ -126,10 +126,9 @@ def cases():
             size = int(row["size_bytes"])
             if size < smallest:
                 continue
-            marks = [pytest.mark.xfail(strict=False, reason="outside the goal today: see "
-                                       "SHORT")] if SHORT[name](size) else []
-            yield pytest.param(name, preset, ranks, forced, row, marks=marks,
-                               id=f"{preset}-{ranks}-{size}")
+            if SHORT[name](size):        # reported by `netsim validate`, not asserted
+                continue
+            yield pytest.param(name, preset, ranks, forced, row, id=f"{preset}-{ranks}-{size}")
 
 
 @pytest.mark.parametrize("name,preset,ranks,forced,row", list(cases()))

@@ -311,8 +311,14 @@ def _plot(path, runs, records, overwrite, topology):
     measured = [r for r in records if r.get("measured_busbw_GBps") is not None]
     points = {label: (([r["size_bytes"] for r in measured],
                        [r["measured_busbw_GBps"] for r in measured]))} if measured else None
+    params = click.get_current_context().params
+    source = Path(params["measured"]).name if measured and params.get("measured") else None
+    if source and len(source) > 48:         # the legend names the file, not all of it
+        source = source[:45] + "..."
     draw_curves({label: records}, path, y="busbw_GBps", measured=points, overwrite=overwrite,
-                title=f"{runs[0].op} busbw over message size" if runs else None)
+                title=f"{runs[0].op} busbw over message size" if runs else None,
+                log=True if params.get("log") else None,
+                sources={label: source} if source else None)
     wrote(path)
     return []
 
@@ -328,6 +334,12 @@ add_report_option(
     ReportHook(apply=_save_result, outputs=lambda path, sizes: [path]))
 add_report_option(
     click.Option(["--plot"], metavar="FILE", default=None,
-                 help="Draw busbw over message size (with --measured points)."),
+                 help="Draw busbw over message size (with --measured points, their source "
+                      "and an error panel)."),
     ReportHook(apply=_plot, check=_check_figure,
                outputs=lambda path, sizes: [path]))
+# --log: the --plot's busbw axis logarithmic (small sizes are not flattened against zero)
+add_report_option(
+    click.Option(["--log"], is_flag=True, default=False,
+                 help="With --plot: a logarithmic busbw axis."),
+    ReportHook(apply=lambda value, runs, records, overwrite, topology: []))

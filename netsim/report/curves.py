@@ -167,7 +167,7 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
     default = f"{text.split(' (')[0]} against message size"
     ax.set_title(_wrapped(title or default), fontsize=10)
     if errors:
-        _error_panel(panel, ax, errors, colors)
+        _error_panel(panel, ax, errors, colors, y.split("_")[0])
     if path is not None:
         save_figure(fig, path, overwrite)
     return fig if notebook else {**drawn, **shown}
@@ -188,8 +188,9 @@ def _errors(drawn, measured) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _error_panel(panel, ax, errors, colors) -> None:
-    """simulated / measured - 1 (%) per size under the curves, with the +-15% band."""
+def _error_panel(panel, ax, errors, colors, short: str = "y") -> None:
+    """simulated / measured - 1 (%) of the drawn quantity per size under the curves, with
+    the +-15% band."""
     panel.axhspan(-15, 15, color="#eeeeee", zorder=0)
     panel.axhline(0, color="#888888", linewidth=0.8)
     top = 15.0
@@ -198,7 +199,7 @@ def _error_panel(panel, ax, errors, colors) -> None:
                    color=colors[label], markerfacecolor="none")
         top = max(top, float(np.max(np.abs(100 * err))) * 1.15)
     panel.set_ylim(-top, top)
-    panel.set_ylabel("sim / meas - 1 (%)", fontsize=8)
+    panel.set_ylabel(f"{short}: sim/meas - 1 (%)", fontsize=8)
     panel.tick_params(labelsize=8)
     panel.grid(color="#e3e3e3", linewidth=0.6)
     ax.set_xlabel("")

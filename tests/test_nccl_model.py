@@ -250,3 +250,26 @@ def test_gpus_per_thread_on_the_command_line(tmp_path, capsys):
     refused = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--algo",
                                         "ring", "--gpus-per-thread", "1"])
     assert refused.exit_code == 2 and "applies to NCCL's model" in refused.output and "--algo ring" in refused.output
+
+
+def test_nccl_environment_on_the_command_line_forces_the_model():
+    """--nccl ALGO=...,PROTO=... gives the choice AlgoOptions.extra gives; what the model
+    does not take is refused in one line."""
+    def coll(*extra):
+        out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100", "--size",
+                                        "64MiB", "--format", "json", *extra])
+        return out
+    forced = coll("--nccl", "NCCL_ALGO=Ring,PROTO=simple")
+    assert forced.exit_code == 0, forced.output
+    record = json.loads(forced.output)["records"][0]
+    api = run_collective("allreduce", "dgx-h100", "nccl", 64 * 2**20, options=AlgoOptions(
+        extra={"nccl_algorithm": "ring", "nccl_protocol": "Simple"}))
+    assert record["nccl"].startswith("ring/Simple") and record["time_s"] == api.time_s
+    assert json.loads(coll().output)["records"][0]["nccl"].startswith("nvls")
+    for bad, why in (("ALGO=PAT", "not one of"), ("MAX_NCHANNELS=4", "not modelled"),
+                     ("ALGO", "KEY=VALUE")):
+        out = coll("--nccl", bad)
+        assert out.exit_code != 0 and why in out.output + str(out.exception)
+    out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "mesh:4x4", "--nccl",
+                                    "ALGO=ring"])
+    assert out.exit_code == 2 and "applies to NCCL's model" in out.output

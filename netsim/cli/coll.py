@@ -77,14 +77,46 @@ def _list_algorithms(op: str | None, fmt: str, output, overwrite) -> None:
 
 
 def _options(chunks: int | None, gamma: str | None, order: str, root: int,
-             gpus_per_thread: int | None = None):
+             gpus_per_thread: int | None = None, nccl: dict | None = None):
     from ..algorithms import AlgoOptions
 
     rate = parse_rate(gamma, "--gamma") if gamma else None
     if rate is not None and not rate > 0:
         raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
     extra = {} if gpus_per_thread is None else {"gpus_per_thread": gpus_per_thread}
+    extra.update(nccl or {})
     return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root, extra=extra)
+
+
+#: --nccl KEY=VALUE: NCCL's environment variables (with or without NCCL_) -> the model's
+#: option and the values NCCL takes (its spelling, any case).
+_NCCL_KEYS = {"ALGO": ("nccl_algorithm", {"ring": "ring", "tree": "tree", "nvls": "nvls"}),
+              "PROTO": ("nccl_protocol", {"ll": "LL", "ll128": "LL128", "simple": "Simple"})}
+
+
+def nccl_settings(text: str | None) -> dict:
+    """``--nccl ALGO=NVLS,PROTO=Simple`` (or ``NCCL_ALGO=...``) as NCCL's model options;
+    one-line errors for keys and values the model does not take.
+
+    >>> nccl_settings("NCCL_ALGO=Ring,proto=ll128")
+    {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
+    """
+    out: dict = {}
+    for part in filter(None, (text or "").split(",")):
+        key, eq, value = part.partition("=")
+        name = key.strip().upper().removeprefix("NCCL_")
+        if not eq or not value.strip():
+            raise InputError(f"--nccl: {part!r} is not KEY=VALUE (e.g. ALGO=NVLS,PROTO=Simple)")
+        if name not in _NCCL_KEYS:
+            why = (": channel counts come from NCCL's graph search in the model"
+                   if "CHANNELS" in name else "")
+            raise InputError(f"--nccl: {key.strip()!r} is not modelled (ALGO, PROTO){why}")
+        option, values = _NCCL_KEYS[name]
+        if value.strip().lower() not in values:
+            raise InputError(f"--nccl: {name}={value.strip()!r} is not one of "
+                             f"{', '.join(sorted(set(values.values())))}")
+        out[option] = values[value.strip().lower()]
+    return out
 
 
 def _sizes(size: str | None, sizes: str | None) -> list[float]:
@@ -154,6 +186,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               help="With NCCL's model: GPUs one host thread enqueues for, as nccl-tests "
                    "-g N, whose host time bounds small sizes [1: one process per GPU, or "
                    "the nGpus of a --measured nccl-tests run]; 0: the GPU time alone.")
+@click.option("--nccl", "nccl_env", default=None, metavar="KEY=VALUE,...",
+              help="With NCCL's model: force its choice as NCCL's environment variables do, "
+                   "e.g. ALGO=NVLS,PROTO=Simple (NCCL_ALGO, NCCL_PROTO).")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
@@ -164,7 +199,7 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 @output_option
 @overwrite_option
 def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, nodes, chunks,
-            alpha, gamma, order, root, gpus_per_thread, list_algorithms, fail_links,
+            alpha, gamma, order, root, gpus_per_thread, nccl_env, list_algorithms, fail_links,
             degrade_links, model, packet, tolerance, fmt, output, overwrite, **extras):
     """Simulate collective OP (allreduce, allgather, reducescatter, alltoall, broadcast,
     reduce) and report time, algbw, busbw and efficiency against two lower bounds: the
@@ -203,6 +238,10 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if gpus_per_thread is not None and runs_as != "nccl":
         raise click.UsageError("--gpus-per-thread applies to NCCL's model (--algo nccl: the "
                                "host side of nccl-tests), not to --algo " + str(runs_as))
+    nccl = nccl_settings(nccl_env)
+    if nccl and runs_as != "nccl":
+        raise click.UsageError("--nccl applies to NCCL's model (--algo nccl), not to --algo "
+                               + str(runs_as))
     if extras.get("measured") is not None:   # the measured run's op, ranks and -g (--measured)
         from ..run import measured_run_options
 
@@ -213,7 +252,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         # one sweep, not one per size: the sizes share its router and what it keeps
         runs = run_sweep(
             op, topology, algorithm, message_sizes, each=lambda _run: bar.advance(),
-            ranks=ranks, options=_options(chunks, gamma, order, root, gpus_per_thread),
+            ranks=ranks, options=_options(chunks, gamma, order, root, gpus_per_thread, nccl),
             alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
             nodes=nodes, model=model, packet=packet, tolerance=tolerance)

@@ -28,6 +28,7 @@ from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
 from .symmetry import find_classes, quotient
+from .tolerance import check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
 
@@ -403,13 +404,14 @@ class _Execution:
         t_next = self.now + dt_fluid if fluid else t_heap
         if t_next == np.inf:
             return t_next
+        if fluid and self.tolerance:
+            t_next = self._window_end(finish_dt, dt_fluid, t_heap)
         dt = t_next - self.now
         self._advance(dt)
         self.now = t_next
         changed = False
         if finish_dt is not None:
-            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
-                    + self.tolerance * t_next) | \
+            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)) | \
                    (self.remaining[self.active] <= _REL_TOL * self.sub_bytes[self.active])
             if done.any():
                 finished = self.active[done]
@@ -435,6 +437,14 @@ class _Execution:
         if self.progress and self.events % self.progress_every == 0:
             self.progress(self.events, self.now)
         return t_next
+
+    def _window_end(self, finish_dt: np.ndarray, dt_fluid: float, t_heap: float) -> float:
+        """Approximate mode: the time of the last completion due within ``tolerance`` x t
+        of the first (t = its time), and not after the next timed event. Every flow due by
+        then completes then: late, never early, so rates stay within capacity and no
+        dependent op starts before its data could be there (engine.kernel's
+        ``window_end``)."""
+        return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
     def _process(self, env: simpy.Environment):
         for fault in self.faults:
@@ -700,14 +710,14 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     Without faults, flows that cannot be told apart are simulated once per class
     (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
 
-    ``tolerance`` (relative, default 0 = exact) is the approximate mode: a flow due within
-    ``tolerance`` x t of an event at time t completes at t, so near-simultaneous
-    completions become one event. Each such flow finishes early by at most that much.
+    ``tolerance`` (relative, default 0 = exact) is the approximate mode: flows due within
+    ``tolerance`` x t of a completion at time t complete together, at the last of them, so
+    near-simultaneous completions become one event. Each such flow finishes late by at
+    most that much, never early: rates stay within link capacities and the makespan
+    stays above every lower bound.
     """
     overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else float(overhead)
-    tolerance = float(tolerance)
-    if not (0.0 <= tolerance < 1.0):
-        raise SimulationError(f"tolerance must be in [0, 1), got {tolerance!r}")
+    tolerance = check_tolerance(tolerance)
     options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline,
                    tolerance=tolerance)
     classes = None

@@ -155,3 +155,71 @@ def test_too_few_bytes_are_refused_with_the_floor():
     assert flow_problems(b.build(), "allreduce", 2) == [
         "rank 1 receives 500000 bytes, but an allreduce of 1e+06 bytes on 2 ranks must bring "
         "it at least 1e+06"]
+
+
+# -- no result below its bound (issue 34, item 2) -------------------------------------
+
+def test_a_run_below_its_bound_is_an_internal_error_not_an_answer():
+    """An algorithm object is not checked like a file: if it cheats (one send for an
+    all-reduce), the record is refused at build time instead of printing 700 %."""
+    from netsim.algorithms import Algorithm
+    from netsim.errors import SimulationError
+    from netsim.run import run_collective
+
+    def build(n, size, options):
+        b = ScheduleBuilder(n, meta={"size": size})
+        b.send(0, 1, size / n)
+        return b.build()
+
+    cheat = Algorithm("allreduce", "cheat", "one send", build)
+    with pytest.raises(SimulationError, match=r"^internal error: allreduce cheat on 8 ranks "
+                                              r"of 'mesh-2x4' took 2\.621 us, below its lower "
+                                              r"bound of 18\.35 us \(injection\)"):
+        run_collective("allreduce", "mesh:2x4", cheat, "1MiB")
+
+
+def test_the_bound_check_allows_rounding_only():
+    from netsim.algorithms.bounds import Bound
+    from netsim.errors import SimulationError
+    from netsim.run.collective import check_above_bound
+
+    bound = Bound(1.0, "injection", "")
+    check_above_bound("x", 1.0 - 1e-7, bound)               # rounding: within 1e-6
+    check_above_bound("x", 1.0 - 1e-5, bound, steps=1e4)    # 2e-9 per event and flow
+    for time in (1.0 - 1e-5, float("nan")):
+        with pytest.raises(SimulationError, match="internal error: x took"):
+            check_above_bound("x", time, bound)
+
+
+# -- parameters checked up front (issue 34, item 4) -----------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"overhead": float("nan")}, "overhead must be a finite time >= 0 s, got nan"),
+    ({"overhead": float("inf")}, "overhead must be a finite time >= 0 s, got inf"),
+    ({"overhead": -1e-6}, "overhead must be a finite time >= 0 s, got -1e-06"),
+    ({"overhead": True}, "overhead must be a finite time >= 0 s, got True"),
+    ({"overhead": [0.0, float("nan")]}, r"overhead\[1\] must be a finite time >= 0 s, got nan"),
+    ({"not_before": [0.0, float("inf")]}, r"not_before\[1\] must be a finite time >= 0 s, "
+                                          r"got inf"),
+    ({"tolerance": float("nan")}, r"tolerance must be a number in \[0, 1\), got nan"),
+])
+def test_simulate_refuses_times_that_would_never_complete(kwargs, message):
+    """overhead=nan used to loop forever; inf said 'its dependencies never completed'."""
+    from netsim.engine import simulate
+    from netsim.errors import InputError
+
+    b = ScheduleBuilder(4)
+    first = b.send(0, 1, 1e6)
+    b.send(1, 2, 1e6, [first])
+    with pytest.raises(InputError, match=f"^{message}$"):
+        simulate(parse_topology("mesh:2x2"), b.build(), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"alpha": float("nan")}, {"alpha": float("inf")},
+                                    {"tolerance": float("nan")}, {"tolerance": 1.0}])
+def test_run_collective_refuses_nan_and_inf_parameters(kwargs):
+    from netsim.errors import InputError
+    from netsim.run import run_collective
+
+    with pytest.raises(InputError, match=next(iter(kwargs))):
+        run_collective("allreduce", "mesh:2x2", "ring", "1MiB", **kwargs)

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 import simpy
 
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
@@ -99,13 +99,31 @@ WARM_MIN_INCIDENCES = 2048
 
 def _per_op(overhead, n_ops: int) -> np.ndarray:
     """The per-message overhead of every op (s): one value for all, or one per op."""
-    values = np.asarray(overhead, dtype=np.float64)
+    values = _times("overhead", overhead)
     if values.ndim == 0:
         return np.full(n_ops, float(values))
     if values.shape != (n_ops,):
         raise SimulationError(f"overhead: one value or one per op ({n_ops}), got "
                               f"{values.size}")
     return values.copy()
+
+
+def _times(name: str, value) -> np.ndarray:
+    """``value`` (s; one or an array) as floats, or a one-line InputError naming ``name``
+    and the first value that is not a finite time >= 0: nan never completes an op (the
+    run would not return), inf leaves its dependants waiting forever."""
+    if isinstance(value, (bool, np.bool_, str)):
+        raise InputError(f"{name} must be a finite time >= 0 s, got {value!r}")
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a finite time >= 0 s, got {value!r}") from None
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        where = "" if values.ndim == 0 else f"[{int(np.flatnonzero(bad.ravel())[0])}]"
+        first = value if values.ndim == 0 else float(values.ravel()[bad.ravel()][0])
+        raise InputError(f"{name}{where} must be a finite time >= 0 s, got {first!r}")
+    return values
 
 
 def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,9 +169,9 @@ class _Execution:
         self.overhead = _per_op(overhead, n_ops)      # s per message, by op
         # Approximate mode: a draining flow due within tolerance x (event time) of an event
         # completes at it. 0 (exact): only the engine's own 1e-9 merge window.
-        self.tolerance = float(tolerance)
+        self.tolerance = check_tolerance(tolerance)
         self.not_before = (np.zeros(n_ops) if not_before is None
-                           else np.asarray(not_before, dtype=np.float64))
+                           else _times("not_before", not_before))
         self.progress, self.progress_every = progress, progress_every
         self.timeline = [] if record_timeline else None
 
@@ -716,8 +734,11 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     most that much, never early: rates stay within link capacities and the makespan
     stays above every lower bound.
     """
-    overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else float(overhead)
+    overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else \
+        float(_times("overhead", overhead))
     tolerance = check_tolerance(tolerance)
+    if not_before is not None:
+        not_before = _times("not_before", not_before)
     options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline,
                    tolerance=tolerance)
     classes = None

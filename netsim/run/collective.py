@@ -555,8 +555,11 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
     from ..topology import parse_topology
 
+    from ..engine.tolerance import check_tolerance
+
     _check_op(op)
     check_model(model, packet)
+    tolerance = check_tolerance(tolerance)      # before any build: nan is no window
     if algorithm == "synth" and model != "fluid":   # its search runs thousands of fluid runs
         raise InputError(f"--model {model} does not apply to --algo synth (it searches with "
                          f"the fluid model): use --model fluid")
@@ -654,6 +657,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
 def _make_run(op: str, name: str, topo, n: int, size: float, result: Result, bound: Bound,
               candidates: dict[str, float] | None) -> CollectiveRun:
     time = float(result.makespan)
+    check_above_bound(f"{op} {name} on {n} ranks of {topo.name!r}", time, bound,
+                      float(result.events) + float(result.num_flows))
     return CollectiveRun(
         op=op, algorithm=name, topology=topo.name, ranks=n, size_bytes=size, time_s=time,
         algbw_GBps=algbw_GBps(size, time), busbw_GBps=busbw_GBps(op, size, time, n),
@@ -661,6 +666,22 @@ def _make_run(op: str, name: str, topo, n: int, size: float, result: Result, bou
         efficiency=bound.seconds / time if time > 0 else None,
         max_link_util=result.max_link_utilization, events=int(result.events),
         flows=int(result.num_flows), result=result, candidates=candidates)
+
+
+def check_above_bound(what: str, time: float, bound: Bound, steps: float = 0.0) -> None:
+    """Refuse to report a time below the lower bound printed beside it: that is a bug
+    (an algorithm that does not perform the collective, or an engine that moves bytes
+    faster than its links), never an answer. Rounding may take 1e-6 relative, or 2e-9 per
+    event and flow (the engine's merging of close events,
+    :func:`netsim.algorithms.lower_bound.engine_floor`)."""
+    from ..algorithms.lower_bound import SLACK
+    from ..errors import SimulationError
+
+    floor = bound.seconds * (1.0 - max(SLACK, 2e-9 * steps))
+    if not time >= floor:       # nan too
+        raise SimulationError(f"internal error: {what} took {format_time(time)}, below its "
+                              f"lower bound of {format_time(bound.seconds)} ({bound.name}): "
+                              f"please report it")
 
 
 # -- sweeps ----------------------------------------------------------------------------

@@ -223,3 +223,50 @@ def test_run_collective_refuses_nan_and_inf_parameters(kwargs):
 
     with pytest.raises(InputError, match=next(iter(kwargs))):
         run_collective("allreduce", "mesh:2x2", "ring", "1MiB", **kwargs)
+
+
+# -- booleans are not numbers (issue 34, item 5) --------------------------------------
+
+@pytest.mark.parametrize("argv, expect", [
+    (["run", "{corpus}/scenario/ranks-yes.yaml"],
+     ["ranks-yes.yaml: jobs[0].ranks: expected a number, not a boolean", "got True", "line 5"]),
+    (["topo", "{corpus}/topology/bandwidth-yes.yaml"],
+     ["bandwidth-yes.yaml: links[0].bandwidth: expected a number, not a boolean", "got True",
+      "line 5"]),
+    (["run", "{corpus}/scenario/schedule-fraction-bool.yaml"],
+     ["fraction-bool.json: ops[0].fraction: expected a number, not a boolean"]),
+])
+def test_a_boolean_where_a_number_is_due_is_refused(argv, expect, tmp_path, capsys):
+    """``ranks: yes`` ran one rank; ``bandwidth: yes`` made a 1 B/s link."""
+    out = tmp_path / "out.txt"
+    argv = [a.replace("{corpus}", str(CORPUS)) for a in argv] + ["-o", str(out)]
+    code, _, err = run_main(argv, capsys)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netsim: error: "), err
+    assert not [text for text in expect if text not in lines[0]], lines[0]
+    assert code == 2 and not out.exists()
+
+
+def test_boolean_fields_still_take_booleans():
+    from netsim._inputs.schema import NoBoolNumbers
+
+    class Model(NoBoolNumbers):
+        flag: bool = False
+        either: int | bool = 0
+        count: int | None = None
+
+    assert Model(flag=True, either=True).flag is True
+    assert Model(count=3).count == 3
+    with pytest.raises(ValueError, match="expected a number, not a boolean"):
+        Model(count=False)
+
+
+@pytest.mark.parametrize("value", [1e20, 2**70, float("nan"), float("inf"), -1, True])
+def test_a_chakra_comm_size_out_of_range_is_refused(value):
+    """A trace's comm_size of 1e20 bytes used to be built as a collective of that size."""
+    from netsim.interop.chakra import _size
+
+    with pytest.raises(ScheduleError, match=r"^rank0\.et: node 3: comm_size=.* must be a "
+                                            r"number of bytes from 0 to 1 EiB$"):
+        _size({"comm_size": value}, "rank0.et: node 3", True)
+    assert _size({"comm_size": 2**60}, "rank0.et: node 3", True) == 2.0**60

@@ -167,8 +167,9 @@ class _Execution:
         self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
         self.active_weight = np.zeros(0)
         self.overhead = _per_op(overhead, n_ops)      # s per message, by op
-        # Approximate mode: a draining flow due within tolerance x (event time) of an event
-        # completes at it. 0 (exact): only the engine's own 1e-9 merge window.
+        # Approximate mode: the flows due within tolerance x t of a completion at t
+        # complete with the last of them (engine.tolerance). 0 (exact): only the engine's
+        # own 1e-9 merge window.
         self.tolerance = check_tolerance(tolerance)
         self.not_before = (np.zeros(n_ops) if not_before is None
                            else _times("not_before", not_before))
@@ -460,8 +461,7 @@ class _Execution:
         """Approximate mode: the time of the last completion due within ``tolerance`` x t
         of the first (t = its time), and not after the next timed event. Every flow due by
         then completes then: late, never early, so rates stay within capacity and no
-        dependent op starts before its data could be there (engine.kernel's
-        ``window_end``)."""
+        dependent op starts before its data could be there (:mod:`.tolerance`)."""
         return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
     def _process(self, env: simpy.Environment):

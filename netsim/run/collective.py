@@ -554,7 +554,6 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     """
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
     from ..topology import parse_topology
-
     from ..engine.tolerance import check_tolerance
 
     _check_op(op)

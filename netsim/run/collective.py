@@ -192,7 +192,16 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
                             faults=faults, model=model, packet=packet, tolerance=tolerance)
     result = result if planes is None else expand_result(result, planes, nodes)
     result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
+    _note_overhead(result, schedule.meta.get("overhead", alpha))
     return result
+
+
+def _note_overhead(result: Result, overhead) -> None:
+    """Keep the per-message cost the run used (an algorithm may set its own: nccl's step
+    latency replaces alpha): the bound printed beside it counts no more than that cost,
+    else a run could be faster than its own bound (nccl at alpha = 1 ms: 130 us against a
+    bound of 1 ms)."""
+    result.meta["overhead_s"] = float(np.min(overhead)) if np.size(overhead) else 0.0
 
 
 def _placed_build(algo, topology, size: float, nodes: np.ndarray, options, router, *,
@@ -255,6 +264,7 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
     result.placement = nodes
     if used is not None:
         used[algo.name] = machine
+    _note_overhead(result, blocks.meta.get("overhead", alpha))
     return result
 
 
@@ -639,7 +649,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                                       f"{op} algorithm", f"{nodes.size} ranks on {topo.name!r}",
                                       bound=bound_of if exact else None, pruned=pruned)
     bound = lower_bound(op, used.get(best.name, topo), size, nodes.size, nodes,
-                        alpha=float(alpha),
+                        alpha=min(float(alpha), result.meta.get("overhead_s", alpha)),
                         gamma=options.gamma, root=options.root)
     made = _make_run(op, best.name, topo, nodes.size, size, result, bound,
                      {a.name: r.makespan for a, r in outcomes} if pick else None)

@@ -112,3 +112,16 @@ def test_the_window_ends_at_its_last_completion_and_before_a_timed_event():
     assert window_end(1.0, due, 2.0, np.inf, 0.1) == 1.0 + 2.3    # window 2 + 0.1 * 3
     assert window_end(1.0, due, 2.0, 3.15, 0.1) == 1.0 + 2.1      # a release at 3.15
     assert window_end(1.0, due, 2.0, np.inf, 0.0) == 1.0 + 2.0    # exact
+
+
+def test_json_output_never_holds_a_bare_nan():
+    """NaN and Infinity are not JSON: strict readers (jq, browsers) reject the file."""
+    from netsim.cli.options import format_records
+
+    def refuse(name):
+        raise ValueError(f"bare {name} in JSON")
+
+    text = format_records([{"time_s": float("nan"), "bound_s": float("inf"),
+                            "util": np.float64("-inf"), "ok": 1.5}], "json")
+    [record] = json.loads(text, parse_constant=refuse)["records"]
+    assert record == {"time_s": None, "bound_s": None, "util": None, "ok": 1.5}

@@ -23,6 +23,9 @@ COLLECTIVES = Path(__file__).parent.parent / "collectives"
 
 #: (argv, substrings of the one error line); every case exits 2.
 REFUSED = [
+    (["coll", "allreduce", "--topo", "mesh:2x4", "--size", "1MiB", "--schedule",
+      "{corpus}/schedule/one-send-allreduce.json"],
+     ["one-send-allreduce.json: not an allreduce on 8 ranks"]),
     (["coll", "allreduce", "--topo", "mesh:2x4", "--size", "1MiB", "--algo",
       "{corpus}/schedule/one-send-allreduce.json"],
      ["one-send-allreduce.json: not an allreduce on 8 ranks", "rank 0 never receives the data "
@@ -50,7 +53,8 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("argv, expect", REFUSED, ids=[Path(a[-1]).name for a, _ in REFUSED])
+@pytest.mark.parametrize("argv, expect", REFUSED,
+                         ids=[f"{a[0]}-{a[-2]}-{Path(a[-1]).name}" for a, _ in REFUSED])
 def test_a_schedule_that_does_not_perform_the_collective_is_refused(argv, expect, tmp_path,
                                                                    capsys):
     out = tmp_path / "out.txt"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_helpers import run_main
 from netsim.algorithms import OPS, AlgoOptions, algorithms_for
@@ -274,3 +276,49 @@ def test_a_chakra_comm_size_out_of_range_is_refused(value):
                                             r"number of bytes from 0 to 1 EiB$"):
         _size({"comm_size": value}, "rank0.et: node 3", True)
     assert _size({"comm_size": 2**60}, "rank0.et: node 3", True) == 2.0**60
+
+
+def _without(schedule, drop: set[int], cut: set[int]):
+    """``schedule`` without the ops in ``drop`` (their dependants wait for their
+    dependencies instead) and with the dependencies of the ops in ``cut`` removed."""
+    b = ScheduleBuilder(schedule.num_ranks, meta=schedule.meta)
+    new: dict[int, list[int]] = {}            # old op -> the new ops it stands for
+    for i in range(schedule.num_ops):
+        deps = sorted({d for old in schedule.deps(i).tolist() for d in new[old]})
+        if i in cut:
+            deps = []
+        if i in drop:
+            new[i] = deps
+            continue
+        kind = int(schedule.kind[i])
+        if kind == 0:
+            op = b.send(int(schedule.src[i]), int(schedule.dst[i]), float(schedule.nbytes[i]),
+                        deps, data=schedule.data.get(i))
+        elif kind == 1:
+            op = b.compute(int(schedule.src[i]), float(schedule.seconds[i]), deps)
+        else:
+            op = b.barrier(deps)
+        new[i] = [op]
+    return b.build()
+
+
+@pytest.mark.parametrize("op, algorithm, n", [("allreduce", "ring", 5),
+                                               ("allreduce", "recursive_doubling", 8),
+                                               ("allgather", "ring", 4),
+                                               ("broadcast", "binomial", 6),
+                                               ("reducescatter", "ring", 4)])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_the_flow_check_refuses_only_what_the_full_check_refuses(op, algorithm, n, data):
+    """Soundness on mutants of annotated schedules (sends dropped, dependencies cut): when
+    the flow check finds a problem, the symbolic check (which sees the data) finds one
+    too; a correct schedule is never refused for want of annotations."""
+    from netsim.algorithms import build_schedule, problems
+
+    schedule = build_schedule(op, algorithm, n, 1e6, AlgoOptions(extra={"annotate": True}))
+    ops = st.integers(0, schedule.num_ops - 1)
+    drop = set(data.draw(st.lists(ops, max_size=2)))
+    cut = set(data.draw(st.lists(ops, max_size=2)))
+    mutant = _without(schedule, drop, cut)
+    if flow_problems(mutant, op, n):
+        assert problems(mutant, op, n, first_only=True)

@@ -222,12 +222,18 @@ def test_simulate_refuses_times_that_would_never_complete(kwargs, message):
 
 
 @pytest.mark.parametrize("kwargs", [{"alpha": float("nan")}, {"alpha": float("inf")},
-                                    {"tolerance": float("nan")}, {"tolerance": 1.0}])
-def test_run_collective_refuses_nan_and_inf_parameters(kwargs):
+                                    {"alpha": True}, {"tolerance": float("nan")},
+                                    {"tolerance": 1.0}, {"gamma": True},
+                                    {"gamma": float("nan")}])
+def test_run_collective_refuses_nan_inf_and_boolean_parameters(kwargs):
+    """alpha=True ran with 1 s per message, gamma=True reduced at 1 B/s."""
     from netsim.errors import InputError
     from netsim.run import run_collective
 
-    with pytest.raises(InputError, match=next(iter(kwargs))):
+    name = next(iter(kwargs))
+    if name == "gamma":
+        kwargs = {"options": AlgoOptions(gamma=kwargs["gamma"])}
+    with pytest.raises(InputError, match=name):
         run_collective("allreduce", "mesh:2x2", "ring", "1MiB", **kwargs)
 
 

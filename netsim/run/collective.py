@@ -373,6 +373,8 @@ def _mean_links(schedule, topology, placement: np.ndarray, router) -> float | No
 
 
 def _check_alpha(alpha) -> float:
+    if isinstance(alpha, (bool, np.bool_)):     # float(True) is 1 s
+        raise InputError(f"alpha (per-message overhead) must be a time in s, got {alpha!r}")
     try:
         value = float(alpha)
     except (TypeError, ValueError):

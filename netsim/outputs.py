@@ -15,6 +15,8 @@ never replacing what is not a regular file.
 
 from __future__ import annotations
 
+import math
+
 import os
 import stat
 import tempfile
@@ -123,6 +125,8 @@ def to_jsonable(value):
     >>> import numpy as np
     >>> to_jsonable({1: (np.int64(2), np.arange(2.0)), "b": np.bool_(True)})
     {'1': [2, [0.0, 1.0]], 'b': True}
+    >>> to_jsonable([float("nan"), np.float64("inf")])      # not numbers in JSON: null
+    [None, None]
     """
     import numpy as np
 
@@ -131,7 +135,9 @@ def to_jsonable(value):
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return to_jsonable(value.tolist()) if value.dtype.kind in "fc" else value.tolist()
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None             # JSON has no NaN or infinity: a bare NaN breaks its readers
     return value

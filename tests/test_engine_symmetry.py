@@ -189,20 +189,21 @@ def test_tolerance_merges_completions_within_its_window_and_no_others():
     assert exact.events == 3 and exact.op_finish[1] == pytest.approx(1.0005)
     merged = simulate(topo, schedule, tolerance=1e-3)   # 0.0005 s <= 1e-3 x 1 s: merged
     assert merged.events == 2
-    np.testing.assert_allclose(merged.op_finish, [1.0, 1.0])
+    np.testing.assert_allclose(merged.op_finish, [1.0005, 1.0005])   # at the last: late
     np.testing.assert_allclose(merged.link_bytes, exact.link_bytes)   # every byte counted
     apart = simulate(topo, schedule, tolerance=1e-4)    # 0.0005 s > 1e-4 x 1 s: not merged
     np.testing.assert_allclose(apart.op_finish, exact.op_finish, rtol=1e-12)
 
 
 def test_tolerance_zero_is_the_exact_engine_and_bad_values_are_refused():
-    from netsim.errors import SimulationError
+    from netsim.errors import InputError
 
     topo, schedule = _two_lone_flows(3e8)
     np.testing.assert_array_equal(simulate(topo, schedule, tolerance=0.0).op_finish,
                                   simulate(topo, schedule).op_finish)
-    with pytest.raises(SimulationError, match="tolerance"):
-        simulate(topo, schedule, tolerance=1.5)
+    for bad in (1.5, float("nan"), -0.1, float("inf"), True):
+        with pytest.raises(InputError, match="tolerance"):
+            simulate(topo, schedule, tolerance=bad)
 
 
 # -- per-op overhead -------------------------------------------------------------------

@@ -2,28 +2,72 @@
 
 YAML pitfalls handled here: PyYAML reads ``1e9`` as a string (the unit parsers take it as a
 number), and YAML 1.1 reads ``3_3`` as the integer 33, which would turn grid node names
-into numbers: :func:`load_yaml` keeps digits with underscores a string.
+into numbers: :func:`load_yaml` keeps digits with underscores a string. YAML 1.1 also
+reads ``yes``, ``no``, ``on`` and ``off`` as booleans, and pydantic (and Python) take a
+boolean for the number 1 or 0: ``ranks: yes`` ran one rank. :class:`NoBoolNumbers`
+refuses a boolean in a numeric field, and the unit types refuse it too.
 """
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError,
+                      ValidationInfo, field_validator)
 
 from ..errors import InputError, did_you_mean
 from ..units import parse_rate, parse_size, parse_time
 from .yamlio import load_yaml, yaml_line
 
-__all__ = ["Strict", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
+__all__ = ["Strict", "NoBoolNumbers", "BOOL_NOT_NUMBER", "Size", "Rate", "Time", "validation_message", "validate", "load_yaml",
            "yaml_line",
            "one_of"]
 
 
-class Strict(BaseModel):
-    """Base of every scenario model: unknown keys are errors, not silently ignored."""
+#: The message for a boolean where a number is due.
+BOOL_NOT_NUMBER = ("expected a number, not a boolean (YAML reads yes, no, on and off as "
+                   "booleans too)")
+
+
+def _admits(annotation: Any, kinds: tuple[type, ...]) -> bool:
+    """Does a field annotation take a value of one of ``kinds`` (through Optional, unions
+    and Annotated)?"""
+    if annotation is Any:
+        return bool in kinds
+    if isinstance(annotation, type):
+        return issubclass(annotation, kinds) and (annotation is not bool or bool in kinds)
+    if get_origin(annotation) in (Union, types.UnionType, Annotated):
+        args = get_args(annotation)
+        return any(_admits(a, kinds) for a in (args[:1] if get_origin(annotation) is
+                                               Annotated else args))
+    return False
+
+
+class NoBoolNumbers(BaseModel):
+    """A model whose numeric fields refuse booleans (``ranks: yes`` is not one rank)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields[info.field_name]
+            if _admits(field.annotation, (int, float)) \
+                    and not _admits(field.annotation, (bool,)) and not _says_so(field):
+                raise ValueError(BOOL_NOT_NUMBER)
+        return value
+
+
+def _says_so(field) -> bool:
+    """Does the field convert with a unit parser, which refuses booleans itself?"""
+    return any(getattr(getattr(m, "func", None), "refuses_bool", False) for m in field.metadata)
+
+
+class Strict(NoBoolNumbers):
+    """Base of every scenario model: unknown keys are errors, not silently ignored, and
+    numbers are not booleans."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -38,6 +82,7 @@ def _unit(parser, minimum: float, strict: bool, unit: str):
             raise ValueError(f"must be {'>' if strict else '>='} {minimum:g} {unit}, "
                              f"got {value!r}")
         return number
+    convert.refuses_bool = True              # the parsers say 'True is not a size'
     return BeforeValidator(convert)
 
 

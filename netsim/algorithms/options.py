@@ -72,6 +72,7 @@ class AlgoOptions:
                                    or not isinstance(chunks, (int, np.integer)) or chunks < 1):
             raise InputError(f"chunks must be a positive integer, got {chunks!r}")
         if self.gamma is not None and not (isinstance(self.gamma, (int, float))
+                                           and not isinstance(self.gamma, bool)
                                            and math.isfinite(self.gamma) and self.gamma > 0):
             raise InputError(f"gamma must be a positive number of bytes/s, got {self.gamma!r}")
         if self.order not in ORDERS:

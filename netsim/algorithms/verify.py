@@ -17,6 +17,12 @@ Every send of an annotated schedule carries ``data = ((piece, contributors), ...
 Ranks from ``num_ranks`` on (switches of in-network reduction) have no input and no
 promise. Ancestor sets are Python-int bitsets, fine for test sizes (thousands of ops).
 
+Imported schedules (schedule files, MSCCL XML) are checked at load by
+:func:`check_import`: the full check above when their sends are annotated, else
+:func:`flow_problems`, which needs no annotation: every rank must be reached, through a
+chain of sends that follow each other in the DAG, by the data of every rank whose input
+it needs, and must receive at least the bytes the collective obliges it to receive.
+
 >>> from netsim.algorithms import build_schedule
 >>> verify(build_schedule("allreduce", "ring", 5, 1e6), "allreduce", 5)
 """
@@ -26,11 +32,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
+import numpy as np
+
 from ..errors import ScheduleError
 from ..schedule import SEND, Schedule
 from .pieces import complete_mask, initial_holdings, piece_bytes, promised_holdings
 
-__all__ = ["verify", "problems"]
+__all__ = ["verify", "problems", "check_import", "flow_problems"]
 
 
 def verify(schedule: Schedule, op: str, num_ranks: int) -> None:
@@ -194,3 +202,134 @@ def _cover(remaining: int, usable: list[int]) -> bool:
     low = remaining & -remaining            # some member must cover the lowest missing rank
     return any(_cover(remaining & ~m, usable) for m in usable
                if m & low and m & ~remaining == 0)
+
+
+# -- imported schedules ------------------------------------------------------------------
+
+#: Above this many ops the full symbolic check (quadratic ancestor bitsets) is left to
+#: :func:`flow_problems`, which is linear in the dependencies.
+FULL_CHECK_OPS = 20_000
+
+
+def check_import(schedule: Schedule, op: str, num_ranks: int, *, source: str,
+                 root: int = 0) -> None:
+    """Refuse an imported ``schedule`` that does not perform ``op`` on ``num_ranks`` ranks.
+
+    Raises :class:`~netsim.errors.ScheduleError` with one line that starts with
+    ``source`` (the file) and says which rank lacks which data. Annotated schedules (MSCCL
+    XML of the collectives it annotates) get the full check of :func:`verify`, the others
+    :func:`flow_problems`.
+
+    >>> from netsim.schedule import ScheduleBuilder
+    >>> b = ScheduleBuilder(3, meta={"size": 3e6})
+    >>> _ = b.send(0, 1, 1e6)
+    >>> check_import(b.build(), "allreduce", 3, source="one.json")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.ScheduleError: one.json: not an allreduce on 3 ranks: rank 0 never receives the data of ranks 1, 2 (no chain of sends brings it)
+    """
+    found: list[str] = []
+    if schedule.data and int(schedule.meta.get("pieces", 0)) > 0 \
+            and schedule.num_ops <= FULL_CHECK_OPS:
+        found = problems(schedule, op, num_ranks, first_only=True)
+    if not found:
+        found = flow_problems(schedule, op, num_ranks, root=root, first_only=True)
+    if found:
+        raise ScheduleError(f"{source}: not a{'n' if op[0] in 'aeiou' else ''} {op} on "
+                            f"{num_ranks} ranks: {found[0]}")
+
+
+def _needs(op: str, n: int, root: int) -> list[tuple[int, int]]:
+    """(rank, mask of the ranks whose input it must end up depending on) per rank."""
+    everyone = (1 << n) - 1
+    if op == "broadcast":
+        return [(r, 1 << root) for r in range(n) if r != root]
+    if op == "reduce":
+        return [(root, everyone)]
+    return [(r, everyone) for r in range(n)]
+
+
+def _min_received(op: str, n: int, size: float, rank: int, root: int) -> float:
+    """Bytes rank ``rank`` must receive at least (n ranks, size as nccl-tests means it).
+
+    All-gather and all-to-all: the other ranks' blocks, S (n-1)/n. All-reduce (every rank)
+    and reduce (the root): every element of the result depends on an input the rank does
+    not hold, so the rank must receive S bytes (as many as it has elements), whoever sums
+    them. Reduce-scatter: its block, S/n, likewise. Broadcast: every rank but the root
+    receives the buffer, S."""
+    if n < 2:
+        return 0.0
+    if op in ("broadcast", "reduce"):
+        return size if (rank == root) == (op == "reduce") else 0.0
+    if op == "allreduce":
+        return size
+    if op == "reducescatter":
+        return size / n
+    return size * (n - 1) / n
+
+
+def flow_problems(schedule: Schedule, op: str, num_ranks: int, *, root: int = 0,
+                  first_only: bool = False) -> list[str]:
+    """What an unannotated schedule visibly fails to deliver as ``op`` (empty: nothing).
+
+    Two necessary conditions, so a correct schedule is never refused:
+
+    1. *reach*: the data of rank a can be in rank b's result only if a chain of sends
+       a -> ... -> b exists in which every send is a DAG descendant of the one before.
+       What an op may hold is over-approximated by its causal past (every rank whose
+       input reached any of its DAG ancestors), which is exact for schedules whose
+       dependencies are data dependencies and generous for others;
+    2. *volume*: every rank receives at least :func:`_min_received` bytes (relative
+       tolerance 1e-6: fractions written with few digits).
+
+    >>> from netsim.algorithms import build_schedule
+    >>> flow_problems(build_schedule("allgather", "ring", 4, 4e6), "allgather", 4)
+    []
+    """
+    s, n = schedule, int(num_ranks)
+    found: list[str] = []
+
+    def fail(message: str) -> bool:
+        found.append(message)
+        return first_only
+
+    size = float(schedule.meta.get("size") or 0.0)
+    sends = s.kind == SEND
+    src, dst = s.src.astype(np.int64), s.dst.astype(np.int64)
+    width = max(int(s.num_ranks), n)
+    received = np.bincount(dst[sends], weights=s.nbytes[sends].astype(float), minlength=width)
+    # reach: known[i] = ranks whose input is in op i's causal past (Python-int bitsets)
+    known = [0] * s.num_ops
+    kind, ptr, idx = s.kind.tolist(), s.dep_ptr.tolist(), s.dep_idx.tolist()
+    at_end = [1 << r if r < n else 0 for r in range(width)]
+    for i in range(s.num_ops):
+        r = int(src[i])
+        k = (1 << r) if 0 <= r < n else 0
+        for d in idx[ptr[i]:ptr[i + 1]]:
+            k |= known[d]
+        known[i] = k
+        if kind[i] == SEND:
+            at_end[int(dst[i])] |= k
+    for rank, want in _needs(op, n, root):
+        missing = want & ~at_end[rank]
+        if missing:
+            if fail(f"rank {rank} never receives the data of {_ranks_text(missing)} (no "
+                    f"chain of sends brings it)"):
+                return found
+    for rank in range(n):
+        need = _min_received(op, n, size, rank, root)
+        got = float(received[rank])
+        if need > 0 and got < need * (1 - 1e-6):
+            if fail(f"rank {rank} receives {got:.6g} bytes, but an {op} of {size:.6g} bytes "
+                    f"on {n} ranks must bring it at least {need:.6g}"):
+                return found
+    return found
+
+
+def _ranks_text(mask: int, show: int = 4) -> str:
+    """'rank 3', 'ranks 1, 2' or 'ranks 1, 2, 4, 5, ... (9 ranks)'."""
+    ranks = [r for r in range(mask.bit_length()) if mask >> r & 1]
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    text = ", ".join(map(str, ranks[:show]))
+    return f"ranks {text}" + (f", ... ({len(ranks)} ranks)" if len(ranks) > show else "")

@@ -302,9 +302,16 @@ nodes_option = click.option(
          "follow --order (auto keeps this order when it is already a ring of neighbours).")
 
 # The fluid engine's approximate mode (netsim.engine.simulate's tolerance).
+def _no_nan(ctx, param, value):
+    # click's range check compares, and every comparison with nan is false: it lets nan in
+    if value is not None and value != value:
+        raise click.BadParameter(f"{value!r} is not a number in [0, 1)")
+    return value
+
+
 tolerance_option = click.option(
     "--tolerance", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0,
-    show_default=True, metavar="REL",
+    show_default=True, metavar="REL", callback=_no_nan,
     help="Approximate mode: a flow due within REL x t of an event at time t completes at "
          "it (fewer events when many flows end close together). 0: exact.")
 

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .heaps import _heap_remove, _heap_set, _put, _rise, _take
+from .heaps import _heap_max_upto, _heap_remove, _heap_set, _put, _rise, _take
 from .incremental import _KEEP, _NEAR, _SLACK, _TOP
 from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
                      I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
@@ -812,6 +812,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     fpos = np.full(n_cls, -1, dtype=np.int64)
     fkey = np.empty(n_cls)
     nheap = np.empty(n_cls, dtype=np.int64)
+    hstack = np.empty(n_cls, dtype=np.int64)       # the approximate mode's heap walk
     npos = np.full(n_cls, -1, dtype=np.int64)
     nkey = np.empty(n_cls)
     hsize = np.zeros(2, dtype=np.int64)
@@ -877,12 +878,16 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         if t_next == np.inf:
             status = DONE
             break
+        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py;
+            # a class's key is its first member's finish: later members may wait an event)
+            reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
+            t_next = max(t_fluid, _heap_max_upto(fheap, fkey, hsize[0], reach, hstack))
         dt = t_next - now
         dt_fluid = t_fluid - now
         before = now
         now = t_next
         if hsize[0] > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) + tolerance * t_next
+            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
             n_done = 0
             for rule in range(2):              # due in the window; then nearly drained
                 while True:

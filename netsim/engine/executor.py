@@ -23,11 +23,12 @@ from typing import Callable
 import numpy as np
 import simpy
 
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
 from .symmetry import find_classes, quotient
+from .tolerance import check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
 
@@ -98,13 +99,31 @@ WARM_MIN_INCIDENCES = 2048
 
 def _per_op(overhead, n_ops: int) -> np.ndarray:
     """The per-message overhead of every op (s): one value for all, or one per op."""
-    values = np.asarray(overhead, dtype=np.float64)
+    values = _times("overhead", overhead)
     if values.ndim == 0:
         return np.full(n_ops, float(values))
     if values.shape != (n_ops,):
         raise SimulationError(f"overhead: one value or one per op ({n_ops}), got "
                               f"{values.size}")
     return values.copy()
+
+
+def _times(name: str, value) -> np.ndarray:
+    """``value`` (s; one or an array) as floats, or a one-line InputError naming ``name``
+    and the first value that is not a finite time >= 0: nan never completes an op (the
+    run would not return), inf leaves its dependants waiting forever."""
+    if isinstance(value, (bool, np.bool_, str)):
+        raise InputError(f"{name} must be a finite time >= 0 s, got {value!r}")
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a finite time >= 0 s, got {value!r}") from None
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        where = "" if values.ndim == 0 else f"[{int(np.flatnonzero(bad.ravel())[0])}]"
+        first = value if values.ndim == 0 else float(values.ravel()[bad.ravel()][0])
+        raise InputError(f"{name}{where} must be a finite time >= 0 s, got {first!r}")
+    return values
 
 
 def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,11 +167,12 @@ class _Execution:
         self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
         self.active_weight = np.zeros(0)
         self.overhead = _per_op(overhead, n_ops)      # s per message, by op
-        # Approximate mode: a draining flow due within tolerance x (event time) of an event
-        # completes at it. 0 (exact): only the engine's own 1e-9 merge window.
-        self.tolerance = float(tolerance)
+        # Approximate mode: the flows due within tolerance x t of a completion at t
+        # complete with the last of them (engine.tolerance). 0 (exact): only the engine's
+        # own 1e-9 merge window.
+        self.tolerance = check_tolerance(tolerance)
         self.not_before = (np.zeros(n_ops) if not_before is None
-                           else np.asarray(not_before, dtype=np.float64))
+                           else _times("not_before", not_before))
         self.progress, self.progress_every = progress, progress_every
         self.timeline = [] if record_timeline else None
 
@@ -403,13 +423,14 @@ class _Execution:
         t_next = self.now + dt_fluid if fluid else t_heap
         if t_next == np.inf:
             return t_next
+        if fluid and self.tolerance:
+            t_next = self._window_end(finish_dt, dt_fluid, t_heap)
         dt = t_next - self.now
         self._advance(dt)
         self.now = t_next
         changed = False
         if finish_dt is not None:
-            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
-                    + self.tolerance * t_next) | \
+            done = (finish_dt <= max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)) | \
                    (self.remaining[self.active] <= _REL_TOL * self.sub_bytes[self.active])
             if done.any():
                 finished = self.active[done]
@@ -435,6 +456,13 @@ class _Execution:
         if self.progress and self.events % self.progress_every == 0:
             self.progress(self.events, self.now)
         return t_next
+
+    def _window_end(self, finish_dt: np.ndarray, dt_fluid: float, t_heap: float) -> float:
+        """Approximate mode: the time of the last completion due within ``tolerance`` x t
+        of the first (t = its time), and not after the next timed event. Every flow due by
+        then completes then: late, never early, so rates stay within capacity and no
+        dependent op starts before its data could be there (:mod:`.tolerance`)."""
+        return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
     def _process(self, env: simpy.Environment):
         for fault in self.faults:
@@ -700,14 +728,17 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     Without faults, flows that cannot be told apart are simulated once per class
     (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
 
-    ``tolerance`` (relative, default 0 = exact) is the approximate mode: a flow due within
-    ``tolerance`` x t of an event at time t completes at t, so near-simultaneous
-    completions become one event. Each such flow finishes early by at most that much.
+    ``tolerance`` (relative, default 0 = exact) is the approximate mode: flows due within
+    ``tolerance`` x t of a completion at time t complete together, at the last of them, so
+    near-simultaneous completions become one event. Each such flow finishes late by at
+    most that much, never early: rates stay within link capacities and the makespan
+    stays above every lower bound.
     """
-    overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else float(overhead)
-    tolerance = float(tolerance)
-    if not (0.0 <= tolerance < 1.0):
-        raise SimulationError(f"tolerance must be in [0, 1), got {tolerance!r}")
+    overhead = _per_op(overhead, schedule.num_ops) if np.ndim(overhead) else \
+        float(_times("overhead", overhead))
+    tolerance = check_tolerance(tolerance)
+    if not_before is not None:
+        not_before = _times("not_before", not_before)
     options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline,
                    tolerance=tolerance)
     classes = None

@@ -23,6 +23,8 @@ heap against a dict (hypothesis).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .kernel import njit
 
 #: The slot-keyed heap has 2**_FANOUT children per slot (module docstring).
@@ -102,6 +104,30 @@ def _heap_remove(heap, pos, key, n, f):
         pos[heap[i]] = i
         _sift(heap, pos, key, n, i)
     return n
+
+
+@njit(cache=True, _nrt=False)
+def _heap_max_upto(heap, key, n, reach, stack):
+    """The largest key <= ``reach`` in a heap of ``n`` entries (-inf when none), visiting
+    only those entries and their children (they form a subtree at the top); ``stack`` is
+    work space of at least ``n`` slots. The approximate mode's window end
+    (engine.tolerance)."""
+    best = -np.inf
+    if n == 0 or key[heap[0]] > reach:
+        return best
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        t = key[heap[i]]
+        if t > best:
+            best = t
+        for child in range(2 * i + 1, min(2 * i + 3, n)):
+            if key[heap[child]] <= reach:
+                stack[top] = child
+                top += 1
+    return best
 
 
 # -- keyed by slot: ``hval[i]`` is the level of the node in slot i ----------------------

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .heaps import _heap_pop, _heap_remove, _heap_set, _heap_set_many
+from .heaps import _heap_max_upto, _heap_pop, _heap_remove, _heap_set, _heap_set_many
 from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
                      I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
                      _grown, _pop, _release, njit)
@@ -473,6 +473,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     # the same flows by the time their remaining bytes fall to _REL_TOL of their size,
     # when the kernel counts them as done too
     nheap = np.empty(n_sub, dtype=np.int64)
+    hstack = np.empty(n_sub, dtype=np.int64)       # the approximate mode's heap walk
     npos = np.full(n_sub, -1, dtype=np.int64)
     nearly = np.empty(n_sub)
     n_nh = 0
@@ -524,12 +525,15 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         if t_next == np.inf:
             status = DONE
             break
+        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py)
+            reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
+            t_next = max(t_fluid, _heap_max_upto(fheap, finish_at, n_fh, reach, hstack))
         dt = t_next - now
         dt_fluid = t_fluid - now
         before = now
         now = t_next
         if n_fh > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) + tolerance * t_next
+            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
             n_done = 0
             while n_fh > 0 and finish_at[fheap[0]] - before <= limit:
                 done_subs[n_done] = fheap[0]

@@ -445,6 +445,13 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
         if t_next == np.inf:
             status = DONE
             break
+        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py)
+            reach = min(dt_fluid * (1 + _REL_TOL) + tolerance * t_next, t_heap - now)
+            late = dt_fluid
+            for i in range(n_active):
+                if late < finish_dt[i] <= reach:
+                    late = finish_dt[i]
+            t_next = now + late
         dt = t_next - now
         if n_active > 0 and dt > 0:
             for i in range(n_active):
@@ -452,8 +459,7 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
                 remaining[f] -= rate[f] * dt
         now = t_next
         if n_active > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL) \
-                + tolerance * t_next
+            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
             kept = 0
             n_done = 0
             for i in range(n_active):

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import InputError, ScheduleError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
+from ..units import MAX_SIZE
 
 __all__ = ["CHAKRA_MISSING", "TraceNode", "have_chakra", "read_trace", "read_workload",
            "read_comm_groups",
@@ -126,8 +127,10 @@ def _size(attrs: dict, where: str, required: bool) -> float:
     for key in ("comm_size", "tensor_size"):
         if attrs.get(key) is not None:
             value = attrs[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ScheduleError(f"{where}: {key}={value!r} must be a number of bytes >= 0")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 <= value <= MAX_SIZE:      # nan fails the comparison too
+                raise ScheduleError(f"{where}: {key}={value!r} must be a number of bytes "
+                                    f"from 0 to 1 EiB")
             return float(value)
     if required:
         raise ScheduleError(f"{where}: missing attribute 'comm_size'")

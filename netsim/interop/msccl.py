@@ -64,6 +64,11 @@ COLL_OPS = {"allreduce": "allreduce", "allgather": "allgather",
 _ANNOTATED = ("allreduce", "allgather", "reducescatter", "alltoall")
 _ANNOTATE_UP_TO = 64            # the verifier's bitsets are meant for test sizes
 _BUFFERS = ("i", "o", "s")
+#: Caps on counts read from a file: the parser keeps a slot per chunk and a record per
+#: GPU, so an absurd count (nchunksperloop=10^20) would exhaust memory or time before any
+#: check. Real files (msccl-tools) use at most a few thousand chunks and GPUs.
+MAX_CHUNKS = 1 << 20
+MAX_GPUS = 1 << 16
 
 
 @dataclass
@@ -122,9 +127,24 @@ def _int(elem: ET.Element, key: str, where: str, default: int | None = None) -> 
             return default
         raise ScheduleError(f"{where}: missing attribute {key!r}")
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise ScheduleError(f"{where}: {key}={value!r} is not an integer") from None
+        raise ScheduleError(f"{where}: {key}={_short(value)!r} is not an integer") from None
+    limit = _LIMITS.get(key)
+    if limit is not None and number > limit:
+        raise ScheduleError(f"{where}: {key}={_short(value)} is more than the limit of "
+                            f"{limit} (the file is not a real MSCCL algorithm)")
+    return number
+
+
+#: Attribute -> the largest value a file may give it.
+_LIMITS = {"ngpus": MAX_GPUS, "nchunksperloop": MAX_CHUNKS, "i_chunks": MAX_CHUNKS,
+           "o_chunks": MAX_CHUNKS, "s_chunks": MAX_CHUNKS, "cnt": MAX_CHUNKS,
+           "nchannels": MAX_CHUNKS, "srcoff": MAX_CHUNKS, "dstoff": MAX_CHUNKS}
+
+
+def _short(text: str, keep: int = 40) -> str:
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 def _parse_text(text: str, source: str) -> ET.Element:

@@ -3,7 +3,8 @@
 :func:`file_algorithm` wraps a file as an :class:`~netsim.algorithms.Algorithm`, so the
 collective runner, ``netsim coll`` and scenarios run it like a registered algorithm. The
 suffix says the format: ``.xml`` is an MSCCL algorithm (:mod:`.msccl`), ``.json`` a netsim
-schedule file (:func:`netsim.algorithms.load_collective`).
+schedule file (:func:`netsim.algorithms.load_collective`). Every build is checked to
+perform the collective (:func:`netsim.algorithms.verify.check_import`).
 
 >>> is_schedule_file("collectives/msccl-ring-allreduce-8.xml"), is_schedule_file("ring")
 (True, False)
@@ -15,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..algorithms import Algorithm, load_collective
+from ..algorithms.verify import check_import
 from ..errors import InputError
 from .msccl import COLL_OPS, load_msccl, parse_msccl
 
@@ -68,6 +70,10 @@ def file_algorithm(op: str, path: str | Path) -> Algorithm:
         schedule = build(num_ranks, size, options)
         meta = dict(schedule.meta)
         meta.update(op=op, algorithm=path.name, size=float(size), ranks=num_ranks)
-        return replace(schedule, meta=meta)
+        schedule = replace(schedule, meta=meta)
+        # An imported file is checked like a built-in algorithm's tests check it: one that
+        # does not perform the collective would print an impossible time as an answer.
+        check_import(schedule, op, num_ranks, source=str(path), root=options.root)
+        return schedule
 
     return Algorithm(op, path.name, f"schedule file {path}", build_with_meta, check=check)

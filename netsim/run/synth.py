@@ -277,6 +277,11 @@ def run_schedule_file(op: str, topology, path, size=None, *, placement=None, alp
     if placement is None and meta.get("placement") and meta.get("topology") == topo.name:
         placement = list(meta["placement"])
     name = f"file:{Path(path).name}"
+    from ..algorithms.verify import check_import
+
+    n = schedule.num_ranks - len(schedule.extra_nodes)
+    check_import(replace(schedule, meta={**schedule.meta, "size": float(size)}), op, n,
+                 source=str(path))
 
     def build(num_ranks, size_, options):
         return schedule

@@ -46,7 +46,7 @@ from ..errors import InputError, NetsimError, TopologyError, UnitError
 from ..outputs import to_jsonable, write_atomic
 from ..units import parse_rate, parse_time
 from .._inputs.jsonio import loads_json
-from .._inputs.schema import unit_json_schema
+from .._inputs.schema import NoBoolNumbers, unit_json_schema
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
 from .simgrid import is_simgrid_text, topology_from_simgrid
 from .model import Topology, TopologyBuilder
@@ -96,7 +96,7 @@ Time = Annotated[float, BeforeValidator(_latency), unit_json_schema("s", "711ns"
 NodeName = Annotated[str, BeforeValidator(_name)]
 
 
-class _Strict(BaseModel):
+class _Strict(NoBoolNumbers):       # bandwidth: yes is not 1 B/s
     model_config = ConfigDict(extra="forbid")
 
 

@@ -312,8 +312,9 @@ def _no_nan(ctx, param, value):
 tolerance_option = click.option(
     "--tolerance", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0,
     show_default=True, metavar="REL", callback=_no_nan,
-    help="Approximate mode: a flow due within REL x t of an event at time t completes at "
-         "it (fewer events when many flows end close together). 0: exact.")
+    help="Approximate mode: flows due within REL x t of a completion at time t complete "
+         "together, at the last of them (fewer events when many flows end close together; "
+         "late, never early). 0: exact.")
 
 
 def model_columns(records: Sequence[dict[str, Any]]) -> list:

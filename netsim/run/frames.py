@@ -45,17 +45,23 @@ def _rows(obj: Any) -> list[dict[str, Any]]:
     raise TypeError(f"to_pandas: cannot tabulate a {type(obj).__name__}")
 
 
+def _items(obj: Any, cls: type, kind: str, what: str) -> list:
+    """``obj`` (one ``cls`` or several) as a list; anything else refused by name."""
+    items = [obj] if isinstance(obj, cls) else list(obj)
+    for item in items:
+        if not isinstance(item, cls):
+            raise TypeError(f"to_pandas(kind={kind!r}): {what} only, got a "
+                            f"{type(item).__name__}")
+    return items
+
+
 def _candidate_rows(obj: Any) -> list[dict[str, Any]]:
     """One row per candidate of each ``auto`` run: tidy, where a record packs them in one
     string (``candidates``)."""
     from .collective import CollectiveRun
 
-    runs = [obj] if isinstance(obj, CollectiveRun) else list(obj)
     rows = []
-    for run in runs:
-        if not isinstance(run, CollectiveRun):
-            raise TypeError(f"to_pandas(kind='candidates'): collective runs only, got a "
-                            f"{type(run).__name__}")
+    for run in _items(obj, CollectiveRun, "candidates", "collective runs"):
         head = {"op": run.op, "topology": run.topology,
                 "size_bytes": run.record()["size_bytes"]}
         for name, t in sorted((run.candidates or {}).items(), key=lambda kv: kv[1]):
@@ -72,16 +78,10 @@ def _phase_rows(obj: Any) -> list[dict[str, Any]]:
     ``<phase>_s`` column per phase."""
     from .placement_eval import StepScore
 
-    scores = [obj] if isinstance(obj, StepScore) else list(obj)
-    rows = []
-    for score in scores:
-        if not isinstance(score, StepScore):
-            raise TypeError(f"to_pandas(kind='phases'): placement scores only, got a "
-                            f"{type(score).__name__}")
-        for phase, t in score.phase_s.items():
-            rows.append({"strategy": score.strategy, "phase": phase, "time_s": t,
-                         "algorithm": score.algorithms.get(phase), "step_s": score.step_s})
-    return rows
+    return [{"strategy": score.strategy, "phase": phase, "time_s": t,
+             "algorithm": score.algorithms.get(phase), "step_s": score.step_s}
+            for score in _items(obj, StepScore, "phases", "placement scores")
+            for phase, t in score.phase_s.items()]
 
 
 def to_pandas(obj: Any, kind: str | None = None):

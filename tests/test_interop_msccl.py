@@ -231,3 +231,40 @@ def test_coll_schedule_option_runs_a_file_like_algo(capsys, tmp_path):
     assert by_file == _json.loads(out)["records"][0]["time_s"]
     code, _, err = run_main(args + ["--schedule", xml, "--algo", "ring"], capsys)
     assert code == 2 and "not both" in err
+
+
+def _inplace_ring_allgather(n: int) -> str:
+    """A ring all-gather as msccl-tools writes it in place: ``i_chunks="0"``, each GPU's
+    input already in its block of the output (o[r]); thread block 0 sends, 1 receives,
+    and each forward waits for the receive before it."""
+    gpus = []
+    for r in range(n):
+        send = [f'<step s="{k}" type="s" srcbuf="o" srcoff="{(r - k) % n}" dstbuf="o" '
+                f'dstoff="{(r - k) % n}" cnt="1" '
+                + (f'depid="1" deps="{k - 1}"' if k else 'depid="-1" deps="-1"')
+                + ' hasdep="0"/>' for k in range(n - 1)]
+        recv = [f'<step s="{k}" type="r" srcbuf="o" srcoff="{(r - 1 - k) % n}" dstbuf="o" '
+                f'dstoff="{(r - 1 - k) % n}" cnt="1" depid="-1" deps="-1" '
+                f'hasdep="{int(k < n - 2)}"/>' for k in range(n - 1)]
+        gpus.append(f'<gpu id="{r}" i_chunks="0" o_chunks="{n}" s_chunks="0">'
+                    f'<tb id="0" send="{(r + 1) % n}" recv="-1" chan="0">{"".join(send)}</tb>'
+                    f'<tb id="1" send="-1" recv="{(r - 1) % n}" chan="0">{"".join(recv)}</tb>'
+                    f'</gpu>')
+    return (f'<algo name="allgather_ring_inplace" proto="Simple" nchannels="1" '
+            f'nchunksperloop="{n}" ngpus="{n}" coll="allgather" inplace="1" outofplace="0" '
+            f'minBytes="0" maxBytes="0">{"".join(gpus)}</algo>')
+
+
+def test_msccl_tools_in_place_allgather_runs_like_the_ring(tmp_path):
+    """msccl-tools' own in-place convention (input chunks 0, data in the output): it was
+    refused ("reads o[7], which holds no data yet"); it delivers the all-gather and takes
+    the native ring's time."""
+    n = 8
+    schedule = schedule_from_msccl(_inplace_ring_allgather(n), 64e6)
+    verify(schedule, "allgather", n)
+    path = tmp_path / "allgather_ring_inplace.xml"
+    path.write_text(_inplace_ring_allgather(n))
+    topo = parse_topology("ring:8,bw=10GB/s")
+    xml = run_collective("allgather", topo, str(path), 64e6, alpha=0.0)
+    native = run_collective("allgather", topo, "ring", 64e6, alpha=0.0)
+    assert xml.time_s == pytest.approx(native.time_s, rel=1e-9)

@@ -342,9 +342,28 @@ def _order(algo: MscclAlgo, matched, source: str) -> list[_Step]:
 
 # -- symbolic data: which pieces each buffer chunk holds, summed over which ranks --------
 
+def _input_chunks(op: str, algo: MscclAlgo, gpu: int) -> int:
+    """Chunks of a GPU's input. msccl-tools writes an in-place algorithm with ``i_chunks="0"``
+    (the input lives in the output buffer): all-reduce's input is then the whole output,
+    all-gather's this GPU's block of it (o_chunks / ngpus chunks)."""
+    chunks = algo.gpus[gpu].chunks
+    if chunks["i"] or not algo.inplace:
+        return chunks["i"]
+    if op == "allgather":
+        return chunks["o"] // algo.ngpus
+    return chunks["o"]
+
+
+def _output_block(algo: MscclAlgo, gpu: int) -> int:
+    """Chunks of an in-place reduce-scatter's output, this GPU's block of the input
+    (``o_chunks``, or i_chunks / ngpus where msccl-tools writes ``o_chunks="0"``)."""
+    chunks = algo.gpus[gpu].chunks
+    return chunks["o"] or chunks["i"] // algo.ngpus
+
+
 def _initial(op: str, gpu: int, n: int, algo: MscclAlgo) -> dict[tuple[str, int], tuple]:
     """(buffer, index) -> (piece, contributors) of a GPU's input (see algorithms.pieces)."""
-    c = algo.gpus[gpu].chunks["i"]
+    c = _input_chunks(op, algo, gpu)
     if op in ("allreduce", "reducescatter"):
         slots = {("i", k): (k, frozenset({gpu})) for k in range(c)}
     elif op == "allgather":
@@ -360,7 +379,7 @@ def _alias(op: str, algo: MscclAlgo, gpu: int, buf: str, off: int) -> tuple[str,
     """In-place runs share one buffer: map the input onto the output it aliases."""
     if not algo.inplace or buf != "i":
         return buf, off
-    c = algo.gpus[gpu].chunks["i"]
+    c = _input_chunks(op, algo, gpu)
     if op == "allgather":
         return "o", gpu * c + off
     if op == "reducescatter":
@@ -380,7 +399,7 @@ class _Data:
     def _key(self, st: _Step, buf: str, off: int) -> tuple[str, int]:
         gpu = st.gpu
         if self.op == "reducescatter" and self.algo.inplace and buf == "o":
-            return "i", gpu * self.algo.gpus[gpu].chunks["o"] + off
+            return "i", gpu * _output_block(self.algo, gpu) + off
         return _alias(self.op, self.algo, gpu, buf, off)
 
     def read(self, st: _Step) -> list[tuple]:

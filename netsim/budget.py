@@ -21,11 +21,13 @@ __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTE
            "require_memory",
            "require_topology", "require_sends", "send_memory"]
 
-# Rough sizes of what a run keeps per item (measured on CPython 3.11 / numpy, rounded up):
-# a node has a name, an index entry and attributes; a link its arrays and routes through
-# it; a send its schedule op, its flow and the flow's path incidences.
-BYTES_PER_NODE = 400
-BYTES_PER_LINK = 200
+# Rough sizes of what a topology keeps per item at its peak (CPython 3.11 / numpy 2.4,
+# benchmarks/bench_memory_estimates.py, rounded up): a node has a name, an index entry and
+# an attribute dict (a fat tree's tier and pod: ~600 B); a link its name, its arrays and,
+# while a file is built, the builder's per-link lists (a file of 4M links peaked 370 B a
+# link above the interpreter, a torus:512x512 280 B, a fat tree k=64 about 370 B).
+BYTES_PER_NODE = 600
+BYTES_PER_LINK = 360
 # Peak RSS above the interpreter's, per send, of a whole ring all-reduce run (schedule,
 # routes, engine), measured with benchmarks/bench_big_rings.py (numpy 2.4, CPython 3.11):
 # 432 B at 1,024 ranks (torus:32x32, 2.1M sends, one link each; the engine's symmetry
@@ -64,10 +66,21 @@ def available_memory() -> int:
 
         limit = resource.getrlimit(resource.RLIMIT_AS)[0]
         if limit != resource.RLIM_INFINITY:
-            available = min(available, limit)
+            # the limit counts the address space already mapped (the interpreter, numpy's
+            # and scipy's libraries: ~300 MB), which MemAvailable leaves out already
+            available = min(available, limit - _address_space())
     except (ImportError, ValueError, OSError):
         pass
-    return available
+    return max(available, 0)
+
+
+def _address_space() -> int:
+    """Bytes of address space this process has mapped (``VmSize``), 0 if unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def set_max_memory(size: int | None) -> None:

@@ -1,0 +1,107 @@
+"""Runs too big for the machine are refused before they allocate, with one line.
+
+Each case would grow to gigabytes (and be killed by the operating system, or segfault
+under ``ulimit -v``) if it were not estimated first. They run in a child process under an
+address-space limit, so a regression fails the test instead of hurting the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from netsim import budget
+from netsim.units import parse_size
+
+from cli_helpers import run_main
+
+LIMIT = 3 * 2**30               # bytes of address space of each child
+
+
+def _limit() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def _child(*argv: str, cwd=None) -> tuple[int, str]:
+    """(exit code, stderr) of ``python -m netsim ARGV`` under :data:`LIMIT`."""
+    done = subprocess.run([sys.executable, "-m", "netsim", *argv], capture_output=True,
+                          text=True, timeout=120, preexec_fn=_limit, cwd=cwd,
+                          env={**os.environ, "COLUMNS": "200"})
+    return done.returncode, done.stderr
+
+
+def _refused(code: int, stderr: str) -> float:
+    """The estimate (bytes) of a one-line refusal; fails the test for anything else."""
+    assert "Traceback" not in stderr, stderr
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netsim: error:"), stderr
+    found = re.search(r"would need about ([0-9.]+ [KMGTP]?i?B) of memory, above the "
+                      r"([0-9.]+ [KMGTP]?i?B)", lines[0])
+    assert found, lines[0]
+    need, room = (parse_size(g) for g in found.groups())
+    assert need > room
+    return need
+
+
+def _chain(path, n: int) -> str:
+    lines = [f"name: chain{n}", "nodes:"] + [f"  - {{name: c{i}}}" for i in range(n)]
+    lines += ["links:"] + [f"  - {{src: c{i}, dst: c{i + 1}, bandwidth: 25GB/s, duplex: true}}"
+                           for i in range(n - 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_the_budget_leaves_out_the_address_space_already_mapped():
+    # under `ulimit -v`, the interpreter and its libraries (~300 MB) count against the limit
+    code = ("import resource, numpy, scipy.sparse, netsim.budget as b; "
+            "resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31)); "
+            "print(b.available_memory())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert 0 < int(done.stdout) < 2**31 - 50 * 2**20
+
+
+def test_a_huge_dgx_cluster_is_refused_before_it_is_built():
+    # grew to 24 GB before the estimate; 100,000 nodes x 8 GPUs x 19 NVLink cables, and
+    # every leaf cabled to every spine (25,000 x 12,500)
+    need = _refused(*_child("topo", "dgx-h100-cluster:nodes=100000"))
+    assert need > 100 * 2**30
+    assert "dgx_cluster:nodes=100000" in _child("topo", "dgx-h100-cluster:nodes=100000")[1]
+
+
+def test_the_cluster_estimate_counts_the_links_the_generator_makes():
+    from netsim.topology.clusters import dgx_cluster
+
+    seen = []
+    real = budget.require_memory
+    try:
+        budget.require_memory = lambda need, what, **kw: seen.append((need, what))
+        topo = dgx_cluster(40)
+    finally:
+        budget.require_memory = real
+    (need, what), = seen
+    assert f"{topo.num_links:.3g} links" in what and f"{topo.num_nodes:.3g} nodes" in what
+    assert need == topo.num_nodes * budget.BYTES_PER_NODE + topo.num_links * budget.BYTES_PER_LINK
+
+
+def test_a_ring_of_a_hundred_million_is_refused(capsys):
+    code, _, err = run_main(["--max-memory", "1GiB", "topo", "ring:100000000"], capsys)
+    assert code == 2 and "ring:100000000 (1e+08 nodes, 2e+08 links)" in err
+    assert "would need about" in err and "Traceback" not in err
+
+
+def test_a_file_link_count_is_estimated_at_what_the_builder_holds(tmp_path):
+    # `count: 32000000` duplex was estimated at 12 GiB (200 B a link) and peaked at 22 GB:
+    # the builder holds about 350 B a link
+    path = tmp_path / "planes.yaml"
+    path.write_text("name: planes\nnodes: [{name: a}, {name: b}]\nlinks:\n"
+                    "  - {src: a, dst: b, bandwidth: 25GB/s, duplex: true, count: 32000000}\n")
+    need = _refused(*_child("topo", str(path)))
+    assert need >= 64e6 * 340

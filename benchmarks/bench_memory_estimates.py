@@ -88,8 +88,8 @@ def cases(folder: Path) -> list[tuple[str, list[str]]]:
                                       "--algo", "ring", "--size", "1MiB"]),
         ("ring torus:32x32", ["coll", "allreduce", "--topo", "torus:32x32", "--algo", "ring",
                               "--size", "1GiB"]),
-        ("chakra export ring torus:16x16", ["export", "chakra", "allreduce", "--topo",
-                                            "torus:16x16", "--algo", "ring", "--size", "1GiB",
+        ("chakra export ring torus:32x32", ["export", "chakra", "allreduce", "--topo",
+                                            "torus:32x32", "--algo", "ring", "--size", "1GiB",
                                             "-o", out + ".%d.et"]),
         ("noc grid 1000x1000", ["place", "--help"]),
     ]

@@ -105,3 +105,35 @@ def test_a_file_link_count_is_estimated_at_what_the_builder_holds(tmp_path):
                     "  - {src: a, dst: b, bandwidth: 25GB/s, duplex: true, count: 32000000}\n")
     need = _refused(*_child("topo", str(path)))
     assert need >= 64e6 * 340
+
+
+def test_a_chakra_export_is_estimated_before_it_is_written(tmp_path, capsys):
+    # ring all-reduce on 1,024 ranks: 2.1M sends; took 7.7 GB with no estimate (and
+    # segfaulted under ulimit -v 4 GiB)
+    pytest.importorskip("chakra")
+    code, _, err = run_main(["--max-memory", "400MiB", "export", "chakra", "allreduce",
+                             "--topo", "torus:32x32", "--algo", "ring", "--size", "1GiB",
+                             "-o", str(tmp_path / "tr.%d.et")], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert "Chakra export of 1024 traces (2.1e+06 sends) would need about" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_chakra_export_that_fails_half_way_leaves_no_traces(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("chakra")
+    from netsim import outputs
+
+    real, calls = outputs.write_atomic, []
+
+    def full_disk(path, data, overwrite=False):
+        calls.append(path)
+        if len(calls) == 3:
+            raise outputs.OutputError(f"{path}: cannot write: No space left on device")
+        return real(path, data, overwrite)
+
+    monkeypatch.setattr(outputs, "write_atomic", full_disk)
+    code, _, err = run_main(["export", "chakra", "allreduce", "--topo", "torus:2x2",
+                             "--algo", "ring", "--size", "1MiB",
+                             "-o", str(tmp_path / "tr.%d.et")], capsys)
+    assert code != 0 and "No space left on device" in err and "Traceback" not in err
+    assert len(calls) == 3 and list(tmp_path.iterdir()) == []

@@ -137,3 +137,26 @@ def test_a_chakra_export_that_fails_half_way_leaves_no_traces(tmp_path, capsys, 
                              "-o", str(tmp_path / "tr.%d.et")], capsys)
     assert code != 0 and "No space left on device" in err and "Traceback" not in err
     assert len(calls) == 3 and list(tmp_path.iterdir()) == []
+
+
+def _noc_scenario(path, rows: int, cols: int) -> str:
+    path.write_text(f"name: noc\njobs:\n  - kind: noc-placement\n"
+                    f"    grid: {{rows: {rows}, cols: {cols}}}\n    operators:\n"
+                    f"      - {{name: a, rows: 2, cols: 4, out_bytes: 2MiB}}\n"
+                    f"      - {{name: b, rows: 2, cols: 4, out_bytes: 2MiB}}\n"
+                    f"    strategies: [adjacent]\n")
+    return str(path)
+
+
+def test_a_huge_noc_grid_is_refused_before_its_cores_are_made(tmp_path):
+    need = _refused(*_child("run", _noc_scenario(tmp_path / "noc.yaml", 100000, 100000)))
+    assert need >= 1e10 * budget.BYTES_PER_NODE
+
+
+def test_noc_route_tables_are_estimated_before_they_are_built(tmp_path, capsys):
+    # 60 x 60 cores: 2 x 3600^2 routes of ~59 links each, about 25 GiB of tables; a 40 x 40
+    # grid (3.6 GiB estimated) peaked at 2.7 GB
+    code, _, err = run_main(["--max-memory", "2GiB", "run",
+                             _noc_scenario(tmp_path / "noc.yaml", 60, 60)], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert "NoC route tables of 'tensix-60x60' (2.59e+07 routes) would need about" in err

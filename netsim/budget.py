@@ -19,7 +19,7 @@ from .errors import ResourceError
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
            "available_memory", "memory_budget", "memory_room", "set_max_memory",
            "require_memory",
-           "require_topology", "require_sends", "send_memory"]
+           "require_topology", "require_sends", "send_memory", "require_engine"]
 
 # Rough sizes of what a topology keeps per item at its peak (CPython 3.11 / numpy 2.4,
 # benchmarks/bench_memory_estimates.py, rounded up): a node has a name, an index entry and
@@ -171,3 +171,28 @@ def require_sends(sends: float, topology, what: str, *, hops=None,
             return  # fits even if every route crossed every node: skip the search (sweeps)
         hops = _mean_hops(topology) if hops is None else hops()
     require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice)
+
+
+#: What the engine adds, per flow and per (flow, link) incidence, when it simulates every
+#: flow (no symmetry classes: an irregular machine, a topology file): ring all-reduce on
+#: 512 ranks with symmetry off, measured above the built schedule and routes: torus:16x32
+#: 650 B a flow at 1.03 links, mesh:16x32 735 B at 2.0, a 500-chip chain file 727 B at
+#: 2.0 (CPython 3.11, numpy 2.4). With classes it simulates a quotient and needs far less,
+#: which is what :data:`BYTES_PER_SEND` (measured on tori) assumes.
+ENGINE_BYTES_PER_FLOW = 600
+ENGINE_BYTES_PER_INCIDENCE = 90
+#: Runs with fewer flows are not checked (a sweep or a search runs thousands of them).
+ENGINE_CHECK_FROM = 100_000
+
+
+def require_engine(flows: int, incidences: int) -> None:
+    """Refuse, before the engine allocates, a run of every flow (no symmetry classes)
+    whose ``flows`` and path ``incidences`` would not fit (:data:`ENGINE_BYTES_PER_FLOW`).
+
+    >>> require_engine(10, 20)            # small runs are never checked
+    """
+    if flows < ENGINE_CHECK_FROM:
+        return
+    require_memory(flows * ENGINE_BYTES_PER_FLOW + incidences * ENGINE_BYTES_PER_INCIDENCE,
+                   f"the engine on {flows:.3g} flows of {incidences / flows:.3g} links "
+                   f"each (no symmetry to share)", advice="fewer ranks or fewer chunks")

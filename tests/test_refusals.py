@@ -160,3 +160,15 @@ def test_noc_route_tables_are_estimated_before_they_are_built(tmp_path, capsys):
                              _noc_scenario(tmp_path / "noc.yaml", 60, 60)], capsys)
     assert code == 2 and "Traceback" not in err, err
     assert "NoC route tables of 'tensix-60x60' (2.59e+07 routes) would need about" in err
+
+
+def test_a_run_without_symmetry_is_estimated_before_the_engine_starts(tmp_path, capsys):
+    # A ring on a chain file: the wrap-around send crosses the whole chain, the flows
+    # share no symmetry, and the engine holds ~600 B a flow (not the ~330 B a send of a
+    # torus, where classes are found): a 2,000-chip chain ran 113 s and died at 4 GiB.
+    topo = _chain(tmp_path / "chain.yaml", 300)
+    code, _, err = run_main(["--max-memory", "120MiB", "coll", "allreduce", "--topo", topo,
+                             "--algo", "ring", "--size", "1MiB"], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert "the engine on 1.79e+05 flows of 1.99 links each (no symmetry to share)" in err
+    assert len(err.strip().splitlines()) == 1

@@ -172,3 +172,35 @@ def test_a_run_without_symmetry_is_estimated_before_the_engine_starts(tmp_path, 
     assert code == 2 and "Traceback" not in err, err
     assert "the engine on 1.79e+05 flows of 1.99 links each (no symmetry to share)" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_nodes_file_honours_the_input_size_cap(capsys):
+    # `--nodes @/dev/zero` was read with no bound until memory ran out
+    code, _, err = run_main(["coll", "allreduce", "--topo", "mesh:4x4", "--nodes",
+                             "@/dev/zero", "--size", "1MiB"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert err.strip() == ("netsim: error: /dev/zero: cannot read the --nodes list: larger "
+                           "than the 256 MiB an input file may have")
+
+
+def test_a_nodes_file_still_reads_names_and_comments(tmp_path, capsys):
+    path = tmp_path / "nodes.txt"
+    path.write_text("\ufeff0_0, 0_1  # the first row\n1_0\n")
+    code, out, err = run_main(["coll", "allreduce", "--topo", "mesh:4x4", "--nodes",
+                               f"@{path}", "--size", "1MiB", "--algo", "ring",
+                               "--format", "json"], capsys)
+    assert code == 0, err
+    assert '"ranks": 3' in out
+
+
+def test_a_gzipped_chakra_trace_is_unzipped_within_the_bound(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("chakra")
+    import gzip
+
+    from netsim.interop import chakra
+
+    monkeypatch.setattr(chakra, "_MAX_TRACE_BYTES", 1000)
+    path = tmp_path / "bomb.0.et"
+    path.write_bytes(gzip.compress(b"\0" * 100_000))        # 100 kB from ~130 bytes
+    with pytest.raises(chakra.InputError, match="more than 1000 bytes once unzipped"):
+        chakra.read_trace(path)

@@ -142,14 +142,21 @@ def read_trace(path: str | Path) -> list[TraceNode]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Chakra trace {str(path)!r} does not exist")
-    raw = path.read_bytes()[:_MAX_TRACE_BYTES + 1]
+    try:
+        with open(path, "rb") as handle:            # at most the bound, not the whole file
+            raw = handle.read(_MAX_TRACE_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read Chakra trace: {err.strerror or err}") from None
     if len(raw) > _MAX_TRACE_BYTES:
         raise InputError(f"{path}: larger than {_MAX_TRACE_BYTES} bytes")
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
+        try:       # bounded too: a small gzip file can inflate to any size
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+                raw = unzipped.read(_MAX_TRACE_BYTES + 1)
         except (OSError, EOFError) as err:
             raise ScheduleError(f"{path}: not a readable gzip file: {err}") from None
+        if len(raw) > _MAX_TRACE_BYTES:
+            raise InputError(f"{path}: more than {_MAX_TRACE_BYTES} bytes once unzipped")
     stream = io.BytesIO(raw)
     nodes: list[TraceNode] = []
     try:

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from .errors import ResourceError
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
+           "YAML_BYTES_PER_CHAR",
            "available_memory", "memory_budget", "memory_room", "set_max_memory",
            "require_memory",
            "require_topology", "require_sends", "send_memory", "require_engine"]
@@ -37,6 +38,10 @@ BYTES_PER_SEND = 420
 # An extra link on every path (mesh:32x64 ring in natural order, 2.0 links per send:
 # 359 B against the torus's 327 B per send): 32 B per (flow, link) incidence.
 BYTES_PER_INCIDENCE = 32
+#: Bytes of memory per character of a YAML document while it is read: PyYAML's composed
+#: node tree (kept for line numbers) and the values built from it. A 10,000-chip chain
+#: topology file (797 kB) peaked at 122 B a character above the interpreter.
+YAML_BYTES_PER_CHAR = 130
 #: The largest input file read, whatever the budget: a real flow or scenario file is far
 #: smaller, and `/dev/zero` must not be read forever.
 MAX_INPUT_BYTES = 256 * 2**20

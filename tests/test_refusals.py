@@ -204,3 +204,13 @@ def test_a_gzipped_chakra_trace_is_unzipped_within_the_bound(tmp_path, monkeypat
     path.write_bytes(gzip.compress(b"\0" * 100_000))        # 100 kB from ~130 bytes
     with pytest.raises(chakra.InputError, match="more than 1000 bytes once unzipped"):
         chakra.read_trace(path)
+
+
+def test_a_big_yaml_file_is_estimated_at_its_node_tree(tmp_path, capsys):
+    # PyYAML's node tree is ~120 bytes a character: a 3 MB topology file needs ~400 MB,
+    # where the input cap assumed ten times the file
+    topo = _chain(tmp_path / "chain.yaml", 20000)
+    size = (tmp_path / "chain.yaml").stat().st_size
+    code, _, err = run_main(["--max-memory", "100MiB", "topo", topo], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert f"chain.yaml: reading {size:,} characters of YAML would need about" in err

@@ -128,6 +128,12 @@ def load_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
 
     The document is composed once, its expanded size checked (aliases can make a small
     file stand for billions of values), then constructed from the same nodes."""
+    from ..budget import YAML_BYTES_PER_CHAR, require_memory
+
+    # the composed tree (kept for line numbers) is ~120 times the text: refuse a file whose
+    # tree would not fit before composing it
+    require_memory(len(text) * YAML_BYTES_PER_CHAR, f"{source}: reading {len(text):,} "
+                   f"characters of YAML", advice="a smaller file, or JSON")
     loader = _Loader(text)
     try:
         root = loader.get_single_node()

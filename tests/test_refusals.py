@@ -214,3 +214,68 @@ def test_a_big_yaml_file_is_estimated_at_its_node_tree(tmp_path, capsys):
     code, _, err = run_main(["--max-memory", "100MiB", "topo", topo], capsys)
     assert code == 2 and "Traceback" not in err, err
     assert f"chain.yaml: reading {size:,} characters of YAML would need about" in err
+
+
+# -- tracebacks that became one-line errors ---------------------------------------------
+
+def _one_error(code: int, err: str, *parts: str) -> None:
+    assert code == 2 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("netsim: error: "), err
+    for part in parts:
+        assert part in err, err
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_an_integer_of_5000_digits_is_an_input_error(tmp_path, capsys, suffix):
+    path = tmp_path / f"big.{suffix}"
+    path.write_text('{"name": "x", "nodes": [{"name": "a"}, {"name": "b"}], "links": '
+                    '[{"src": "a", "dst": "b", "bandwidth": ' + "9" * 5000 + "}]}")
+    code, _, err = run_main(["topo", str(path)], capsys)
+    _one_error(code, err, f"big.{suffix}", "line 1", "5,000 characters")
+
+
+def test_an_integer_of_5000_digits_in_a_flow_file(tmp_path, capsys):
+    path = tmp_path / "flows.json"
+    path.write_text('{"topology": "mesh:1x2", "flows": [{"src": "0_0", "dst": "0_1", '
+                    '"bytes": ' + "9" * 5000 + "}]}")
+    code, _, err = run_main(["flows", str(path)], capsys)
+    _one_error(code, err, "flows.json", "too many digits")
+
+
+@pytest.mark.parametrize("suffix", ["npz", "parquet"])
+def test_a_flow_table_with_an_unknown_link_names_the_flow(tmp_path, capsys, suffix):
+    if suffix == "parquet":
+        pytest.importorskip("pyarrow")
+    from netsim.schedule.flowtable import flows_to_table, write_flow_table
+
+    doc = {"topology": "mesh:1x3", "flows": [
+        {"id": "ok", "src": "0_0", "dst": "0_1", "bytes": 10},
+        {"id": "bad", "src": "0_0", "dst": "0_2", "bytes": 10,
+         "path": ["0_0->0_1", "0_9->0_2"]}]}
+    path = tmp_path / f"t.{suffix}"
+    write_flow_table(flows_to_table(doc), path)
+    code, _, err = run_main(["flows", str(path)], capsys)
+    _one_error(code, err, f"t.{suffix}: row 1 (flow 'bad')", "unknown link '0_9->0_2'")
+
+
+def test_a_noc_operator_with_an_unknown_successor(tmp_path, capsys):
+    path = tmp_path / "noc.yaml"
+    path.write_text("name: noc\njobs:\n  - kind: noc-placement\n    operators:\n"
+                    "      - {name: a, rows: 2, cols: 4, out_bytes: 2MiB, successors: [nope]}\n"
+                    "      - {name: b, rows: 2, cols: 4, out_bytes: 2MiB, successors: []}\n"
+                    "    strategies: [adjacent]\n")
+    code, _, err = run_main(["run", str(path)], capsys)
+    _one_error(code, err, "noc.yaml", "successor of operator 'a'", "'nope'")
+
+
+def test_normalizing_injection_with_a_machine_without_links(capsys):
+    code, _, err = run_main(["compare", "allreduce", "--topo", "mesh:1x1", "--topo",
+                             "mesh:4x4", "--normalize", "injection", "--size", "1MiB"], capsys)
+    _one_error(code, err, "--normalize injection", "'mesh-1x1'", "injection bandwidth 0")
+
+
+@pytest.mark.parametrize("argv, part", [(["--ranks", "1", "--topo", "mesh:2x2"], "got 1"),
+                                        (["--topo", "mesh:1x1"], "endpoints of 'mesh-1x1'")])
+def test_synthesis_on_one_rank(capsys, argv, part):
+    code, _, err = run_main(["synth", "allgather", *argv], capsys)
+    _one_error(code, err, "--ranks: allgather needs at least 2 ranks", part)

@@ -74,6 +74,17 @@ class _Loader(yaml.SafeLoader):
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep)
 
+    def construct_yaml_int(self, node):
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:           # more digits than int() converts (4,300 by default)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the integer {node.value[:12]}... has {len(node.value):,} "
+                            f"characters, too many to be a number", node.start_mark) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers

@@ -347,6 +347,8 @@ def transfer_schedule(ops: Sequence[Operator], pipelined: bool = True) -> Schedu
     edges = []
     for k, o in enumerate(ops):
         for succ in o.successors:
+            if succ not in index:          # before any placement checks the operators
+                raise unknown_name(f"successor of operator {o.name!r}", succ, list(index))
             m = index[succ]
             i, j, nbytes = _reshard(o.cores, ops[m].cores, o.out_bytes)
             edges.append(sends_from_arrays(lay.num_ranks, lay.offset[k] + i,

@@ -417,10 +417,17 @@ def injection_bandwidth(topology) -> tuple[float, bool]:
 def normalize_injection(topologies: list) -> tuple[list, list[float], float]:
     """Each topology with its links scaled so its endpoints' mean injection bandwidth equals
     the first topology's; returns (topologies, scale factors, target bytes/s)."""
-    target, _ = injection_bandwidth(topologies[0])
+    from ..errors import InputError
+
+    rates = [injection_bandwidth(topo)[0] for topo in topologies]
+    for topo, rate in zip(topologies, rates):
+        if not rate > 0:         # one endpoint and no links (mesh:1x1): nothing to scale
+            raise InputError(f"--normalize injection: {topo.name!r} has no links out of its "
+                             f"endpoints (injection bandwidth 0), so it cannot be scaled")
+    target = rates[0]
     scaled, factors = [], []
-    for topo in topologies:
-        factor = target / injection_bandwidth(topo)[0]
+    for topo, rate in zip(topologies, rates):
+        factor = target / rate
         factors.append(factor)
         scaled.append(topo if factor == 1.0 else topo.with_links(bandwidth=topo.bandwidth
                                                                  * factor))

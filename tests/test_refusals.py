@@ -279,3 +279,17 @@ def test_normalizing_injection_with_a_machine_without_links(capsys):
 def test_synthesis_on_one_rank(capsys, argv, part):
     code, _, err = run_main(["synth", "allgather", *argv], capsys)
     _one_error(code, err, "--ranks: allgather needs at least 2 ranks", part)
+
+
+def test_a_closed_standard_output_is_one_line(tmp_path):
+    # `netsim topo mesh:4x4 >&-`: sys.stdout is None and flushing it raised AttributeError
+    done = subprocess.run([sys.executable, "-m", "netsim", "topo", "mesh:4x4"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "netsim: error: standard output: closed (Bad file descriptor)"
+    out = tmp_path / "t.txt"          # with -o, a closed stdout is not needed
+    done = subprocess.run([sys.executable, "-m", "netsim", "topo", "mesh:4x4", "-o", str(out)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0 and "mesh-4x4" in out.read_text()

@@ -293,3 +293,30 @@ def test_a_closed_standard_output_is_one_line(tmp_path):
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           preexec_fn=lambda: os.close(1))
     assert done.returncode == 0 and "mesh-4x4" in out.read_text()
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_a_non_finite_coordinate_is_refused_where_it_is_read(tmp_path, capsys, value):
+    # a NaN coordinate reached matplotlib, whose figure-size check raised ValueError
+    path = tmp_path / "coords.yaml"
+    path.write_text(f"name: c\nnodes:\n  - {{name: a, coord: [{value}, 0]}}\n"
+                    f"  - {{name: b, coord: [1, 0]}}\n"
+                    f"links:\n  - {{src: a, dst: b, bandwidth: 25GB/s}}\n")
+    code, _, err = run_main(["coll", "allreduce", "--topo", str(path), "--size", "1MiB",
+                             "--heatmap", str(tmp_path / "h.png")], capsys)
+    _one_error(code, err, "coords.yaml", "nodes[0].coord[0]", "finite", "line 3")
+    assert not (tmp_path / "h.png").exists()
+
+
+def test_a_title_that_is_not_mathtext(tmp_path, capsys):
+    result = tmp_path / "r.json"
+    assert run_main(["coll", "allreduce", "--topo", "mesh:2x2", "--algo", "ring", "--size",
+                     "1MiB", "--save-result", str(result)], capsys)[0] == 0
+    figure = tmp_path / "h.png"
+    code, _, err = run_main(["heatmap", str(result), "-o", str(figure), "--title", r"$\x$"],
+                            capsys)
+    _one_error(code, err, "h.png: cannot draw the text", r"not valid mathtext")
+    assert not figure.exists()
+    code, _, err = run_main(["heatmap", str(result), "-o", str(figure), "--title",
+                             r"cost in $ and $\alpha$"], capsys)
+    assert code == 0 and figure.exists(), err

@@ -320,3 +320,31 @@ def test_a_title_that_is_not_mathtext(tmp_path, capsys):
     code, _, err = run_main(["heatmap", str(result), "-o", str(figure), "--title",
                              r"cost in $ and $\alpha$"], capsys)
     assert code == 0 and figure.exists(), err
+
+
+@pytest.mark.parametrize("how", ["spec", "file", "flows"])
+def test_a_subnormal_rate_is_refused_without_warnings(tmp_path, how):
+    # 1e-310 B/s overflowed the engine's divisions (RuntimeWarning) and ended in a
+    # misleading "op 0 never finished: its dependencies never completed"
+    if how == "spec":
+        argv = ["coll", "allreduce", "--topo", "mesh:2x2,bw=1e-310B/s", "--size", "1MiB"]
+    elif how == "file":
+        path = tmp_path / "slow.yaml"
+        path.write_text("name: s\nnodes: [{name: a}, {name: b}]\nlinks:\n"
+                        "  - {src: a, dst: b, bandwidth: 1e-310}\n")
+        argv = ["topo", str(path)]
+    else:
+        path = tmp_path / "slow.json"
+        path.write_text('{"links": [{"id": "ab", "src": "a", "dst": "b", "bandwidth": '
+                        '1e-310}], "flows": [{"src": "a", "dst": "b", "bytes": 10}]}')
+        argv = ["flows", str(path)]
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "netsim",
+                           *argv], capture_output=True, text=True)
+    _one_error(done.returncode, done.stderr, "1e-310 bytes/s", "below the smallest rate")
+
+
+def test_the_smallest_rate_still_runs():
+    from netsim.units import MIN_RATE, parse_rate
+
+    assert parse_rate(MIN_RATE) == MIN_RATE and parse_rate(0) == 0.0
+    assert parse_rate("1e-9B/s") == 1e-9

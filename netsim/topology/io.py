@@ -63,8 +63,9 @@ def _positive_rate(value: Any) -> Any:
         return value  # let pydantic report the wrong type
     try:
         rate = parse_rate(value)
-    except UnitError:
-        raise ValueError("must be a rate such as 25GB/s or 400Gbps") from None
+    except UnitError as err:       # a well-formed rate that is too small says so
+        raise ValueError(getattr(err, "reason", None)
+                         or "must be a rate such as 25GB/s or 400Gbps") from None
     if not (math.isfinite(rate) and rate > 0):
         raise ValueError("must be a positive finite rate (bytes/s)")
     return rate

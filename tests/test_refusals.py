@@ -348,3 +348,25 @@ def test_the_smallest_rate_still_runs():
 
     assert parse_rate(MIN_RATE) == MIN_RATE and parse_rate(0) == 0.0
     assert parse_rate("1e-9B/s") == 1e-9
+
+
+def test_a_full_disk_leaves_no_heatmaps_behind(tmp_path, capsys, monkeypatch):
+    # the heatmaps (one per size) were written, then -o failed: a partial set was left
+    from netsim.cli import options
+    from netsim.outputs import OutputError
+
+    def full_disk(path, data, overwrite=False):
+        raise OutputError(f"{path}: cannot write: No space left on device")
+
+    monkeypatch.setattr(options, "write_atomic", full_disk)
+    code, _, err = run_main(["coll", "allreduce", "--topo", "mesh:2x2", "--algo", "ring",
+                             "--size", "1MiB,2MiB", "--heatmap", str(tmp_path / "h.png"),
+                             "-o", str(tmp_path / "out.txt")], capsys)
+    assert code == 1 and "No space left on device" in err and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    code, _, err = run_main(["coll", "allreduce", "--topo", "mesh:2x2", "--algo", "ring",
+                             "--size", "1MiB,2MiB", "--heatmap", str(tmp_path / "h.png"),
+                             "-o", str(tmp_path / "out.txt")], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h-1.png", "h-2.png", "out.txt"]

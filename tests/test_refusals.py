@@ -370,3 +370,56 @@ def test_a_full_disk_leaves_no_heatmaps_behind(tmp_path, capsys, monkeypatch):
                              "-o", str(tmp_path / "out.txt")], capsys)
     assert code == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h-1.png", "h-2.png", "out.txt"]
+
+
+# -- summaries of big irregular machines -------------------------------------------------
+
+def _random_machine(rng, trial: int):
+    from netsim.topology import TopologyBuilder
+
+    n = int(rng.integers(2, 40))
+    b = TopologyBuilder(f"random-{trial}")
+    switch = rng.random(n) < 0.4
+    switch[:2] = False
+    for i in range(n):
+        b.add_node(f"v{i}", switch=bool(switch[i]))
+    for _ in range(int(rng.integers(1, 3 * n))):
+        a, c = rng.integers(0, n, 2)
+        if a != c:
+            b.add_cable(f"v{a}", f"v{c}", 1e9, 0.0)
+    return b.build()
+
+
+def test_the_diameter_of_undirected_machines_matches_a_bfs_from_every_endpoint():
+    import numpy as np
+    from scipy.sparse import csr_matrix
+
+    from netsim.topology import summary
+
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        topo = _random_machine(rng, trial)
+        n = topo.num_nodes
+        graph = csr_matrix((np.ones(topo.num_links), (topo.link_src, topo.link_dst)),
+                           shape=(n, n))
+        worst = max(summary._eccentricities(graph, topo.endpoints, topo.endpoints))
+        assert summary.diameter(topo) == (None if np.isinf(worst) else int(worst)), trial
+
+
+def test_a_long_chain_is_summarised_with_a_few_searches():
+    # a 200,000-chip chain file ran for more than 300 s (a BFS per chip for the diameter,
+    # Kernighan-Lin in Python for the bisection)
+    import numpy as np
+
+    from netsim.topology import TopologyBuilder, summarize
+
+    n = 30_000
+    b = TopologyBuilder("chain")
+    for i in range(n):
+        b.add_node(f"c{i}")
+    for i in range(n - 1):
+        b.add_cable(f"c{i}", f"c{i + 1}", 25e9, 0.0)
+    s = summarize(b.build())
+    assert s["diameter"] == n - 1
+    assert s["bisection_bandwidth"] == 25e9             # one cable: exact on a chain
+    assert s["bisection_method"].startswith("heuristic (BFS-order split")

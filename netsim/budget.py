@@ -17,15 +17,18 @@ from contextvars import ContextVar
 from .errors import ResourceError
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
+           "YAML_BYTES_PER_CHAR",
            "available_memory", "memory_budget", "memory_room", "set_max_memory",
            "require_memory",
-           "require_topology", "require_sends", "send_memory"]
+           "require_topology", "require_sends", "send_memory", "require_engine"]
 
-# Rough sizes of what a run keeps per item (measured on CPython 3.11 / numpy, rounded up):
-# a node has a name, an index entry and attributes; a link its arrays and routes through
-# it; a send its schedule op, its flow and the flow's path incidences.
-BYTES_PER_NODE = 400
-BYTES_PER_LINK = 200
+# Rough sizes of what a topology keeps per item at its peak (CPython 3.11 / numpy 2.4,
+# benchmarks/bench_memory_estimates.py, rounded up): a node has a name, an index entry and
+# an attribute dict (a fat tree's tier and pod: ~600 B); a link its name, its arrays and,
+# while a file is built, the builder's per-link lists (a file of 4M links peaked 370 B a
+# link above the interpreter, a torus:512x512 280 B, a fat tree k=64 about 370 B).
+BYTES_PER_NODE = 600
+BYTES_PER_LINK = 360
 # Peak RSS above the interpreter's, per send, of a whole ring all-reduce run (schedule,
 # routes, engine), measured with benchmarks/bench_big_rings.py (numpy 2.4, CPython 3.11):
 # 432 B at 1,024 ranks (torus:32x32, 2.1M sends, one link each; the engine's symmetry
@@ -35,6 +38,10 @@ BYTES_PER_SEND = 420
 # An extra link on every path (mesh:32x64 ring in natural order, 2.0 links per send:
 # 359 B against the torus's 327 B per send): 32 B per (flow, link) incidence.
 BYTES_PER_INCIDENCE = 32
+#: Bytes of memory per character of a YAML document while it is read: PyYAML's composed
+#: node tree (kept for line numbers) and the values built from it. A 10,000-chip chain
+#: topology file (797 kB) peaked at 122 B a character above the interpreter.
+YAML_BYTES_PER_CHAR = 130
 #: The largest input file read, whatever the budget: a real flow or scenario file is far
 #: smaller, and `/dev/zero` must not be read forever.
 MAX_INPUT_BYTES = 256 * 2**20
@@ -64,10 +71,21 @@ def available_memory() -> int:
 
         limit = resource.getrlimit(resource.RLIMIT_AS)[0]
         if limit != resource.RLIM_INFINITY:
-            available = min(available, limit)
+            # the limit counts the address space already mapped (the interpreter, numpy's
+            # and scipy's libraries: ~300 MB), which MemAvailable leaves out already
+            available = min(available, limit - _address_space())
     except (ImportError, ValueError, OSError):
         pass
-    return available
+    return max(available, 0)
+
+
+def _address_space() -> int:
+    """Bytes of address space this process has mapped (``VmSize``), 0 if unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def set_max_memory(size: int | None) -> None:
@@ -158,3 +176,28 @@ def require_sends(sends: float, topology, what: str, *, hops=None,
             return  # fits even if every route crossed every node: skip the search (sweeps)
         hops = _mean_hops(topology) if hops is None else hops()
     require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice)
+
+
+#: What the engine adds, per flow and per (flow, link) incidence, when it simulates every
+#: flow (no symmetry classes: an irregular machine, a topology file): ring all-reduce on
+#: 512 ranks with symmetry off, measured above the built schedule and routes: torus:16x32
+#: 650 B a flow at 1.03 links, mesh:16x32 735 B at 2.0, a 500-chip chain file 727 B at
+#: 2.0 (CPython 3.11, numpy 2.4). With classes it simulates a quotient and needs far less,
+#: which is what :data:`BYTES_PER_SEND` (measured on tori) assumes.
+ENGINE_BYTES_PER_FLOW = 600
+ENGINE_BYTES_PER_INCIDENCE = 90
+#: Runs with fewer flows are not checked (a sweep or a search runs thousands of them).
+ENGINE_CHECK_FROM = 100_000
+
+
+def require_engine(flows: int, incidences: int) -> None:
+    """Refuse, before the engine allocates, a run of every flow (no symmetry classes)
+    whose ``flows`` and path ``incidences`` would not fit (:data:`ENGINE_BYTES_PER_FLOW`).
+
+    >>> require_engine(10, 20)            # small runs are never checked
+    """
+    if flows < ENGINE_CHECK_FROM:
+        return
+    require_memory(flows * ENGINE_BYTES_PER_FLOW + incidences * ENGINE_BYTES_PER_INCIDENCE,
+                   f"the engine on {flows:.3g} flows of {incidences / flows:.3g} links "
+                   f"each (no symmetry to share)", advice="fewer ranks or fewer chunks")

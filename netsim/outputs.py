@@ -20,12 +20,14 @@ import math
 import os
 import stat
 import tempfile
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .errors import InputError, OutputError
 
-__all__ = ["check_writable", "check_outputs", "write_atomic", "to_jsonable"]
+__all__ = ["check_writable", "check_outputs", "write_atomic", "to_jsonable", "all_or_nothing"]
 
 
 def _target(path: Path) -> Path:
@@ -89,6 +91,26 @@ def _umask() -> int:
     return mask
 
 
+#: Files written inside :func:`all_or_nothing` (None outside it).
+_WRITTEN: ContextVar[list | None] = ContextVar("netsim_written", default=None)
+
+
+@contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """Files :func:`write_atomic` writes in this block are removed if the block fails: a
+    command with several outputs (``-o`` and ``--heatmap``, one per size) leaves all of
+    them or none, not the first few of a run that hit a full disk."""
+    token = _WRITTEN.set([])
+    try:
+        yield
+    except BaseException:
+        for path in _WRITTEN.get():
+            Path(path).unlink(missing_ok=True)
+        raise
+    finally:
+        _WRITTEN.reset(token)
+
+
 def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -> Path:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place.
 
@@ -110,6 +132,9 @@ def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -
                 handle.write(data)
             os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
             os.replace(tmp, target)
+            written = _WRITTEN.get()
+            if written is not None:
+                written.append(target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

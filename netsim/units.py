@@ -103,8 +103,28 @@ def _bounded(size: float, text, what: str) -> float:
     return size
 
 
+#: The smallest positive rate (bytes/s): 1 EiB at this rate still takes a finite time
+#: (~1e27 s), where a subnormal rate (1e-310 B/s) overflowed the engine's divisions into
+#: warnings and a misleading "never finished".
+MIN_RATE = 1e-9
+
+
+def _slowest(rate: float, text, what: str) -> float:
+    if 0 < rate < MIN_RATE:
+        err = UnitError(f"{what} {text!r} is {rate:.3g} bytes/s, below the smallest rate "
+                        f"netsim simulates ({MIN_RATE:g} bytes/s)")
+        err.reason = f"{rate:.3g} bytes/s is below the smallest rate, {MIN_RATE:g} bytes/s"
+        raise err
+    return rate
+
+
 def parse_rate(value: str | float | int, what: str = "rate") -> float:
-    """Bytes per second in ``value``: ``'400Gbps'`` -> 5e10, ``'25GB/s'`` -> 2.5e10."""
+    """Bytes per second in ``value``: ``'400Gbps'`` -> 5e10, ``'25GB/s'`` -> 2.5e10.
+    A positive rate must be at least :data:`MIN_RATE`."""
+    return _slowest(_parse_rate(value, what), value, what)
+
+
+def _parse_rate(value: str | float | int, what: str) -> float:
     if isinstance(value, bool):
         raise UnitError(f"{what} {value!r} is not a rate")
     if isinstance(value, (int, float)):

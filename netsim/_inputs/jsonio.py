@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -94,6 +95,12 @@ def _strict_loads(text: str, source: str, error: type[NetsimError]) -> Any:
     except RecursionError:
         raise JSONSyntaxError(f"{source}: invalid JSON: nested too deeply",
                               "nested too deeply") from None
+    except NetsimError:
+        raise                         # a key given twice (our errors may be ValueErrors)
+    except ValueError:                # an integer of more digits than int() converts
+        raise JSONSyntaxError(f"{source}: invalid JSON: an integer with too many digits "
+                              f"(more than {sys.get_int_max_str_digits():,})",
+                              "integer too long") from None
 
 
 def loads_json(data: bytes | str, source: str, error: type[NetsimError] = InputError,

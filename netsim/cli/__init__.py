@@ -6,6 +6,7 @@ non-zero exit (2 for usage and input errors); ``--debug`` shows the traceback in
 from __future__ import annotations
 
 import importlib
+import io
 import logging
 import re
 import sys
@@ -140,9 +141,27 @@ def _drop_stdout() -> None:
         pass
 
 
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the shell closed it (``netsim ... >&-``: ``sys.stdout`` is
+    None): writing to it is the error a closed descriptor gives, reported in one line."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "closed (Bad file descriptor)")
+
+    def fileno(self) -> int:
+        raise OSError("standard output is closed")
+
+
 def main(argv=None) -> None:
     """Entry point of the ``netsim`` console script."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     try:
         cli.main(args=argv, prog_name="netsim", standalone_mode=False)
         sys.stdout.flush()            # a full disk under `> file` shows here, not at exit

@@ -265,22 +265,25 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         columns += GROUP_COLUMNS
     if faults:
         columns += [("faults", "faults", str), ("rerouted", "rerouted", str)]
-    for hook, value in hooks.values():
-        columns += hook.apply(value, runs, records, overwrite, topology)
-    if any(r.get("candidates") for r in records):
-        columns.append(("candidates", "candidates", str))
-    columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
-    columns += [("tt_metal", "tt-metal choice", str)] if any("tt_metal" in r for r in records) \
-        else []
-    if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
-        from .synth import SYNTH_COLUMNS
+    from ..outputs import all_or_nothing
 
-        columns += SYNTH_COLUMNS
-    if fmt == "nccl":
-        emit(nccl_tests_table(records, root=root), output, overwrite)
-        return
-    emit(format_records(records, fmt, columns=columns, title=_title(runs, alpha_s, axis)),
-         output, overwrite)
+    with all_or_nothing():      # figures and -o: all written, or none (a full disk)
+        for hook, value in hooks.values():
+            columns += hook.apply(value, runs, records, overwrite, topology)
+        if any(r.get("candidates") for r in records):
+            columns.append(("candidates", "candidates", str))
+        columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
+        columns += [("tt_metal", "tt-metal choice", str)] \
+            if any("tt_metal" in r for r in records) else []
+        if algorithm == "synth":    # hook: synthesised vs best fixed (netsim/cli/synth.py)
+            from .synth import SYNTH_COLUMNS
+
+            columns += SYNTH_COLUMNS
+        if fmt == "nccl":
+            emit(nccl_tests_table(records, root=root), output, overwrite)
+            return
+        emit(format_records(records, fmt, columns=columns,
+                            title=_title(runs, alpha_s, axis)), output, overwrite)
 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).

@@ -90,6 +90,11 @@ def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, sch
     message = parse_size(size if size is not None else "1GiB", "--size")
     if message <= 0:
         raise InputError(f"--size must be > 0 bytes, got {size!r}")
+    count = ranks if ranks is not None else topology.num_endpoints
+    if count < 2:       # nothing to send: no schedule, no bus bandwidth to report
+        raise InputError(f"--ranks: {op} needs at least 2 ranks to synthesise, got {count}"
+                         + ("" if ranks is not None else f" (the endpoints of "
+                            f"{topology.name!r})"))
     schedule, run = synthesise(op, topology, message, ranks=ranks,
                                options=AlgoOptions(chunks=chunks, gamma=rate),
                                alpha=alpha_s, seeds=seeds, budget_s=budget_s)

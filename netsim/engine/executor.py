@@ -746,6 +746,9 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
         classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before,
                                overhead=overhead)
     if classes is None:
+        from ..budget import require_engine
+
+        require_engine(len(routes.sub_req), len(routes.path_links))
         return _Execution(topology, schedule, routes, not_before=not_before, faults=faults,
                           **options).run()._result()
     q_schedule, q_routes, q_capacity, q_not_before, options["overhead"] = quotient(

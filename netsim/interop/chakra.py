@@ -145,14 +145,21 @@ def read_trace(path: str | Path) -> list[TraceNode]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Chakra trace {str(path)!r} does not exist")
-    raw = path.read_bytes()[:_MAX_TRACE_BYTES + 1]
+    try:
+        with open(path, "rb") as handle:            # at most the bound, not the whole file
+            raw = handle.read(_MAX_TRACE_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read Chakra trace: {err.strerror or err}") from None
     if len(raw) > _MAX_TRACE_BYTES:
         raise InputError(f"{path}: larger than {_MAX_TRACE_BYTES} bytes")
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
+        try:       # bounded too: a small gzip file can inflate to any size
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+                raw = unzipped.read(_MAX_TRACE_BYTES + 1)
         except (OSError, EOFError) as err:
             raise ScheduleError(f"{path}: not a readable gzip file: {err}") from None
+        if len(raw) > _MAX_TRACE_BYTES:
+            raise InputError(f"{path}: more than {_MAX_TRACE_BYTES} bytes once unzipped")
     stream = io.BytesIO(raw)
     nodes: list[TraceNode] = []
     try:
@@ -475,6 +482,15 @@ def _add_collective(ops: _Ops, collective: CollectiveBuilder, members: list[int]
         done[mm][arrived[mm].id] = end
 
 
+#: Bytes a Chakra export of a built schedule holds per send at its peak, the schedule
+#: included: the two encoded nodes (send and receive, ~110 B each with their attributes)
+#: in the ranks' buffers, their growth by doubling, the two node ids per op. Ring
+#: all-reduce on torus:32x32 (2.1M sends): 590 MB above the interpreter, 280 B a send
+#: (benchmarks/bench_memory_estimates.py); it peaked at 7.7 GB when every node was kept
+#: as a protobuf message.
+EXPORT_BYTES_PER_SEND = 300
+
+
 def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False) -> list[Path]:
     """Write ``schedule`` as one Chakra ET per rank (``pattern`` with %d for the rank).
 
@@ -482,8 +498,11 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
     receiver (``comm_tag`` = the op id, ``comm_size`` in whole bytes), computes
     ``COMP_NODE`` (duration in whole microseconds, as the format stores it); barriers vanish (their dependencies pass
     through). An op that waits for an op of another rank other than through a message it
-    receives cannot be said in per-rank traces: refused in one line.
+    receives cannot be said in per-rank traces: refused in one line. The memory it needs
+    (:data:`EXPORT_BYTES_PER_SEND`) is checked first; every file is written to a
+    temporary file and renamed, and on an error those already written are removed.
     """
+    from ..budget import require_memory
     from ..outputs import check_outputs, write_atomic
 
     et, protolib = _modules()
@@ -494,12 +513,22 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
         raise ScheduleError("Chakra export: the schedule has switch ranks (in-network "
                             "reduction), which a per-NPU trace cannot hold")
     n = schedule.num_ranks
+    require_memory(schedule.num_sends * EXPORT_BYTES_PER_SEND,
+                   f"Chakra export of {n} traces ({schedule.num_sends:.3g} sends)",
+                   advice="fewer ranks or fewer chunks")
     paths = [Path(pattern.replace("%d", str(r))) for r in range(n)]
     check_outputs(paths, overwrite=overwrite)
-    nodes: list[list] = [[] for _ in range(n)]
-    # local[(op, rank)] = node id on that rank standing for op's completion
-    local: dict[tuple[int, int], int] = {}
+    # Each node is encoded as soon as it is made (a protobuf message object costs ~1.7 kB,
+    # which made a 2M-send export peak at 7.7 GB); only its id on each rank is kept.
+    buffers = [io.BytesIO() for _ in range(n)]
+    for out in buffers:
+        protolib.encodeMessage(out, et.GlobalMetadata(version="1.0.0"))
+    count = [0] * n
+    # node id standing for op's completion on its source rank / on its destination rank
+    at_src = np.full(schedule.num_ops, -1, dtype=np.int64)
+    at_dst = np.full(schedule.num_ops, -1, dtype=np.int64)
     through: dict[int, list[int]] = {}
+    src_of, dst_of = schedule.src, schedule.dst
 
     def resolve(deps) -> list[int]:
         out = []
@@ -510,23 +539,29 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
     def deps_on(rank: int, op: int, deps: list[int]) -> list[int]:
         ids = []
         for d in deps:
-            if (d, rank) not in local:
+            if src_of[d] == rank and at_src[d] >= 0:
+                ids.append(int(at_src[d]))
+            elif dst_of[d] == rank and at_dst[d] >= 0:
+                ids.append(int(at_dst[d]))
+            else:
                 raise ScheduleError(f"Chakra export: op {op} on rank {rank} waits for op {d}, "
                                     f"which rank {rank} neither runs nor receives")
-            ids.append(local[(d, rank)])
         return sorted(set(ids))
+
+    false_cpu = et.AttributeProto(name="is_cpu_op", bool_val=False)
 
     def new(rank: int, name: str, kind, deps: list[int], attrs=(), micros: int = 0) -> int:
         msg = et.Node()
-        msg.id = len(nodes[rank])
+        msg.id = count[rank]
         msg.name = name
         msg.type = kind
         msg.data_deps.extend(deps)
         if micros:
             msg.duration_micros = micros
-        msg.attr.append(et.AttributeProto(name="is_cpu_op", bool_val=False))
+        msg.attr.append(false_cpu)
         msg.attr.extend(attrs)
-        nodes[rank].append(msg)
+        protolib.encodeMessage(buffers[rank], msg)
+        count[rank] += 1
         return msg.id
 
     for i in range(schedule.num_ops):
@@ -535,26 +570,28 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
         if kind == BARRIER:
             through[i] = deps
             continue
-        src = int(schedule.src[i])
+        src = int(src_of[i])
         if kind == COMPUTE:
             micros = int(round(float(schedule.seconds[i]) * 1e6))
-            local[(i, src)] = new(src, f"compute {i}", et.COMP_NODE, deps_on(src, i, deps),
-                                  micros=micros)
+            at_src[i] = new(src, f"compute {i}", et.COMP_NODE, deps_on(src, i, deps),
+                            micros=micros)
             continue
-        dst = int(schedule.dst[i])
+        dst = int(dst_of[i])
         size = int(round(float(schedule.nbytes[i])))
-        common = [et.AttributeProto(name="comm_tag", int64_val=i),
+        common = [et.AttributeProto(name="comm_src", int64_val=src),
+                  et.AttributeProto(name="comm_dst", int64_val=dst),
+                  et.AttributeProto(name="comm_tag", int64_val=i),
                   et.AttributeProto(name="comm_size", int64_val=size)]
-        local[(i, src)] = new(src, f"send {i}", et.COMM_SEND_NODE, deps_on(src, i, deps),
-                              [et.AttributeProto(name="comm_src", int64_val=src),
-                               et.AttributeProto(name="comm_dst", int64_val=dst)] + common)
-        local[(i, dst)] = new(dst, f"recv {i}", et.COMM_RECV_NODE, [],
-                              [et.AttributeProto(name="comm_src", int64_val=src),
-                               et.AttributeProto(name="comm_dst", int64_val=dst)] + common)
-    for r, path in enumerate(paths):
-        out = io.BytesIO()
-        protolib.encodeMessage(out, et.GlobalMetadata(version="1.0.0"))
-        for msg in nodes[r]:
-            protolib.encodeMessage(out, msg)
-        write_atomic(path, out.getvalue(), overwrite)
+        at_src[i] = new(src, f"send {i}", et.COMM_SEND_NODE, deps_on(src, i, deps), common)
+        at_dst[i] = new(dst, f"recv {i}", et.COMM_RECV_NODE, [], common)
+    written: list[Path] = []
+    try:
+        for r, path in enumerate(paths):
+            write_atomic(path, buffers[r].getvalue(), overwrite)
+            buffers[r] = None                       # free as we go
+            written.append(path)
+    except BaseException:
+        for path in written:      # a full disk half-way: no partial set of traces is left
+            path.unlink(missing_ok=True)
+        raise
     return paths

@@ -64,6 +64,9 @@ def tensix_grid(rows: int = WORMHOLE["rows"], cols: int = WORMHOLE["cols"],
     """
     if min(rows, cols) < 2:
         raise InputError(f"tensix_grid: rows and cols must be >= 2, got {rows}x{cols}")
+    from ..budget import require_topology
+
+    require_topology(rows * cols, 4 * rows * cols, f"tensix_grid {rows}x{cols}")
     b = TopologyBuilder(name or f"tensix-{rows}x{cols}", family="noc", dims=(rows, cols),
                         nocs=2)
     for r in range(rows):
@@ -105,6 +108,7 @@ class NocRouter:
 
     def _compiled(self, topo: Topology):
         if topo not in self._tables:
+            _require_tables(topo)
             self._tables[topo] = tuple(_all_pairs(topo, noc) for noc in (0, 1))
         return self._tables[topo]
 
@@ -135,6 +139,25 @@ class NocRouter:
             links[out] = table[pos]
         sub_ptr = np.arange(0, per * (len(src) + 1), per, dtype=np.int64)[:len(src) + 1]
         return PathTable(sub_ptr, frac, path_ptr, links)
+
+
+#: Bytes per route of :func:`_all_pairs` while it builds a NoC's table, beyond 16 B per
+#: link of the route: the route's list (56 B) and its pointer and length entries.
+_ROUTE_BYTES = 80
+
+
+def _require_tables(topo: Topology) -> None:
+    """Refuse, before building them, all-pairs route tables that would not fit: n^2 routes
+    per NoC of (rows - 1)/2 + (cols - 1)/2 links on average (a ring of k nodes one way
+    round: mean distance (k - 1)/2)."""
+    from ..budget import require_memory
+
+    rows, cols = topo.params["dims"]
+    pairs = float(rows * cols) ** 2
+    hops = (rows - 1) / 2 + (cols - 1) / 2
+    require_memory(2 * pairs * (_ROUTE_BYTES + 16 * hops),
+                   f"NoC route tables of {topo.name!r} ({2 * pairs:.3g} routes)",
+                   advice="a smaller core grid")
 
 
 def _all_pairs(topo: Topology, noc: int) -> tuple[np.ndarray, np.ndarray]:
@@ -324,6 +347,8 @@ def transfer_schedule(ops: Sequence[Operator], pipelined: bool = True) -> Schedu
     edges = []
     for k, o in enumerate(ops):
         for succ in o.successors:
+            if succ not in index:          # before any placement checks the operators
+                raise unknown_name(f"successor of operator {o.name!r}", succ, list(index))
             m = index[succ]
             i, j, nbytes = _reshard(o.cores, ops[m].cores, o.out_bytes)
             edges.append(sends_from_arrays(lay.num_ranks, lay.offset[k] + i,

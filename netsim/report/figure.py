@@ -57,11 +57,34 @@ def save_figure(fig, path, overwrite: bool = True, fmt: str | None = None) -> An
                 "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[fmt]
     buffer = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "netsim", "svg.fonttype": "path"}):
-        fig.savefig(buffer, format=fmt, metadata=metadata)
+        try:
+            fig.savefig(buffer, format=fmt, metadata=metadata)
+        except Exception:               # noqa: BLE001 - told apart below
+            bad = _bad_mathtext(fig)    # a title such as `$\x$`: the user's text, one line
+            if bad is None:
+                raise
+            raise InputError(f"{getattr(path, 'name', path)}: cannot draw the text {bad!r}: "
+                             f"not valid mathtext (write \\$ for a dollar sign)") from None
     if hasattr(path, "write"):
         path.write(buffer.getvalue())
         return path
     return write_atomic(path, buffer.getvalue(), overwrite)
+
+
+def _bad_mathtext(fig) -> str | None:
+    """The first text of ``fig`` that matplotlib reads as mathtext and cannot parse."""
+    from matplotlib.mathtext import MathTextParser
+    from matplotlib.text import Text
+
+    parser = MathTextParser("path")
+    for artist in fig.findobj(Text):
+        text, is_math = artist._preprocess_math(artist.get_text())
+        if is_math:
+            try:
+                parser.parse(text)
+            except Exception:           # noqa: BLE001 - ValueError or pyparsing's own
+                return artist.get_text()
+    return None
 
 
 def figure_bytes(draw, *args, fmt: str = "png", **kwargs) -> bytes:

@@ -19,7 +19,6 @@ reads ``--nodes A,B,...`` or ``@FILE`` (one collective on those endpoints, in th
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -56,12 +55,11 @@ def parse_nodes(topology, nodes: Sequence[int | str] | str) -> np.ndarray:
     if isinstance(nodes, str):
         text = nodes
         if text.startswith("@"):
+            from .._inputs.yamlio import read_text
+
             where = text[1:]
-            try:
-                text = Path(where).read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as err:
-                raise InputError(f"--nodes {nodes}: cannot read {where!r} "
-                                 f"({getattr(err, 'strerror', None) or err})") from None
+            # the input kit's reader: bounded (`@/dev/zero` is refused, not read forever)
+            text = read_text(where, "the --nodes list")
             text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
         items: list[Any] = text.replace(",", " ").split()
     else:

@@ -338,7 +338,11 @@ def flowset_from_columns(topology, cols: FlowColumns):
     dst = _names(cols.dst, "dst", topology.node_index, "node")
     links = cols.path_ids
     if links is None and cols.path_ptr is not None and cols.path_ptr[-1] > 0:
-        links = _names(cols.path_links, "path", topology.link_index, "link")
+        try:
+            links = _names(cols.path_links, "path", topology.link_index, "link")
+        except Refused as refused:      # its row is a hop of all paths: name the flow's
+            flow = int(np.searchsorted(cols.path_ptr, refused.row, side="right")) - 1
+            raise Refused(flow, refused.field, refused.message) from None
     if links is not None:
         _check_paths(topology, src, dst, cols.path_ptr, links)
     order = np.arange(n)

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..budget import require_topology
 from ..errors import TopologyError
 from ._generate import assemble, check_bandwidth, check_latency, duplex, positive_int
 from .model import Topology
@@ -157,6 +158,10 @@ def dgx_cluster(nodes: int = 4, *, gpus_per_node: int = 8, switches: int = 4,
     reduce_bw = (None if reduce_bandwidth is None
                  else check_bandwidth(reduce_bandwidth, fam, "reduce_bandwidth"))
     lay = _Layout(nodes, gpus, switches, positive_int(nodes_per_su, "nodes_per_su", fam))
+    # before any array: nodes=100000 is 1.2M nodes and 32M links (~12 GiB)
+    require_topology(lay.total, 2 * nodes * gpus * (sum(counts) + 1) + 2 * lay.sus * gpus
+                     * lay.spines * math.ceil(lay.nodes_per_su / lay.spines),
+                     f"dgx_cluster:nodes={nodes}")
     nv_src, nv_dst, nv_plane = _nvlink_cables(lay, counts)
     ib_src, ib_dst, ib_plane = _ib_cables(lay)
     topo = assemble(

@@ -66,8 +66,9 @@ def _positive_rate(value: Any) -> Any:
         return value  # let pydantic report the wrong type
     try:
         rate = parse_rate(value)
-    except UnitError:
-        raise ValueError("must be a rate such as 25GB/s or 400Gbps") from None
+    except UnitError as err:       # a well-formed rate that is too small says so
+        raise ValueError(getattr(err, "reason", None)
+                         or "must be a rate such as 25GB/s or 400Gbps") from None
     if not (math.isfinite(rate) and rate > 0):
         raise ValueError("must be a positive finite rate (bytes/s)")
     return rate
@@ -113,7 +114,8 @@ class NodeSpec(_Strict):
 
     name: NodeName
     kind: Literal["endpoint", "switch"] = "endpoint"
-    coord: list[float] | None = None
+    # finite: a NaN or infinite coordinate made the figures fail (matplotlib's size check)
+    coord: list[Annotated[float, Field(allow_inf_nan=False)]] | None = None
     reduce: bool = False
     reduce_bandwidth: Rate | None = None
     attrs: dict[str, Any] = Field(default_factory=dict)
@@ -538,10 +540,13 @@ def _coord(value: Any, node: str) -> tuple[float, ...] | None:
     if isinstance(value, str):
         value = [v for v in re.split(r"[\s,()\[\]]+", value) if v]
     try:
-        return tuple(float(v) for v in value)
+        coord = tuple(float(v) for v in value)
     except (TypeError, ValueError):
         raise TopologyError(f"node {node!r}: coord must be a list of numbers, "
                             f"got {value!r}") from None
+    if not all(math.isfinite(v) for v in coord):
+        raise TopologyError(f"node {node!r}: coord must be finite numbers, got {value!r}")
+    return coord
 
 
 def _tuples(value: Any) -> Any:

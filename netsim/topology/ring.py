@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..budget import require_topology
 from ._generate import (DEFAULT_BANDWIDTH, DEFAULT_LATENCY, assemble, check_bandwidth,
                         check_latency, check_links, duplex, planes, positive_int)
 from .model import Topology
@@ -40,6 +41,7 @@ def ring(n: int, *, bandwidth: float | str = DEFAULT_BANDWIDTH,
     bw = check_bandwidth(bandwidth, "ring")
     lat = check_latency(latency, "ring")
     links = check_links(links, "ring")
+    require_topology(n, (2 if bidirectional else 1) * n * links, f"ring:{n}")
     a = np.arange(n, dtype=np.int64)
     b = (a + 1) % n
     is_wrap = b == 0

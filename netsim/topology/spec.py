@@ -112,8 +112,9 @@ class SpecOptions(dict):
     def _rate(self, key: str, value: Any) -> float:
         try:
             rate = parse_rate(value, key)
-        except UnitError:
-            raise self.error(key, "expected a rate such as 25GB/s or 400Gbps") from None
+        except UnitError as err:   # a well-formed rate that is too small says so
+            raise self.error(key, getattr(err, "reason", None)
+                             or "expected a rate such as 25GB/s or 400Gbps") from None
         if not (math.isfinite(rate) and rate > 0):
             raise self.error(key, "must be a positive finite rate (bytes/s)")
         if rate > MAX_LINK_RATE:

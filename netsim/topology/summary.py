@@ -23,6 +23,9 @@ __all__ = ["summarize", "diameter", "bisection_bandwidth", "brute_force_bisectio
 # vectorised) or this many max-flow problems (machines with switches).
 _ENUMERATE_DIRECT = 200_000
 _ENUMERATE_FLOW = 1_000
+# Kernighan-Lin (networkx, pure Python) up to this many nodes: it took 13 s at 10,000 and
+# 40 s at 40,000; above, the endpoints are split in breadth-first order (_sweep_cut).
+_KL_MAX_NODES = 4_000
 
 
 def summarize(topo) -> dict[str, Any]:
@@ -143,24 +146,82 @@ def diameter(topo) -> int | None:
     Regular families that kept their generator's shape use closed forms (mesh: sum of
     k-1; torus: sum of floor(k/2); ring: floor(n/2), n-1 one-way; fat tree 6; leaf-spine
     4; nvswitch 2; full mesh 1); others a BFS from every endpoint, vectorised with
-    ``scipy.sparse.csgraph`` in blocks of sources.
+    ``scipy.sparse.csgraph`` in blocks of sources. When every link has its reverse (the
+    graph is undirected), the BFS are only those the iFUB bound needs (Crescenzi et al.,
+    "On computing the diameter of real-world undirected graphs", TCS 2013): a 200,000-chip
+    chain takes a handful, not one per chip.
     """
     if topo.num_endpoints < 2:
         return 0
     if _regular(topo) is not None:
         return _closed_diameter(topo)
     from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import shortest_path
 
     n = topo.num_nodes
     graph = csr_matrix((np.ones(topo.num_links), (topo.link_src, topo.link_dst)), shape=(n, n))
-    ends, worst = topo.endpoints, 0.0
-    block = max(1, 20_000_000 // max(n, 1))   # keep each distance block near 160 MB
-    for start in range(0, len(ends), block):
-        dist = shortest_path(graph, unweighted=True, directed=True,
-                             indices=ends[start:start + block])
-        worst = max(worst, float(dist[:, ends].max()))
+    ends = topo.endpoints
+    if _undirected(topo):
+        return _ifub(graph, ends)
+    worst = max(_eccentricities(graph, ends, ends), default=0.0)
     return None if math.isinf(worst) else int(worst)
+
+
+def _undirected(topo) -> bool:
+    """Does every link a->b have a link b->a (so distances are symmetric)?"""
+    n = topo.num_nodes
+    there = np.unique(topo.link_src * n + topo.link_dst)
+    back = np.unique(topo.link_dst * n + topo.link_src)
+    return there.size == back.size and bool(np.array_equal(there, back))
+
+
+def _eccentricities(graph, sources: np.ndarray, ends: np.ndarray) -> list[float]:
+    """Largest hop count from each of ``sources`` to ``ends`` (inf if one is unreachable),
+    by BFS in blocks whose distance rows stay near 160 MB."""
+    from scipy.sparse.csgraph import shortest_path
+
+    n, out = graph.shape[0], []
+    block = max(1, 20_000_000 // max(n, 1))
+    for start in range(0, len(sources), block):
+        dist = shortest_path(graph, unweighted=True, directed=True,
+                             indices=sources[start:start + block])
+        out.extend(dist[:, ends].max(axis=1).tolist())
+    return out
+
+
+def _ifub(graph, ends: np.ndarray) -> int | None:
+    """Diameter over the endpoints of an undirected graph (iFUB from a central node).
+
+    Two sweeps find a long path a..b and its middle node u; BFS from u puts every endpoint
+    on a level. Endpoints are then done level by level from the farthest: once levels
+    >= i are done, the pairs left are both at levels <= i - 1, at most 2(i - 1) apart
+    through u, so when the largest eccentricity found reaches that, none is farther."""
+    from scipy.sparse.csgraph import shortest_path
+
+    def bfs(source: int) -> np.ndarray:
+        return shortest_path(graph, unweighted=True, directed=True, indices=[source])[0]
+
+    from_first = bfs(int(ends[0]))
+    if not np.all(np.isfinite(from_first[ends])):
+        return None                     # some endpoint cannot reach another
+    a = int(ends[np.argmax(from_first[ends])])
+    from_a = bfs(a)
+    b = int(ends[np.argmax(from_a[ends])])
+    lower = float(from_a[b])
+    from_b = bfs(b)
+    middle = np.flatnonzero((from_a == lower // 2) & (from_b == lower - lower // 2))
+    # of the middles, the best-connected (a spine rather than a GPU halfway through its
+    # NVSwitch): its levels are fewest, and iFUB stops soonest
+    degree = np.diff(graph.indptr)[middle]
+    level = bfs(int(middle[np.argmax(degree)]))[ends]
+    for i in range(int(level.max()), 0, -1):
+        if lower >= 2 * i:            # every pair left (levels <= i) is at most 2i apart
+            break
+        at = ends[level == i]
+        if at.size:
+            lower = max(lower, max(_eccentricities(graph, at, ends)))
+        if lower >= 2 * (i - 1):      # every pair left is at most 2(i - 1) apart
+            break
+    return int(lower)
 
 
 def _grid_bisection(dims, torus: bool) -> tuple[int, int, bool]:
@@ -267,6 +328,8 @@ def bisection_bandwidth(topo, tries: int = 4, seed: int = 0) -> tuple[float | No
     limit = _ENUMERATE_FLOW if topo.num_switches else _ENUMERATE_DIRECT
     if splits <= limit:
         return brute_force_bisection(topo), f"exact (enumerated {splits} balanced splits)"
+    if topo.num_nodes > _KL_MAX_NODES:
+        return _sweep_cut(topo), "heuristic (BFS-order split; upper bound on the min bisection)"
     return _kernighan_lin(topo, tries, seed), "heuristic (upper bound on the min bisection)"
 
 
@@ -408,6 +471,26 @@ def _kernighan_lin(topo, tries: int, seed: int) -> float:
     return float(best)
 
 
+def _sweep_cut(topo) -> float:
+    """Cut of the split of the endpoints in breadth-first order from a peripheral one
+    (the farthest from endpoint 0, links taken both ways): the nearer half against the
+    rest. Exact on a chain, an upper bound elsewhere; a few BFS and one or two max-flows."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    n, ends = topo.num_nodes, topo.endpoints
+    graph = csr_matrix((np.ones(topo.num_links), (topo.link_src, topo.link_dst)), shape=(n, n))
+    graph = graph + graph.T
+
+    def bfs(source: int) -> np.ndarray:
+        return shortest_path(graph, unweighted=True, directed=False, indices=[source])[0][ends]
+
+    first = bfs(int(ends[0]))
+    far = int(ends[np.argmax(np.where(np.isfinite(first), first, -1.0))])
+    order = np.lexsort((np.arange(len(ends)), bfs(far)))   # by distance, then by index
+    return float(split_cut(topo, np.sort(order[:len(ends) // 2])))
+
+
 def injection_bandwidth(topology) -> tuple[float, bool]:
     """(mean outgoing bytes/s of the endpoints, whether all endpoints have the same)."""
     inject = topology.out_degree_bandwidth[topology.endpoints]
@@ -417,10 +500,17 @@ def injection_bandwidth(topology) -> tuple[float, bool]:
 def normalize_injection(topologies: list) -> tuple[list, list[float], float]:
     """Each topology with its links scaled so its endpoints' mean injection bandwidth equals
     the first topology's; returns (topologies, scale factors, target bytes/s)."""
-    target, _ = injection_bandwidth(topologies[0])
+    from ..errors import InputError
+
+    rates = [injection_bandwidth(topo)[0] for topo in topologies]
+    for topo, rate in zip(topologies, rates):
+        if not rate > 0:         # one endpoint and no links (mesh:1x1): nothing to scale
+            raise InputError(f"--normalize injection: {topo.name!r} has no links out of its "
+                             f"endpoints (injection bandwidth 0), so it cannot be scaled")
+    target = rates[0]
     scaled, factors = [], []
-    for topo in topologies:
-        factor = target / injection_bandwidth(topo)[0]
+    for topo, rate in zip(topologies, rates):
+        factor = target / rate
         factors.append(factor)
         scaled.append(topo if factor == 1.0 else topo.with_links(bandwidth=topo.bandwidth
                                                                  * factor))

@@ -369,7 +369,7 @@ def test_a_full_disk_leaves_no_heatmaps_behind(tmp_path, capsys, monkeypatch):
                              "--size", "1MiB,2MiB", "--heatmap", str(tmp_path / "h.png"),
                              "-o", str(tmp_path / "out.txt")], capsys)
     assert code == 0, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["h-1.png", "h-2.png", "out.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h-1MiB.png", "h-2MiB.png", "out.txt"]
 
 
 # -- summaries of big irregular machines -------------------------------------------------

@@ -440,3 +440,17 @@ def test_the_fast_yaml_reader_reads_what_the_strict_one_reads():
         yamlio.load_yaml("a: 1\na: 2\n", "x")
     with pytest.raises(yamlio.InputError, match=r"x: line 2: invalid YAML: .*'\\t'"):
         yamlio.load_yaml("a:\n\t- 1\n", "x")
+
+
+def test_a_big_document_without_aliases_is_not_an_alias_bomb(monkeypatch):
+    # a 200,000-chip chain file (2.4M values) was refused: "aliases expand it to more than
+    # 2000000 values"; it has no alias, and what it holds was estimated from its text
+    from netsim._inputs import yamlio
+
+    monkeypatch.setattr(yamlio, "MAX_YAML_NODES", 100)
+    plain = "".join(f"- {{name: c{i}, x: {i}}}\n" for i in range(60))    # ~300 values
+    assert len(yamlio.load_yaml(plain, "x")[0]) == 60
+    bomb = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nb: &b [*a, *a, *a, *a, *a, *a]\n" \
+           "c: [*b, *b, *b]\n"
+    with pytest.raises(yamlio.InputError, match="aliases expand it to more than 100"):
+        yamlio.load_yaml(bomb, "x")

@@ -140,7 +140,30 @@ def _drop_stdout() -> None:
 
 
 def main(argv=None) -> None:
-    """Entry point of the ``netsim`` console script."""
+    """Entry point of the ``netsim`` console script.
+
+    Ctrl-C (SIGINT) and SIGTERM end any command with one line on stderr and exit code 130
+    or 143 (:mod:`netsim.interrupts` keeps them out of compiled code); the command's files
+    are written atomically, so none is left half-written, and sweep workers are ended.
+    """
+    from ..interrupts import Interrupted, handling
+
+    try:
+        with handling():
+            try:
+                _main(argv)
+            except Interrupted as stop:     # further signals are ignored while we leave
+                _interrupted(stop)
+    except Interrupted as stop:             # one that waited for compiled code to return
+        _interrupted(stop)
+
+
+def _interrupted(stop) -> None:
+    click.echo(f"netsim: {stop}", err=True)
+    sys.exit(stop.exit_code)
+
+
+def _main(argv=None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="netsim", standalone_mode=False)

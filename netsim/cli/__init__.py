@@ -150,15 +150,18 @@ def main(argv=None) -> None:
 
     try:
         with handling():
-            try:
-                _main(argv)
-            except Interrupted as stop:     # further signals are ignored while we leave
-                _interrupted(stop)
-    except Interrupted as stop:             # one that waited for compiled code to return
-        _interrupted(stop)
+            _main(argv)
+    except Interrupted as stop:
+        _interrupted(stop, exiting=argv is None)
 
 
-def _interrupted(stop) -> None:
+def _interrupted(stop, exiting: bool) -> None:
+    """One line and the signal's exit code; the console script (``exiting``) ignores
+    further signals on its way out, a caller of ``main(argv)`` keeps its own handlers."""
+    if exiting:
+        from ..interrupts import stopping
+
+        stopping()
     click.echo(f"netsim: {stop}", err=True)
     sys.exit(stop.exit_code)
 

@@ -164,14 +164,36 @@ def sweep_executor(workers: int | None = None, scheduler: str | None = None
 
     # forkserver: a fork of a process that runs threads (a test runner, a notebook's
     # kernel) may deadlock; the server is forked once, before any of ours start.
-    pool = ProcessPoolExecutor(max_workers=workers,
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals,
                                mp_context=multiprocessing.get_context("forkserver"))
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C, SIGTERM, an error: the points under way are not waited for (shutdown
+        # alone would join them at exit); their outcomes were never stored, so a rerun
+        # computes them.
+        _end_workers(pool)
         raise
     pool.shutdown()
+
+
+def _worker_signals() -> None:
+    """A pool worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
+    and the main process, not each worker with its own traceback, decides what happens."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_workers(pool) -> None:
+    """Cancel what waits and terminate the workers of a ProcessPoolExecutor now."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 @dataclass

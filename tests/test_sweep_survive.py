@@ -74,3 +74,38 @@ def test_killing_the_main_process_leaves_no_worker(tmp_path):
             proc.kill()
             proc.wait()
     assert not _gone(family, within=10.0)
+
+
+# --- Point keys count the content of the files a point reads -------------------------------
+
+def test_an_edited_topology_file_is_computed_again_and_an_unchanged_one_reused(tmp_path):
+    from netsim.run import load_sweep, run_sweep_points
+
+    (tmp_path / "machine.yaml").write_text('name: m\ngenerator: "ring:4,bw=1GB/s"\n')
+    (tmp_path / "s.yaml").write_text(
+        "name: s\njobs:\n  - kind: collective\n    op: allreduce\n    topology: machine.yaml\n"
+        "    algorithm: ring\n    size: 1MB\nsweep:\n  grid:\n    jobs[0].size: [1MB, 2MB]\n")
+    out = tmp_path / "out"
+    first = run_sweep_points(load_sweep(tmp_path / "s.yaml"), out)
+    again = run_sweep_points(load_sweep(tmp_path / "s.yaml"), out)
+    assert (again.computed, again.reused) == (0, 2) and again.rows == first.rows
+    (tmp_path / "machine.yaml").write_text('name: m\ngenerator: "ring:4,bw=2GB/s"\n')
+    edited = run_sweep_points(load_sweep(tmp_path / "s.yaml"), out)
+    assert (edited.computed, edited.reused) == (2, 0)
+    # ring all-reduce is bandwidth-bound here: twice the bandwidth, half the time
+    for old, new in zip(first.rows, edited.rows):
+        assert new["time_s"] == pytest.approx(old["time_s"] / 2, rel=1e-3)
+
+
+def test_files_named_by_a_named_file_count_too(tmp_path):
+    from netsim.run.sweep.points import file_digests
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "inner.json").write_text("{}")
+    (tmp_path / "outer.yaml").write_text("generator: sub/inner.json\n")
+    doc = {"jobs": [{"topology": "outer.yaml", "algorithm": "ring"}]}
+    digests = file_digests(doc, tmp_path)
+    assert list(digests) == ["outer.yaml", "outer.yaml > sub/inner.json"]
+    (tmp_path / "sub" / "inner.json").write_text("{ }")
+    assert file_digests(doc, tmp_path)["outer.yaml > sub/inner.json"] != \
+        digests["outer.yaml > sub/inner.json"]

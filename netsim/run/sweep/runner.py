@@ -29,7 +29,8 @@ from ...outputs import to_jsonable, write_atomic
 from ..._inputs.extras import require
 from ..._inputs.schema import load_yaml, validate
 from ..._inputs.yamlio import read_text
-from .points import SweepSpec, apply_point, check_paths, expand, point_key, point_seed
+from .points import (SweepSpec, apply_point, check_paths, expand, file_digests, point_key,
+                     point_seed)
 
 _log = logging.getLogger(__name__)
 
@@ -57,9 +58,14 @@ class Sweep:
         return doc
 
     def key(self, index: int) -> str:
+        """The point's key: version, scenario, point and the content of every file it
+        reads (:func:`~.points.file_digests`)."""
         from ... import __version__
 
-        return point_key(__version__, self.base, self.points[index])
+        if not hasattr(self, "_reads_cache"):
+            self._reads_cache: dict = {}     # per sweep: each file read once
+        reads = file_digests(self.document(index), self.path.parent, cache=self._reads_cache)
+        return point_key(__version__, self.base, self.points[index], reads)
 
 
 def sweep_from_dict(doc: Any, path: Path, root=None) -> Sweep:

@@ -136,7 +136,7 @@ class SerialExecutor(Executor):
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as err:       # noqa: BLE001 (delivered through the future)
-            if isinstance(err, KeyboardInterrupt):
+            if not isinstance(err, Exception):   # Ctrl-C, SIGTERM, exit: stop the sweep
                 raise
             future.set_exception(err)
         return future

@@ -204,7 +204,12 @@ class _Pool(Executor):
         return self._pool
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
-        return self._live().submit(fn, *args, **kwargs)
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self._live().submit(fn, *args, **kwargs)
+        except BrokenProcessPool:          # broke since _live looked: a new one
+            return self._live().submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         if self._pool is not None:
@@ -223,23 +228,41 @@ def _worker_init(main_pid: int) -> None:
     """A pool worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
     and the main process, not each worker with its own traceback, decides what happens.
     It ends itself when the main process is gone (its parent is the fork server, which
-    outlives it only briefly, so the parent-death signal cannot serve)."""
+    outlives it only briefly, so the parent-death signal cannot serve): when that pid is
+    no more or has exited (a killed main process not yet reaped still has a pid, and its
+    fork server stays until it is reaped), or when the fork server is no longer its
+    parent."""
     import signal
     import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
 
     def watch() -> None:
         while True:
             time.sleep(ORPHAN_CHECK_S)
-            try:
-                os.kill(main_pid, 0)
-            except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:        # pragma: no cover - the pid was reused
+            if _process_gone(main_pid) or os.getppid() != parent:
                 os._exit(1)
 
     threading.Thread(target=watch, name="netsim-orphan-check", daemon=True).start()
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended: no such pid (or one reused by another user), or,
+    where /proc tells, a process that has exited and waits to be reaped (its fork server
+    keeps running until then)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return True
+    return False
 
 
 def _end_workers(pool) -> None:

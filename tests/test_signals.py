@@ -152,3 +152,70 @@ def test_sigint_ends_a_sweep_and_its_workers(tmp_path):
     # nothing half-written: every stored point is a whole JSON document
     for point in (tmp_path / "out" / "points").glob("*"):
         assert point.suffix == ".json" and point.read_text().endswith("}\n")
+
+
+# --- netsim.interrupts in this process ------------------------------------------------------
+
+def _busy(seconds: float) -> None:
+    """Run bytecodes (where handlers run) for up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def test_a_signal_under_numba_frames_is_raised_once_they_have_returned():
+    from netsim.interrupts import Interrupted, handling
+
+    # a function whose frame says "numba": the handler must not raise inside it
+    space = {"__name__": "numba.stand_in"}
+    exec("def inside(send, busy):\n    send()\n    busy(0.1)\n    return 'returned'", space)
+    seen = []
+    with pytest.raises(Interrupted) as stop:
+        with handling():
+            seen.append(space["inside"](lambda: os.kill(os.getpid(), signal.SIGINT), _busy))
+            _busy(5.0)
+            seen.append("not interrupted")
+    assert seen == ["returned"] and stop.value.exit_code == 130
+
+
+def test_an_interrupt_lost_in_a_weakref_callback_is_sent_again(capfd):
+    import weakref
+
+    from netsim.interrupts import Interrupted, handling
+
+    class Thing:
+        pass
+
+    def callback(_ref):
+        os.kill(os.getpid(), signal.SIGINT)
+        _busy(0.05)                      # the handler raises here, where Python drops it
+
+    steps = []
+    with pytest.raises(Interrupted):
+        with handling():
+            thing = Thing()
+            ref = weakref.ref(thing, callback)
+            del thing                    # the callback runs, its exception is lost
+            steps.append("after the callback")
+            _busy(5.0)                   # the signal comes again and is raised here
+            steps.append("not interrupted")
+    del ref
+    assert steps == ["after the callback"]
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_handlers_are_put_back_and_an_ignored_sigint_stays_ignored():
+    from netsim.interrupts import handling
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with handling():
+        assert signal.getsignal(signal.SIGINT) is not before[0]
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with handling():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            _busy(0.1)                   # ignored: nothing raised
+    finally:
+        signal.signal(signal.SIGINT, before[0])

@@ -102,7 +102,7 @@ class _Handler:
         self.out = False                   # its Interrupted has left the block
         self.closing = False               # the block has ended: no raising any more
         self.timers: list[threading.Timer] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()       # the handler may run inside close()
 
     def __call__(self, signum: int, frame) -> None:
         if self.out:

@@ -45,7 +45,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["Interrupted", "handling", "stopping", "SIGNALS", "RETRY_S", "WATCH_S"]
+__all__ = ["Interrupted", "handling", "SIGNALS", "RETRY_S", "WATCH_S"]
 
 #: The signals handled, and the exit code of each (128 + its number, as shells report).
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -151,12 +151,16 @@ def _quiet_unraisable(previous):
 
 
 @contextmanager
-def handling() -> Iterator[None]:
+def handling(*, then_ignore: bool = False) -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` at a safe point (see
     the module's docstring); a signal still waiting for one when the block ends is raised
     there. A signal the process was started to ignore (``nohup``, a background job of a
     non-interactive shell) stays ignored. Outside the main thread, nothing is installed.
-    The previous handlers are put back on leaving."""
+
+    On leaving, the previous handlers are put back, or with ``then_ignore`` (a process
+    about to exit) the signals are ignored from then on: the work is done or being given
+    up, and Python's own handlers, back for the interpreter's last moments, would die of
+    a late one (rc -2, 4 of 16 SIGINTs sent as a 0.8 s command ended)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -177,16 +181,9 @@ def handling() -> Iterator[None]:
     finally:
         handler.close()
         for signum, old in previous.items():
-            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+            signal.signal(signum, signal.SIG_IGN if then_ignore else
+                          old if old is not None else signal.SIG_DFL)
         sys.unraisablehook = hook
     if handler.signum is not None:         # came at the very end, or was lost: still asked
         raise Interrupted(handler.signum)
 
-
-def stopping() -> None:
-    """From now on, SIGINT and SIGTERM are ignored: the process is on its way out (saying
-    why), and a second Ctrl-C must not cut that short with a traceback."""
-    if threading.current_thread() is threading.main_thread():
-        for signum in SIGNALS:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                signal.signal(signum, signal.SIG_IGN)

@@ -148,22 +148,13 @@ def main(argv=None) -> None:
     """
     from ..interrupts import Interrupted, handling
 
+    exiting = argv is None      # the console script: this process ends after the command
     try:
-        with handling():
+        with handling(then_ignore=exiting):
             _main(argv)
     except Interrupted as stop:
-        _interrupted(stop, exiting=argv is None)
-
-
-def _interrupted(stop, exiting: bool) -> None:
-    """One line and the signal's exit code; the console script (``exiting``) ignores
-    further signals on its way out, a caller of ``main(argv)`` keeps its own handlers."""
-    if exiting:
-        from ..interrupts import stopping
-
-        stopping()
-    click.echo(f"netsim: {stop}", err=True)
-    sys.exit(stop.exit_code)
+        click.echo(f"netsim: {stop}", err=True)
+        sys.exit(stop.exit_code)
 
 
 def _main(argv=None) -> None:

@@ -7,7 +7,7 @@ gb200 one: 4 runs of 6), signalled anywhere in their first seconds, where the sy
 search and the compiled event loops run. Prints one line per run and a summary; exits 1 if
 any run went wrong.
 
-Run: ``python benchmarks/signals_stress.py [--runs 20] [--seed 34] [--latest 8]``.
+Run: ``python benchmarks/signals_stress.py [--runs 20] [--seed 34] [--latest 6]``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=34)
-    parser.add_argument("--latest", type=float, default=8.0,
+    parser.add_argument("--latest", type=float, default=6.0,
                         help="signal within this many seconds of the handlers being in")
     parser.add_argument("--sigterm-every", type=int, default=5,
                         help="every Nth run gets SIGTERM instead of SIGINT")
@@ -53,11 +53,15 @@ def main() -> int:
             took = time.monotonic() - start - delay
             left = sorted(p.name for p in Path(folder).iterdir())
         ok = (rc, err) == expected and not left
-        bad += not ok
-        print(f"{'ok ' if ok else 'BAD'} {signal.Signals(signum).name:7} at +{delay:5.2f} s "
+        # ended before the signal came (an idle machine runs the gb200 case in ~7 s)
+        late = rc == 0 and all(line.startswith("wrote ") for line in err.splitlines())
+        bad += not (ok or late)
+        label = "ok " if ok else "end" if late else "BAD"
+        print(f"{label} {signal.Signals(signum).name:7} at +{delay:5.2f} s "
               f"-> rc {rc:4} in {took:5.2f} s: {' '.join(command[1:4])}"
-              + ("" if ok else f"  files {left} stderr {err[-400:]!r}"), flush=True)
-    print(f"{args.runs - bad}/{args.runs} runs ended cleanly")
+              + ("" if ok or late else f"  files {left} stderr {err[-400:]!r}"), flush=True)
+    print(f"{args.runs - bad}/{args.runs} runs ended cleanly (\"end\": the command had "
+          f"finished before the signal, rc 0)")
     return 1 if bad else 0
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 
 import os
+import secrets
 import stat
-import tempfile
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -126,17 +126,21 @@ def write_atomic(path: str | Path, data: str | bytes, overwrite: bool = False) -
                 handle.write(data)
             return path
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        # The temporary file's name is chosen before it is made, inside the try: a Ctrl-C
+        # landing just after it is created (which mkstemp's return would leave unnamed
+        # here; seen in tests/test_signals.py) still finds it to remove.
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}"
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, mode) as handle:
                 handle.write(data)
-            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
+            os.chmod(tmp, 0o666 & ~_umask())   # made 0600; give the usual permissions
             os.replace(tmp, target)
             written = _WRITTEN.get()
             if written is not None:
                 written.append(target)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
     except OSError as err:
         raise OutputError(f"{path}: cannot write: {err.strerror or err}") from None

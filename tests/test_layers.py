@@ -16,6 +16,7 @@ PACKAGE = Path(netsim.__file__).parent
 #: Layer of each top-level module or package of netsim, bottom (0) to top.
 LAYERS = {
     "errors": 0, "units": 0, "outputs": 0, "budget": 0, "_inputs": 0,
+    "interrupts": 0,
     "topology": 1,
     "routing": 2, "schedule": 2,
     "engine": 3, "packet": 3,

@@ -21,6 +21,7 @@ PACKAGES = ["netsim.budget", "netsim.topology", "netsim.routing", "netsim.schedu
             "netsim.algorithms", "netsim.placement", "netsim.report", "netsim.run",
             "netsim.units", "netsim.errors", "netsim.outputs"]
 PACKAGES.append("netsim.interop")
+PACKAGES.append("netsim.interrupts")
 
 
 @pytest.mark.parametrize("module", ["netsim", *PACKAGES])

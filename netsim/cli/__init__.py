@@ -158,7 +158,24 @@ class _ClosedStdout(io.TextIOBase):
 
 
 def main(argv=None) -> None:
-    """Entry point of the ``netsim`` console script."""
+    """Entry point of the ``netsim`` console script.
+
+    Ctrl-C (SIGINT) and SIGTERM end any command with one line on stderr and exit code 130
+    or 143 (:mod:`netsim.interrupts` keeps them out of compiled code); the command's files
+    are written atomically, so none is left half-written, and sweep workers are ended.
+    """
+    from ..interrupts import Interrupted, handling
+
+    exiting = argv is None      # the console script: this process ends after the command
+    try:
+        with handling(then_ignore=exiting):
+            _main(argv)
+    except Interrupted as stop:
+        click.echo(f"netsim: {stop}", err=True)
+        sys.exit(stop.exit_code)
+
+
+def _main(argv=None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()

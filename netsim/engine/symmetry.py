@@ -31,8 +31,11 @@ cost compression, never correctness.
 With numba installed (the ``fast`` extra) the search runs compiled (:func:`_k_search`):
 the same start colours, rounds and exact checks, with hash tables and counting sorts in
 place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
-(benchmarks/bench_symmetry.py). It finds the same partition; only the class ids differ
-(numbered by first appearance). Small searches stay on numpy until numba pays
+(benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search renumbers its classes by first
+appearance as the compiled one numbers them, so both give the same arrays: which one ran
+(it depends on what the process did before, see :func:`_compiled`) must not change a
+result's last bits (the quotient run visits classes in id order; a 1 MiB all-reduce on
+galaxy-wh took 0x1.b86968bf1bf19p-14 s alone, ...18p-14 after a 64 KiB one). Small searches stay on numpy until numba pays
 (:func:`_compiled`).
 
 >>> from netsim.topology import ring
@@ -283,7 +286,23 @@ def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead) -> C
               (sub, path_ptr, path_links, link), (link, lsub_ptr, lsub_idx, sub)]
     if not all(_equitable(*check) for check in checks):
         return None
-    return Classes(op=op, sub=sub, link=link)
+    return Classes(op=_by_first_appearance(op), sub=_by_first_appearance(sub),
+                   link=_by_first_appearance(link))
+
+
+def _by_first_appearance(codes: np.ndarray) -> np.ndarray:
+    """Dense codes renumbered in order of their first element, as the compiled search
+    numbers its classes.
+
+    >>> _by_first_appearance(np.array([2, 0, 2, 1])).tolist()
+    [0, 1, 0, 2]
+    """
+    if codes.size == 0:
+        return codes
+    first = np.unique(codes, return_index=True)[1]       # codes are dense: 0..k-1
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[codes]
 
 
 @dataclass(frozen=True)

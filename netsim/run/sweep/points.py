@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -39,7 +40,7 @@ from ...errors import InputError
 from ..._inputs.schema import Strict
 
 __all__ = ["SweepSpec", "expand", "apply_point", "point_seed", "point_key", "parse_path",
-           "check_paths", "MAX_POINTS"]
+           "check_paths", "file_digests", "MAX_POINTS"]
 
 #: A sweep with more points than this is refused before anything runs (a typo such as a
 #: range written as a long list would otherwise fill the disk with point files).
@@ -194,8 +195,100 @@ def point_seed(base_seed: int, point: dict[str, Any]) -> int:
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
-def point_key(version: str, base: dict, point: dict[str, Any]) -> str:
+def point_key(version: str, base: dict, point: dict[str, Any],
+              reads: dict[str, str] | None = None) -> str:
     """The name a point's result is stored under: a hash of the netsim version, the
-    scenario without its sweep, and the point (so an edited scenario computes afresh)."""
-    text = _canonical({"netsim": version, "scenario": base, "point": point})
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    scenario without its sweep, the point, and ``reads`` ({path: content digest} of the
+    files the point reads, :func:`file_digests`), so an edited scenario, or an edited
+    topology, schedule or flow file, computes afresh. Without files the key is what it
+    was before files counted (results stored then are still found).
+
+    >>> point_key("1", {}, {"x": 1}) == point_key("1", {}, {"x": 1}, {})
+    True
+    >>> point_key("1", {}, {"x": 1}) == point_key("1", {}, {"x": 1}, {"t.yaml": "ab"})
+    False
+    """
+    fields = {"netsim": version, "scenario": base, "point": point}
+    if reads:
+        fields["reads"] = reads
+    return hashlib.sha256(_canonical(fields).encode()).hexdigest()[:24]
+
+
+#: Files larger than this are keyed by size and modification time, not read through.
+DIGEST_MAX_BYTES = 256 << 20
+
+
+def file_digests(doc: Any, folder: Path, *, cache: dict | None = None) -> dict[str, str]:
+    """{path: sha256 of its content} of every file a scenario document names: each string
+    value that is the path of a regular file (relative to ``folder``, where the scenario
+    is, as scenario paths are). A YAML or JSON file named so is read too, for the files it
+    names in turn (a topology file's ``generator:``), relative to its own folder, and
+    listed as ``'FILE > NAME'``. Preset names (``galaxy-wh``) are not files and count
+    through the netsim version. ``cache`` (a dict kept by the caller) spares reading a file
+    again for each point of a sweep.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "t.yaml").write_text("ring: 4")
+    ...     digests = file_digests({"jobs": [{"topology": "t.yaml", "op": "ring"}]}, Path(d))
+    >>> list(digests), len(digests["t.yaml"])
+    (['t.yaml'], 64)
+    """
+    found: dict[str, str] = {}
+    _walk(doc, folder, "", found, set(), {} if cache is None else cache)
+    return found
+
+
+def _walk(doc: Any, folder: Path, via: str, found: dict, done: set, cache: dict) -> None:
+    for text in _strings(doc):
+        if len(text) > 4096 or "\n" in text or "\0" in text:
+            continue
+        key = (str(folder), text)
+        if key not in cache:
+            cache[key] = _file_of(folder / text)
+        real = cache[key]
+        if real is None or real in done:
+            continue
+        done.add(real)
+        if ("digest", real) not in cache:
+            cache[("digest", real)] = _digest(real)
+        found[f"{via}{text}"] = cache[("digest", real)]
+        if real.suffix.lower() in (".yaml", ".yml", ".json") and \
+                real.stat().st_size <= DIGEST_MAX_BYTES:
+            if ("doc", real) not in cache:
+                try:
+                    import yaml
+
+                    cache[("doc", real)] = yaml.safe_load(real.read_text())
+                except Exception:      # noqa: BLE001 (not a document: its bytes count)
+                    cache[("doc", real)] = None
+            _walk(cache[("doc", real)], real.parent, f"{via}{text} > ", found, done, cache)
+
+
+def _file_of(path: Path) -> Path | None:
+    try:
+        return path.resolve() if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _digest(path: Path) -> str:
+    stat = path.stat()
+    if stat.st_size > DIGEST_MAX_BYTES:
+        return f"size={stat.st_size},mtime_ns={stat.st_mtime_ns}"
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()

@@ -29,7 +29,8 @@ from ...outputs import to_jsonable, write_atomic
 from ..._inputs.extras import require
 from ..._inputs.schema import load_yaml, validate
 from ..._inputs.yamlio import read_text
-from .points import SweepSpec, apply_point, check_paths, expand, point_key, point_seed
+from .points import (SweepSpec, apply_point, check_paths, expand, file_digests, point_key,
+                     point_seed)
 
 _log = logging.getLogger(__name__)
 
@@ -57,9 +58,14 @@ class Sweep:
         return doc
 
     def key(self, index: int) -> str:
+        """The point's key: version, scenario, point and the content of every file it
+        reads (:func:`~.points.file_digests`)."""
         from ... import __version__
 
-        return point_key(__version__, self.base, self.points[index])
+        if not hasattr(self, "_reads_cache"):
+            self._reads_cache: dict = {}     # per sweep: each file read once
+        reads = file_digests(self.document(index), self.path.parent, cache=self._reads_cache)
+        return point_key(__version__, self.base, self.points[index], reads)
 
 
 def sweep_from_dict(doc: Any, path: Path, root=None) -> Sweep:
@@ -130,7 +136,7 @@ class SerialExecutor(Executor):
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as err:       # noqa: BLE001 (delivered through the future)
-            if isinstance(err, KeyboardInterrupt):
+            if not isinstance(err, Exception):   # Ctrl-C, SIGTERM, exit: stop the sweep
                 raise
             future.set_exception(err)
         return future
@@ -159,19 +165,115 @@ def sweep_executor(workers: int | None = None, scheduler: str | None = None
     if workers <= 1:
         yield SerialExecutor()
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # forkserver: a fork of a process that runs threads (a test runner, a notebook's
-    # kernel) may deadlock; the server is forked once, before any of ours start.
-    pool = ProcessPoolExecutor(max_workers=workers,
-                               mp_context=multiprocessing.get_context("forkserver"))
+    pool = _Pool(workers)
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C, SIGTERM, an error: the points under way are not waited for (shutdown
+        # alone would join them at exit); their outcomes were never stored, so a rerun
+        # computes them.
+        pool.end()
         raise
     pool.shutdown()
+
+
+class _Pool(Executor):
+    """Local worker processes that survive the death of one: a ProcessPoolExecutor is
+    broken for good when a worker dies (``kill -9``, the kernel's OOM killer), so the next
+    submit after that starts a new one. Workers ignore SIGINT and end when the main
+    process is gone, even killed with SIGKILL (no orphans)."""
+
+    def __init__(self, workers: int) -> None:
+        self._max_workers = workers
+        self._pool = None
+
+    def _live(self):
+        from concurrent.futures import ProcessPoolExecutor
+
+        if self._pool is None or getattr(self._pool, "_broken", False):
+            if self._pool is not None:
+                _end_workers(self._pool)
+            import multiprocessing
+
+            # forkserver: a fork of a process that runs threads (a test runner, a
+            # notebook's kernel) may deadlock; the server is forked once, before any of
+            # ours start.
+            self._pool = ProcessPoolExecutor(
+                max_workers=self._max_workers, initializer=_worker_init,
+                initargs=(os.getpid(),), mp_context=multiprocessing.get_context("forkserver"))
+        return self._pool
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self._live().submit(fn, *args, **kwargs)
+        except BrokenProcessPool:          # broke since _live looked: a new one
+            return self._live().submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def end(self) -> None:
+        if self._pool is not None:
+            _end_workers(self._pool)
+
+
+#: How often a worker checks that the main process is still there, s.
+ORPHAN_CHECK_S = 0.5
+
+
+def _worker_init(main_pid: int) -> None:
+    """A pool worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
+    and the main process, not each worker with its own traceback, decides what happens.
+    It ends itself when the main process is gone (its parent is the fork server, which
+    outlives it only briefly, so the parent-death signal cannot serve): when that pid is
+    no more or has exited (a killed main process not yet reaped still has a pid, and its
+    fork server stays until it is reaped), or when the fork server is no longer its
+    parent."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(ORPHAN_CHECK_S)
+            if _process_gone(main_pid) or os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="netsim-orphan-check", daemon=True).start()
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended: no such pid (or one reused by another user), or,
+    where /proc tells, a process that has exited and waits to be reaped (its fork server
+    keeps running until then)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return True
+    return False
+
+
+def _end_workers(pool) -> None:
+    """Cancel what waits and terminate the workers of a ProcessPoolExecutor now."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 @dataclass
@@ -200,6 +302,18 @@ class SweepResult:
         from .table import rows_to_pandas
 
         return rows_to_pandas(self.rows)
+
+
+#: A point whose worker process dies (``kill -9``, out of memory) is run again this many
+#: times, then recorded as failed. Every point under way in a pool when one of its workers
+#: dies fails with it (the pool cannot tell whose worker it was), so each gets its retry.
+DEATH_RETRIES = 1
+
+
+def _worker_died(future: Future) -> bool:
+    from concurrent.futures.process import BrokenProcessPool
+
+    return not future.cancelled() and isinstance(future.exception(), BrokenProcessPool)
 
 
 def _read_outcome(file: Path, key: str) -> dict[str, Any] | None:
@@ -258,6 +372,7 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
         folder.mkdir(parents=True, exist_ok=True)
     queue = iter(todo)
     running: dict[Future, int] = {}
+    deaths: dict[int, int] = {}          # point -> times its worker died under it
 
     def submit_more() -> None:
         for i in queue:
@@ -271,7 +386,18 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in finished:
                 i = running.pop(future)
-                outcome = future.result()
+                if _worker_died(future):
+                    deaths[i] = deaths.get(i, 0) + 1
+                    if deaths[i] <= DEATH_RETRIES:
+                        _log.warning("sweep %s: point %d %s: its worker died; running it "
+                                     "again", sweep.name, i, sweep.points[i])
+                        running[executor.submit(run_point, sweep.document(i),
+                                                str(sweep.path))] = i
+                        continue
+                    outcome = {"error": f"its worker process died {deaths[i]} times "
+                                        f"(killed, or out of memory)"}
+                else:
+                    outcome = future.result()
                 stored = {"netsim": __version__, "key": keys[i], "point": sweep.points[i],
                           "seed": sweep.document(i)["seed"], **outcome}
                 text = json.dumps(to_jsonable(stored), indent=1)

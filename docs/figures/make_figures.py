@@ -43,8 +43,12 @@ def busbw_curves() -> None:
              "mesh 4x4, 2-4 x 50 GB/s links": "mesh:4x4,bw=50GB/s,lat=1us",
              "NVSwitch, 16 GPUs x 200 GB/s": "nvswitch:16,bw=200GB/s,lat=1us",
              "fat tree k=4, 50 GB/s per host": "fattree:k=4,bw=50GB/s,lat=1us"}
-    series = {label: [r.record() for r in run_sweep("allreduce", spec, "auto", "1KiB:1GiB")]
-              for label, spec in specs.items()}
+    from netsim.run import ran_text
+
+    series = {}
+    for label, spec in specs.items():
+        rows = [r.record() for r in run_sweep("allreduce", spec, "auto", "1KiB:1GiB")]
+        series[f"{label}: {ran_text(rows)}"] = rows    # the legend says what ran
     draw_curves(series, HERE / "busbw-allreduce.png",
                 title="all-reduce on 16 endpoints: fastest algorithm per size, 1 us per link")
 

@@ -84,7 +84,7 @@ _FORMATS = {"time_s": ("time", format_time), "bound_s": ("algo bound time", form
             "total_s": ("total", format_time),     # --workload rows, per rank
             "algbw_GBps": ("algbw (GB/s)", None), "busbw_GBps": ("busbw (GB/s)", None),
             "max_link_util": ("max link util", _PERCENT),
-            "nccl": ("nccl choice", None)}
+            "nccl": ("nccl choice", None), "tt_metal": ("tt-metal choice", None)}
 
 
 def _tables(outcome, title: str) -> str:

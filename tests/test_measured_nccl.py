@@ -380,3 +380,27 @@ def test_a_default_command_comment_says_what_a_file_measured(tmp_path):
                      "# default command: netsim coll allgather --topo t3000 --order snake\n"
                      "size_bytes,time_s\n16384,1.23e-5\n")
     assert read_measured_run(curve).topo == "n300"          # the netsim-validate line wins
+
+
+def test_format_nccl_is_a_whole_log_that_measured_reads_back(tmp_path, capsys):
+    """coll --format nccl prints nccl-tests' whole output (program, nThread/nGpus, one Rank
+    line per rank, the table, Out of bounds and Avg bus bandwidth, the closing line); read
+    back with --measured it gives the op, the ranks and the simulated times."""
+    log = tmp_path / "sim.log"
+    code, _, err = run_main(["coll", "allgather", "--topo", "dgx-h100", "--sizes", "1MiB:4MiB",
+                             "--format", "nccl", "-o", str(log)], capsys)
+    assert code == 0, err
+    text = log.read_text()
+    assert text.startswith("# Collective test starting: all_gather_perf\n")
+    assert text.count("#  Rank ") == 8 and "# Out of bounds values : 0 OK" in text
+    assert text.rstrip().endswith("# Collective test concluded: all_gather_perf")
+    code, out, err = run_main(["coll", "allgather", "--topo", "dgx-h100", "--sizes",
+                               "1MiB:4MiB", "--measured", str(log), "--format", "json"],
+                              capsys)
+    assert code == 0, err
+    for record in json.loads(out)["records"]:
+        # the log prints times in us with 2 decimals
+        assert abs(record["measured_time_s"] - record["time_s"]) <= 0.006e-6
+    code, _, err = run_main(["coll", "allreduce", "--topo", "dgx-h100", "--measured",
+                             str(log)], capsys)
+    assert code == 2 and "allgather" in err

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
-from ..run import nccl_tests_table
+from ..run import nccl_tests_log
 from ..run import ideal_links_note, ran_text, resolve_default
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
@@ -280,7 +280,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
 
             columns += SYNTH_COLUMNS
         if fmt == "nccl":
-            emit(nccl_tests_table(records, root=root), output, overwrite)
+            emit(nccl_tests_log(records, root=root), output, overwrite)
             return
         emit(format_records(records, fmt, columns=columns,
                             title=_title(runs, alpha_s, axis)), output, overwrite)

@@ -62,7 +62,7 @@ _OWNERS = {
     # * .plugins: entry-point plugins (machines, algorithms, placements, job kinds).
     "file_schemas": ("FILE_KINDS", "file_schema"),
     "frames": ("to_pandas",),
-    "nccl_tests": ("nccl_tests_table",),
+    "nccl_tests": ("nccl_tests_table", "nccl_tests_log"),
     "plugins": ("PLUGIN_GROUPS", "PluginInfo", "load_plugins"),
     "sweep": ("Sweep", "SweepResult", "load_sweep", "rows_to_pandas", "rows_to_parquet",
               "run_sweep_points", "sweep_executor", "sweep_from_dict"),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["nccl_tests_table"]
+__all__ = ["nccl_tests_table", "nccl_tests_log", "PROGRAMS"]
 
 _PER_RANK = {"allgather": True, "reducescatter": True, "alltoall": True}
 _REDOP = {"allreduce": "sum", "reduce": "sum", "reducescatter": "sum"}
@@ -33,6 +33,45 @@ _ROOTED = ("broadcast", "reduce")
 def _time_us(seconds: float) -> str:
     us = seconds * 1e6
     return f"{us:7.0f}" if us >= 10000.0 else f"{us:7.1f}" if us >= 100.0 else f"{us:7.2f}"
+
+
+#: nccl-tests' program of each op (its ``# Collective test starting:`` line).
+PROGRAMS = {"allreduce": "all_reduce_perf", "allgather": "all_gather_perf",
+            "reducescatter": "reduce_scatter_perf", "alltoall": "alltoall_perf",
+            "broadcast": "broadcast_perf", "reduce": "reduce_perf"}
+
+
+def nccl_tests_log(records: Sequence[dict[str, Any]], *, root: int = 0) -> str:
+    """``records`` as a whole nccl-tests log: its header (the program, ``nThread 1 nGpus
+    G`` with G the records' ``gpus_per_thread``, one ``Rank`` line per rank naming the
+    machine as the device), :func:`nccl_tests_table`, then the ``Out of bounds values``
+    and ``Avg bus bandwidth`` lines and the closing line, so that the tools reading
+    nccl-tests logs (``netsim coll --measured`` too) read it as one.
+
+    >>> log = nccl_tests_log([{"op": "allreduce", "ranks": 2, "size_bytes": 1024,
+    ...                        "time_s": 1e-05, "algbw_GBps": 0.1, "busbw_GBps": 0.1,
+    ...                        "topology": "dgx-h100"}])
+    >>> log.splitlines()[0], log.splitlines()[-1]
+    ('# Collective test starting: all_reduce_perf', '# Collective test concluded: all_reduce_perf')
+    """
+    op = records[0]["op"] if records else "allreduce"
+    program = PROGRAMS.get(op, op)
+    ranks = int(records[0]["ranks"]) if records else 1
+    gpus = max(1, int(records[0].get("gpus_per_thread") or 1)) if records else 1
+    sizes = [int(r["size_bytes"]) for r in records] or [0]
+    machine = records[0].get("topology", "netsim") if records else "netsim"
+    head = [f"# Collective test starting: {program}\n",
+            f"# nThread 1 nGpus {gpus} minBytes {min(sizes)} maxBytes {max(sizes)} step: "
+            f"2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+            "#\n", "# Using devices\n"]
+    head += [f"#  Rank {r:2d} Group  0 Pid      0 on     netsim device {r % max(gpus, 1):2d} "
+             f"[simulated] {machine}\n" for r in range(ranks)]
+    head.append("#\n")
+    table = nccl_tests_table(records, root=root)
+    body, avg = table[:table.rindex("# Avg bus bandwidth")], \
+        table[table.rindex("# Avg bus bandwidth"):]
+    return ("".join(head) + body + "# Out of bounds values : 0 OK\n" + avg + "#\n"
+            + f"# Collective test concluded: {program}\n")
 
 
 def nccl_tests_table(records: Sequence[dict[str, Any]], *, root: int = 0) -> str:

@@ -117,7 +117,10 @@ def test_auto_picks_the_fastest_that_applies_and_lists_the_others():
     assert run.algorithm == "ring"
     assert set(run.candidates) == {"ring"}      # halving refuses 6 ranks
     assert run.pruned["naive"] > run.candidates["ring"] == run.time_s   # naive's lower bound
-    text = run.record()["candidates"]
+    listed = run.record()["candidates"]
+    assert listed[0] == {"algorithm": "ring", "time_s": run.time_s}
+    assert {"algorithm": "naive", "bound_s": run.pruned["naive"]} in listed
+    text = run.candidates_text()
     assert text.startswith("ring=") and ",naive>=" in text
     full = run_collective("allreduce", ring(6, bandwidth=B), [NAIVE, POW2, RING], S,
                           prune=False)            # every candidate simulated

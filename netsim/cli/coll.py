@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
-from ..run import nccl_tests_log
+from ..run import candidates_text, nccl_tests_log
 from ..run import ideal_links_note, ran_text, resolve_default
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
@@ -271,7 +271,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         for hook, value in hooks.values():
             columns += hook.apply(value, runs, records, overwrite, topology)
         if any(r.get("candidates") for r in records):
-            columns.append(("candidates", "candidates", str))
+            columns.append(("candidates", "candidates", candidates_text))
         columns += [("nccl", "nccl choice", str)] if any("nccl" in r for r in records) else []
         columns += [("tt_metal", "tt-metal choice", str)] \
             if any("tt_metal" in r for r in records) else []

@@ -90,8 +90,9 @@ def records_csv(records: Sequence[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
-    for row in records:
-        writer.writerow({k: to_jsonable(v) for k, v in row.items()})
+    for row in records:           # lists and mappings (candidates, faults) as JSON text
+        writer.writerow({k: json.dumps(to_jsonable(v)) if isinstance(v, (list, dict))
+                         else to_jsonable(v) for k, v in row.items()})
     return out.getvalue()
 
 

@@ -30,8 +30,8 @@ import importlib
 # ``__getattr__``), so a command pays only for the modules it touches: ``netsim flows``
 # needs .flows and .models, not the placement search, the NoC or the sweeps.
 _OWNERS = {
-    "collective": ("CollectiveRun", "requirement_text", "resolve_algorithms", "run_collective",
-                   "run_sweep", "sweep_sizes"),
+    "collective": ("CollectiveRun", "candidates_text", "requirement_text",
+                   "resolve_algorithms", "run_collective", "run_sweep", "sweep_sizes"),
     "collective_groups": ("axis_groups", "parse_nodes", "run_groups"),
     "faultspec": ("FaultSpec", "parse_fault_option", "resolve_faults"),
     "library": ("DEFAULT_ALGORITHM", "ideal_links_note", "library_of", "ran_text",

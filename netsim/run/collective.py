@@ -88,18 +88,20 @@ class CollectiveRun:
     model: dict | None = None        # packet or both: run.models.model_fields of the result
     pruned: dict[str, float] | None = None   # auto: candidates not simulated -> lower bound, s
 
-    def candidates_text(self) -> str | None:
-        """``'ring=1.2ms,tree=3.4ms,direct>=5.6ms'`` (auto runs only): the simulated
-        candidates fastest first, then those skipped because their lower bound already
-        exceeded the winner's time (``name>=bound``, smallest bound first)."""
+    def candidates_list(self) -> list[dict[str, Any]] | None:
+        """``auto``'s candidates (auto runs only): the simulated ones fastest first as
+        ``{"algorithm", "time_s"}``, then those skipped because their lower bound already
+        exceeded the winner's time as ``{"algorithm", "bound_s"}``, smallest bound first."""
         if not self.candidates:
             return None
-        text = lambda t: format_time(t).replace(' ', '')    # noqa: E731
-        simulated = [f"{name}={text(t)}"
-                     for name, t in sorted(self.candidates.items(), key=lambda kv: kv[1])]
-        skipped = [f"{name}>={text(t)}"
-                   for name, t in sorted((self.pruned or {}).items(), key=lambda kv: kv[1])]
-        return ",".join(simulated + skipped)
+        return ([{"algorithm": name, "time_s": float(t)} for name, t in
+                 sorted(self.candidates.items(), key=lambda kv: kv[1])]
+                + [{"algorithm": name, "bound_s": float(t)} for name, t in
+                   sorted((self.pruned or {}).items(), key=lambda kv: kv[1])])
+
+    def candidates_text(self) -> str | None:
+        """:func:`candidates_text` of :meth:`candidates_list`."""
+        return candidates_text(self.candidates_list())
 
     def record(self) -> dict[str, Any]:
         """A flat dict of plain values for tables, JSON and CSV."""
@@ -116,7 +118,7 @@ class CollectiveRun:
                "machine_bound_detail": self.machine_bound_detail}
         row.update(self.result.meta.get("record", {}))   # hook: what the algorithm chose
         if self.candidates:
-            row["candidates"] = self.candidates_text()
+            row["candidates"] = self.candidates_list()
         if self.faults:
             row["faults"] = self.faults
             row["rerouted"] = self.rerouted
@@ -125,6 +127,23 @@ class CollectiveRun:
         if self.model:
             row.update(self.model)
         return row
+
+
+def candidates_text(entries) -> str | None:
+    """``'ring=1.2ms,tree=3.4ms,direct>=5.6ms'``: a record's ``candidates`` list as tables
+    show it (``name>=bound`` for one skipped by its lower bound).
+
+    >>> candidates_text([{"algorithm": "ring", "time_s": 1.2e-3},
+    ...                  {"algorithm": "direct", "bound_s": 5.6e-3}])
+    'ring=1.2ms,direct>=5.6ms'
+    """
+    if not entries:
+        return None
+    if isinstance(entries, str):            # a record written before the list
+        return entries
+    text = lambda t: format_time(t).replace(" ", "")    # noqa: E731
+    return ",".join(f"{e['algorithm']}={text(e['time_s'])}" if "time_s" in e
+                    else f"{e['algorithm']}>={text(e['bound_s'])}" for e in entries)
 
 
 def _whole(size: float) -> int | float:

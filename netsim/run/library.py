@@ -76,8 +76,8 @@ def ran_text(records) -> str:
     (NCCL's pick, ``nccl ring/LL``, where the record has one), consecutive repeats merged:
     ``'nccl ring/LL -> nccl nvls/Simple'``, ``'auto: oneshot -> direct -> innetwork'``.
 
-    >>> ran_text([{"algorithm": "oneshot", "candidates": "oneshot=1us"},
-    ...           {"algorithm": "direct", "candidates": "direct=2us"}])
+    >>> ran_text([{"algorithm": "oneshot", "candidates": [{"algorithm": "oneshot"}]},
+    ...           {"algorithm": "direct", "candidates": [{"algorithm": "direct"}]}])
     'auto: oneshot -> direct'
     >>> ran_text([{"algorithm": "nccl", "nccl": "ring/LL/1ch"},
     ...           {"algorithm": "nccl", "nccl": "ring/LL/8ch"}])

@@ -57,7 +57,8 @@ _COLUMNS = [
 
 def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
     """One comparison row; an algorithm that does not apply gives a row with a note."""
-    base = {"topology": spec, "requested": requested, "size_bytes": size,
+    base = {"topology": spec, "requested": requested,
+            "size_bytes": int(size) if float(size).is_integer() else size,
             "links": topo.num_links, "switches": topo.num_switches}
     try:
         run = run_collective(options["op"], topo, requested, size, ranks=ranks,

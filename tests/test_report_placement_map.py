@@ -37,3 +37,16 @@ def test_names_and_errors(tmp_path):
     assert drawn["h5"][0] == "x"
     with pytest.raises(InputError, match="same node"):
         draw_placement_map(topo, [0, 0], [0, 0], tmp_path / "q.png")
+
+
+def test_every_rank_is_labelled_on_a_torus_with_wrap_copies():
+    """The caption promises group id, then rank: on a torus (whose wrap-around copies
+    shrink the drawing) every chip says both, as long as a legible font fits."""
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("galaxy-bh")
+    placement = list(range(32))
+    fig = draw_placement_map(topo, placement, [r // 8 for r in range(32)])
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert all(f"{r // 8}\nr{r}" in texts for r in range(32))
+    assert any("group id, then rank" in t.get_text() for t in fig.texts)

@@ -78,7 +78,7 @@ def draw_placement_map(topology, placement: Sequence, groups: Any, path=None, *,
     """
     from matplotlib.colors import to_rgba
 
-    from .figure import canvas_on
+    from .figure import _font_size, canvas_on
 
     nodes = _nodes(topology, placement)
     gids = rank_groups(groups, len(nodes))
@@ -90,10 +90,21 @@ def draw_placement_map(topology, placement: Sequence, groups: Any, path=None, *,
     canvas = figure_for(lay, [f"{len(nodes)} ranks in {len(colors)} groups; chip text: "
                               f"group id, then rank"], right=1.6, geometry=geometry) \
         if ax is None else canvas_on(ax, lay, geometry)
-    roomy = 2 * lay.node_radius * canvas.scale * 72 >= 22
+    labels = {node: (f"{'-' if gid is None else gid}", f"r{rank}")
+              for rank, (node, gid) in enumerate(zip(nodes, gids))}
+    # both lines where a legible font fits them (the font shrinks to the chip); else the
+    # group alone, and the caption says so instead of promising ranks it cannot show
+    both = _font_size([line for pair in labels.values() for line in pair], lay.node_radius,
+                      canvas.scale, 9.0) >= 4.5
     for rank, (node, gid) in enumerate(zip(nodes, gids)):
         faces[node] = colors.get(gid, _UNPLACED)
-        texts[node] = f"{'-' if gid is None else gid}" + (f"\nr{rank}" if roomy else "")
+        group, name = labels[node]
+        texts[node] = f"{group}\n{name}" if both else group
+    if ax is None and not both:
+        caption = canvas.fig.texts[-1]
+        caption.set_text(caption.get_text().replace(
+            "chip text: group id, then rank", "chip text: group id (ranks too small to print; "
+            "the JSON output lists each rank's chip)"))
     _draw_links(canvas.ax, geometry)
     draw_nodes(canvas.ax, topology, lay, canvas.scale, faces=faces, texts=texts,
                ghosts=geometry.ghosts)

@@ -1,4 +1,4 @@
-"""Where time and memory go in a big ring all-reduce (issue 12).
+"""Where time and memory go in a big ring all-reduce.
 
 Ring all-reduce of ``--size`` on every endpoint of each torus, one case per child process
 (so peak RSS is the case's own). Prints ranks, sends, flows (sub-flows), path incidences,

@@ -1,4 +1,4 @@
-"""Where time and memory go in NVLS all-reduce on a GB200 NVL72 (issue 12).
+"""Where time and memory go in NVLS all-reduce on a GB200 NVL72.
 
 In-network all-reduce (``--algo innetwork``) on the 72 GPUs and 18 NVSwitch planes of
 ``gb200-nvl72`` at each ``--sizes`` entry, one case per child process (so peak RSS is the

@@ -1,4 +1,4 @@
-"""Ring all-reduce on thousands of ranks as block schedules (issue 12): one send per step.
+"""Ring all-reduce on thousands of ranks as block schedules: one send per step.
 
 A ring's 2(n-1) steps are the same n sends; when one step's sends are one symmetry class
 (every hop one link of the same capacity: the default embedding on a torus), the engine

@@ -1,4 +1,4 @@
-"""What an event changes in a log-normal all-to-all, and how it is grouped (issue 12).
+"""What an event changes in a log-normal all-to-all, and how it is grouped.
 
 Replays the k x k mesh all-to-all with log-normal per-pair sizes of
 ``bench_engine_events.py lognormal<k>`` (50 GB/s, XY routing, zero latency, sigma 1,

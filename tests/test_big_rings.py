@@ -1,4 +1,4 @@
-"""Big rings (issue 12): the array build path, routing by distinct pair, the memory gate.
+"""Big rings: the array build path, routing by distinct pair, the memory gate.
 
 No big run here: the array paths are compared with the loops they replace on small cases,
 op by op, and the refusals are checked on their estimates (benchmarks/bench_big_rings.py

@@ -1,6 +1,6 @@
 """Published single-node H100 nccl-tests curves (benchmarks/data/nvidia_h100_*_nccltests_*.csv)
 against netsim's ``--algo nccl`` launched as each run was (its ``nGpus``: nccl-tests ``-g 8`` /
-``-g 4``, or one process per GPU, netsim's default; what ``--measured FILE`` applies) (issue 13):
+``-g 4``, or one process per GPU, netsim's default; what ``--measured FILE`` applies):
 the issue's tolerance, |netsim time / published time - 1| <= 20% from 64 KiB and <= 50% below,
 is asserted where netsim meets it.
 

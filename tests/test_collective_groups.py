@@ -1,6 +1,6 @@
 """Collectives on part of a machine: every line of a grid axis at once (``--axis``), or named
 endpoints (``--nodes``); per-group times, the slowest group, links shared where groups
-cross (issue 13, item 3)."""
+cross."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Embeddings by default: rank order ``auto`` lays rings on physical rings, lines on lines and
 trees on short paths; presets carry the fabric their CCLs run on, so the obvious command
-reproduces the calibrated T3000 curves (issue 13, item 1)."""
+reproduces the calibrated T3000 curves."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ CURVES = [("allgather", "tt_ring", "wormhole_t3000_allgather_tt_ring_published_f
 @pytest.mark.parametrize("op, algorithm, csv_name", CURVES)
 def test_default_flags_reproduce_the_published_t3000_curves(op, algorithm, csv_name, capsys):
     """`netsim coll OP --topo t3000,links=1 --algo ALGO` and nothing else: within 20% of
-    tt-metal's published fit from 64 KiB and within 50% below (issue 13), at every fourth
+    tt-metal's published fit from 64 KiB and within 50% below, at every fourth
     size from 8 KiB (all-gather output) / 1 KiB (all-reduce) to 1 GiB of input per chip."""
     rows = read_measured(DATA / csv_name)[::4]
     published = {row["size_bytes"]: row["time_s"] for row in rows}

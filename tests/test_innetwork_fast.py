@@ -1,4 +1,4 @@
-"""In-network reduction built as arrays (issue 12): the same schedule and the same times as
+"""In-network reduction built as arrays: the same schedule and the same times as
 the per-piece build it replaces."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""In-network reduction one plane per class (issue 12): the runner builds and simulates one
+"""In-network reduction one plane per class: the runner builds and simulates one
 plane of every class of alike planes and expands the result; the same times, link loads
 and flow count as the build of every plane, and every plane built when they differ."""
 

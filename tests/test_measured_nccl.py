@@ -105,7 +105,7 @@ def test_the_published_h100_curves_compare_with_measured(capsys):
         assert rows and all(r["time_s"] > 0 for r in rows), curve.name
 
 
-# -- the whole file: header, op, ranks, -g (issue 33 item 6) ----------------------------
+# -- the whole file: header, op, ranks, -g ---------------------------------------------
 
 def _log(program: str | None, gpus: int, ranks: int, rows: list[str], pids=None) -> str:
     """An nccl-tests log as nccl-tests 2.17 prints it: ``program`` (None: an old log without

@@ -1,4 +1,4 @@
-"""Why the packet model beats the fluid model on NVLS all-reduce at 16 MiB (issue 17).
+"""Why the packet model beats the fluid model on NVLS all-reduce at 16 MiB.
 
 Streams of messages that each wait for the previous one and pay a per-message overhead a
 at the sender: the fluid model gives flows on the same path the same rate, so k streams

@@ -163,7 +163,7 @@ def test_too_few_bytes_are_refused_with_the_floor():
         "it at least 1e+06"]
 
 
-# -- no result below its bound (issue 34, item 2) -------------------------------------
+# -- no result below its bound -------------------------------------
 
 def test_a_run_below_its_bound_is_an_internal_error_not_an_answer():
     """An algorithm object is not checked like a file: if it cheats (one send for an
@@ -197,7 +197,7 @@ def test_the_bound_check_allows_rounding_only():
             check_above_bound("x", time, bound)
 
 
-# -- parameters checked up front (issue 34, item 4) -----------------------------------
+# -- parameters checked up front -----------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"overhead": float("nan")}, "overhead must be a finite time >= 0 s, got nan"),
@@ -237,7 +237,7 @@ def test_run_collective_refuses_nan_inf_and_boolean_parameters(kwargs):
         run_collective("allreduce", "mesh:2x2", "ring", "1MiB", **kwargs)
 
 
-# -- booleans are not numbers (issue 34, item 5) --------------------------------------
+# -- booleans are not numbers --------------------------------------
 
 @pytest.mark.parametrize("argv, expect", [
     (["run", "{corpus}/scenario/ranks-yes.yaml"],

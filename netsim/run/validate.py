@@ -35,7 +35,7 @@ __all__ = ["ValidationCase", "validation_cases", "run_validation", "summarize_va
 
 #: Files looked at in a folder; others (README, scripts) are not measurements.
 MEASURED_SUFFIXES = (".csv", ".log", ".txt", ".out", ".md")
-#: From this size up the tolerance is 15%, below it 30% (issue 33's goal).
+#: From this size up the tolerance is 15%, below it 30% (the fidelity goal: docs/fidelity.md).
 LARGE = 1 << 20
 #: Machines of un-annotated files, from an nccl-tests log's GPU name or a tt-metal
 #: table's arch (first match wins; a file needing another machine says topo=).

@@ -17,8 +17,8 @@ column of their lower-bound table, in its multi-port form; Thakur, Rabenseifner 
 =============  ===========================  ===========================  =================
 op             bytes out of rank r          bytes into rank r            why
 =============  ===========================  ===========================  =================
-allreduce      2 (n-1)/n S                  2 (n-1)/n S                  reductions at
-                                                                          endpoints only
+allreduce      S, and 2 (n-1) S over all     S, and 2 (n-1) S over all    reductions at
+               ranks together               ranks together               endpoints only
 allreduce,     S                            S                            every input
 in-network                                                                element leaves,
                                                                           every output
@@ -30,8 +30,12 @@ broadcast      S (root)                     S (each non-root)
 reduce         S (each non-root)            S (root)
 =============  ===========================  ===========================  =================
 
-The all-reduce bound 2 (n-1)/n S is the one nccl-tests derives its busbw from (``t = (S/B)
-2(n-1)/n``) and that the ring meets (Patarasuk & Yuan 2009). When some switch of the
+Reducing at endpoints, each element takes n-1 transfers to gather and n-1 to spread its
+sum: 2 (n-1) S leave and enter the ranks together, T >= 2 (n-1) S / sum_r B_out(r) (and
+B_in). On ranks of equal bandwidth that is 2 (n-1)/n S / B, the bound nccl-tests derives
+its busbw from (``t = (S/B) 2(n-1)/n``) and that the ring meets (Patarasuk & Yuan 2009).
+It is not a bound on each rank: where ranks differ, a tree leaf on a slow link moves only
+S (hence the per-rank S, which holds for every rank). When some switch of the
 machine can reduce (``reduce: true``, NVLS / SHARP), the in-network bound S / B applies
 instead (hardware-specs 5.4): data can be combined on the way, so only S must leave and
 S must enter each rank.
@@ -142,8 +146,11 @@ def _per_rank_bytes(op: str, size: float, n: int, root: int, in_network: bool):
     out, into = np.zeros(n), np.zeros(n)
     share = (n - 1) / n * size
     if op == "allreduce":
-        need = size if in_network else 2 * share
-        out[:], into[:] = need, need
+        # Every rank sends and receives at least S (each element either leaves it, or is
+        # the sum it sends out; it receives each sum or what makes it). The 2(n-1)/n S of
+        # the ring holds for the ranks together, not each one (a leaf of a tree moves S):
+        # :func:`injection_bound` adds it as 2(n-1) S over all the ranks' bandwidth.
+        out[:], into[:] = size, size
     elif op == "allgather":
         into[:] = share
     elif op == "reducescatter":
@@ -159,7 +166,8 @@ def _per_rank_bytes(op: str, size: float, n: int, root: int, in_network: bool):
     return out, into
 
 
-_INJECTION_TEXT = {"allreduce": "sends and receives 2(n-1)/n S", "allgather": "receives (n-1)/n S",
+_INJECTION_TEXT = {"allreduce": "the ranks send and receive 2(n-1) S together",
+                   "allgather": "receives (n-1)/n S",
                    "reducescatter": "sends (n-1)/n S", "alltoall": "sends and receives (n-1)/n S",
                    "broadcast": "root sends S, each other rank receives S",
                    "reduce": "each non-root sends S, the root receives S"}
@@ -190,8 +198,19 @@ def injection_bound(op: str, topology, size: float, num_ranks: int, placement=No
         times = np.maximum(np.where(out > 0, out / b_out, 0.0),
                            np.where(into > 0, into / b_in, 0.0))
     worst = int(np.argmax(times))
-    what = "each rank sends and receives S" if in_network else _INJECTION_TEXT[op]
     name = "injection (in-network reduction)" if in_network else "injection"
+    if op == "allreduce" and not in_network:
+        # reducing at endpoints: n-1 transfers gather each element and n-1 spread its sum,
+        # 2(n-1) S leaving and entering the ranks in all, over their summed bandwidth
+        # (2(n-1)/n S / B on equal ranks, Patarasuk & Yuan 2009)
+        total = 2 * (n - 1) * float(size)
+        together = max(total / float(b_out.sum()), total / float(b_in.sum()))
+        if together >= times[worst]:
+            return Bound(together, name,
+                         f"{_INJECTION_TEXT[op]}; {format_size(total)} in all over the "
+                         f"ranks' {format_rate(float(min(b_out.sum(), b_in.sum())))}")
+    what = "each rank sends and receives S" if in_network or op == "allreduce" \
+        else _INJECTION_TEXT[op]
     bandwidth = min(b_out[worst] if out[worst] else math.inf, b_in[worst] if into[worst]
                     else math.inf)
     return Bound(float(times[worst]), name,

@@ -180,7 +180,7 @@ def test_a_run_below_its_bound_is_an_internal_error_not_an_answer():
     cheat = Algorithm("allreduce", "cheat", "one send", build)
     with pytest.raises(SimulationError, match=r"^internal error: allreduce cheat on 8 ranks "
                                               r"of 'mesh-2x4' took 2\.621 us, below its lower "
-                                              r"bound of 18\.35 us \(injection\)"):
+                                              r"bound of 14\.68 us \(injection\)"):
         run_collective("allreduce", "mesh:2x4", cheat, "1MiB")
 
 

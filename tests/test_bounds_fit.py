@@ -24,7 +24,7 @@ from netsim.errors import InputError, RoutingError
 from netsim.run.collective import run_collective
 from netsim.run.faultspec import parse_fault_option
 from netsim.topology import parse_topology, ring
-from netsim.topology.grid import mesh, torus
+from netsim.topology.grid import torus
 
 GiB = 2 ** 30
 TOL = 1e-9       # the engine merges events within a relative 1e-9

@@ -409,8 +409,6 @@ def test_the_diameter_of_undirected_machines_matches_a_bfs_from_every_endpoint()
 def test_a_long_chain_is_summarised_with_a_few_searches():
     # a 200,000-chip chain file ran for more than 300 s (a BFS per chip for the diameter,
     # Kernighan-Lin in Python for the bisection)
-    import numpy as np
-
     from netsim.topology import TopologyBuilder, summarize
 
     n = 30_000

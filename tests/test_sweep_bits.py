@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from netsim.engine import kernel, symmetry
-from netsim.run.collective import run_collective, run_sweep
+from netsim.run.collective import run_collective
 
 CASES = [
     ("allreduce", "galaxy-wh", "direct", "1MiB"),

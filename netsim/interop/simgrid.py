@@ -86,6 +86,7 @@ def simgrid_platform(topo, *, full_routes: int = 16384) -> tuple[str, list[str]]
         lines.append(f'    <link id={quoteattr(name)} bandwidth="{bw!r}Bps" '
                      f'latency="{lat!r}s" sharing_policy="{policy}"/>')
     ends = topo.endpoints
+    hosts = set(ends.tolist())
     n = len(ends)
     routes = []
     full = n * (n - 1) <= full_routes
@@ -105,7 +106,6 @@ def simgrid_platform(topo, *, full_routes: int = 16384) -> tuple[str, list[str]]
             routes.append(_route(names[src[i]], names[dst[i]],
                                  [resource[(int(topo.link_src[h]), int(topo.link_dst[h]))]
                                   for h in hops]))
-        hosts = set(ends.tolist())
         for (s, d), ctn in sorted(resource.items()):   # name the routers at link ends
             if s not in hosts or d not in hosts:
                 routes.append(_route(names[s], names[d], [ctn]))
@@ -117,7 +117,6 @@ def simgrid_platform(topo, *, full_routes: int = 16384) -> tuple[str, list[str]]
             routes.append(_route(names[s], names[d], [ctn]))
         notes.append(f"{n} endpoints: routes are one per link (routing Floyd), so SimGrid "
                      f"takes its own shortest paths, which may differ from netsim's router")
-    hosts = set(ends.tolist())
     nodes = [f'    <host id={quoteattr(names[i])} speed="1Gf"/>' for i in ends.tolist()]
     nodes += [f"    <router id={quoteattr(names[i])}/>" for i in range(topo.num_nodes)
               if i not in hosts]

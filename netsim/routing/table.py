@@ -20,7 +20,7 @@ import numpy as np
 
 from ..topology.model import Topology
 from ..topology.routes import route_table
-from .core import PathTable, seg_ptr
+from .core import PathTable, gather
 from .shortest import ShortestPathRouter
 
 __all__ = ["TableRouter", "route_table"]
@@ -46,12 +46,9 @@ class TableRouter(ShortestPathRouter):
         parts, index = [], []
         if hit.any():
             rows = order[pos[hit]]
-            ptr = table["ptr"]
-            lens = ptr[rows + 1] - ptr[rows]
-            take = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows]) \
-                if lens.sum() else np.zeros(0, dtype=_I)
+            path_ptr, take = gather(table["ptr"], rows)
             parts.append(PathTable(np.arange(len(rows) + 1, dtype=_I), np.ones(len(rows)),
-                                   seg_ptr(lens), table["links"][take].astype(_I)))
+                                   path_ptr, table["links"][take].astype(_I)))
             index.append(np.flatnonzero(hit))
         if not hit.all():
             miss = np.flatnonzero(~hit)

@@ -237,7 +237,7 @@ def _number_list(doc: dict, key: str, source: str, n: int | None) -> list:
 
 def topology_from_astra(doc: dict, source: str = "astra-sim network") -> "Any":
     """A netsim machine from an ASTRA-sim analytical network description."""
-    from ..topology import TopologyBuilder, full_mesh, nvswitch, ring, torus
+    from ..topology import full_mesh, nvswitch, ring, torus
 
     if not isinstance(doc, dict):
         raise TopologyError(f"{source}: expected a mapping with {', '.join(_KEYS)}")

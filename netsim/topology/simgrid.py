@@ -135,7 +135,6 @@ class _Platform:
         self.links: dict[str, dict[str, Any]] = {}
         self.uses: dict[tuple[str, str], tuple[int, int]] = {}   # (link, way) -> (tail, head)
         self.ends = _Ends()
-        self.notes: list[str] = []
         self.table: list[tuple[str, str, list[tuple[str, str]]]] = []   # Full zones' routes
         self.full = False
 

@@ -26,6 +26,7 @@ from netsim.algorithms.lower_bound import engine_floor, schedule_bound
 from netsim.engine import route_schedule, simulate
 from netsim.errors import InputError
 from netsim.run import collective
+from netsim.run.placed import fabric_topology
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import parse_topology, ring
 
@@ -185,7 +186,7 @@ def test_placement_auto_resolution_equals_simulating_every_algorithm():
             except InputError:                  # does not apply here
                 continue
             full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
-            times.append(simulate(collective.fabric_topology(topo, sched), sched, full,
+            times.append(simulate(fabric_topology(topo, sched), sched, full,
                                   overhead=model.overhead).makespan)
             times[-1] = (times[-1], len(times), algo.name)
         assert chosen[phase.name] == min(times)[2]

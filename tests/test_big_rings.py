@@ -207,18 +207,18 @@ def test_mean_links_from_a_sample_is_close_to_the_exact_mean(monkeypatch, algo):
     """Above MEAN_LINKS_SAMPLE sends the memory check's links per send come from a seeded
     sample: within 5% of the mean over every send (torus 8x8, every distinct pair
     routed)."""
-    import netsim.run.collective as collective
+    import netsim.run.checks as checks
     from netsim.routing import default_router
 
     topo = parse_topology("torus:8x8")
     schedule = build_schedule("allreduce", algo, 64, 2**20, AlgoOptions(chunks=4))
     placement = np.arange(64)
     router = default_router(topo)
-    monkeypatch.setattr(collective, "MEAN_LINKS_SAMPLE", 10**9)
-    exact = collective._mean_links(schedule, topo, placement, router)
-    monkeypatch.setattr(collective, "MEAN_LINKS_SAMPLE", 512)
+    monkeypatch.setattr(checks, "MEAN_LINKS_SAMPLE", 10**9)
+    exact = checks._mean_links(schedule, topo, placement, router)
+    monkeypatch.setattr(checks, "MEAN_LINKS_SAMPLE", 512)
     assert schedule.num_sends > 512
-    sampled = collective._mean_links(schedule, topo, placement, router)
+    sampled = checks._mean_links(schedule, topo, placement, router)
     assert exact >= 1.0 and abs(sampled - exact) <= 0.05 * exact
 
 

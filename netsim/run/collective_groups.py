@@ -26,10 +26,14 @@ import numpy as np
 from ..algorithms.bounds import algorithm_bound, group_links, lower_bound, reduction_bound
 from ..errors import InputError
 from ..schedule import concurrent
-from ..units import format_time, parse_size
+from ..units import parse_size
+from .checks import check_op, check_order, check_scale, machine_costs
 from .models import model_fields, simulate_model
+from .placed import fabric_topology, node_bytes, used_links
+from .record import make_run
+from .search import default_options, fastest, resolve_algorithms
 
-__all__ = ["axis_groups", "parse_nodes", "run_groups", "group_records"]
+__all__ = ["axis_groups", "parse_nodes", "run_groups"]
 
 
 def axis_groups(topology, axis: int) -> list[np.ndarray]:
@@ -99,15 +103,6 @@ def _label(topology, nodes: np.ndarray) -> str:
     return f"{names[nodes[0]]}..{names[nodes[-1]]}" if nodes.size > 1 else names[nodes[0]]
 
 
-def group_records(labels: Sequence[str], times: Sequence[float]) -> dict[str, Any]:
-    """The record keys of a grouped run: ``groups`` (how many), ``slowest_group`` and
-    ``group_times`` (``'label=time,...'``)."""
-    slowest = int(np.argmax(times))
-    return {"groups": len(labels), "slowest_group": labels[slowest],
-            "group_times": ",".join(f"{label}={format_time(t).replace(' ', '')}"
-                                    for label, t in zip(labels, times))}
-
-
 def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int]], *,
                options=None, alpha: float | None = None, router=None, progress=None,
                faults: Sequence = (), tolerance: float = 0.0, model: str = "fluid",
@@ -125,13 +120,9 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     with ``'both'`` the group times are the fluid model's).
     """
     from ..topology import parse_topology
-    from ..topology.calibration import calibrated_alpha, calibrated_gamma
-    from .collective import (_fastest, _check_alpha, _check_op, _check_order, _check_scale,
-                             _default_options, _make_run, _traffic, _used_links,
-                             fabric_topology, resolve_algorithms)
     from .faultspec import fault_summary, rerouted_flows, resolve_faults
 
-    _check_op(op)
+    check_op(op)
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     size = parse_size(size, "collective size")
     if size < 0:
@@ -143,13 +134,11 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
     if np.unique(everyone).size != everyone.size:
         raise InputError("groups must not share a node")
     n = int(groups[0].size)
-    options = replace(options if options is not None else _default_options(), topology=topo)
-    alpha = _check_alpha(calibrated_alpha(topo) if alpha is None else alpha)
-    if options.gamma is None and calibrated_gamma(topo) is not None:
-        options = replace(options, gamma=calibrated_gamma(topo))
+    options = replace(options if options is not None else default_options(), topology=topo)
+    alpha, options = machine_costs(topo, alpha, options)
     options.check(n)
-    _check_order(options.order)
-    _check_scale(op, n, int(options.chunks or 1), topo)
+    check_order(options.order)
+    check_scale(op, n, int(options.chunks or 1), topo)
     candidates, pick = resolve_algorithms(op, algorithm)
     faults = resolve_faults(faults, topo)
     per_group = [replace(options, placement=g) for g in groups]
@@ -162,7 +151,7 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
                 raise InputError(f"{op} algorithm {algo.name!r} does not apply to group "
                                  f"{_label(topo, groups[g])}")
             sched = algo.build(n, size, group_options)
-            extra = list(sched.meta.get("extra_placement") or [])
+            extra = list(sched.extra_nodes)
             mapping = np.concatenate([np.arange(g * n, (g + 1) * n),
                                       np.arange(next_rank, next_rank + len(extra))])
             parts.append(sched.relabel(mapping, next_rank + len(extra)))
@@ -181,18 +170,18 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
         times = [float(result.op_finish[start:end].max()) if end > start else 0.0
                  for start, end in zip(np.concatenate([[0], ends[:-1]]), ends)]
         runs[algo.name] = (result, times, machine,
-                           (bool(extra_nodes), _traffic(machine, schedule, placement),
+                           (bool(extra_nodes), node_bytes(machine, schedule, placement),
                             reduction_bound(machine, schedule, placement)))
         return result
 
-    best, result, outcomes = _fastest(candidates, pick, n, per_group[0], run,
-                                      f"{op} algorithm",
-                                      f"{len(groups)} groups of {n} ranks on {topo.name!r}")
+    best, result, outcomes = fastest(candidates, pick, n, per_group[0], run,
+                                     f"{op} algorithm",
+                                     f"{len(groups)} groups of {n} ranks on {topo.name!r}")
     _, times, machine, (in_network, traffic, chain) = runs[best.name]
     # Each group is bounded on the links it can use (its routes, and whatever the run
     # used), not on the whole machine; the time is the slowest group's, so the largest of
     # the groups' bounds holds. The algorithm's bound adds what its own run needed.
-    used = _used_links(machine, result)
+    used = used_links(machine, result)
     reach = [group_links(machine, g, router=router, used=used) for g in groups]
     machine_bound = max((lower_bound(op, machine, size, n, g, alpha=float(alpha),
                                      gamma=options.gamma, root=options.root, links=links)
@@ -203,9 +192,9 @@ def run_groups(op: str, topology, algorithm, size, groups: Sequence[Sequence[int
                          root=options.root, machine=machine_bound, extra=[chain])
          for g in groups),
         key=lambda b: b.seconds)
-    made = _make_run(op, best.name, topo, n, size, result, bound,
-                     {a.name: r.makespan for a, r in outcomes} if pick else None,
-                     machine_bound=machine_bound)
+    made = make_run(op, best.name, topo, n, size, result, bound,
+                    {a.name: r.makespan for a, r in outcomes} if pick else None,
+                    machine_bound=machine_bound)
     made.groups = [_label(topo, g) for g in groups]
     made.group_times = times
     made.machine = machine

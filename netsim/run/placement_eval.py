@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engine import Result, route_schedule, simulate
-from .collective import fabric_topology
+from .placed import fabric_topology
 from ..errors import InputError
 from ..schedule import SEND
 from ..placement.layout import ParallelLayout
@@ -116,8 +116,9 @@ class StepModel:
     def __init__(self, topology, layout: ParallelLayout, workload: Workload, *, router=None,
                  overhead: float | None = None, gamma: float | None = None,
                  max_copies: int = DEFAULT_MAX_COPIES) -> None:
-        from ..topology.calibration import calibrated_alpha, calibrated_gamma
+        from ..algorithms.options import AlgoOptions
         from ..routing import default_router
+        from .checks import machine_costs
 
         layout.check_fits(topology.num_endpoints, repr(topology.name))
         self.topology = topology
@@ -127,9 +128,8 @@ class StepModel:
             raise InputError(f"no phase of the workload moves data on layout "
                              f"{layout.describe()} (every degree is 1 or every size 0)")
         self.router = router if router is not None else default_router(topology)
-        self.overhead = float(calibrated_alpha(topology) if overhead is None else overhead)
-        gamma = calibrated_gamma(topology) if gamma is None else gamma
-        self.gamma = float(gamma) if gamma else None
+        self.overhead, costs = machine_costs(topology, overhead, AlgoOptions(gamma=gamma))
+        self.gamma = float(costs.gamma) if costs.gamma else None
         self.max_copies = int(max_copies)
         self._fixed: dict[tuple, StepSchedule | None] = {}
 

@@ -23,7 +23,8 @@ from typing import Any, Sequence
 
 from ..errors import InputError
 from ..units import format_time
-from .collective import CollectiveRun, run_collective
+from .machine import run_on_machine
+from .record import CollectiveRun
 
 __all__ = ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
            "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
@@ -139,7 +140,7 @@ def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
             variant = _synth_variant(op, chunks, seed, waves, balance)
             begun = _time.perf_counter()
             try:
-                run = run_collective(op, topo, [variant], size, options=options, **kwargs)
+                run = run_on_machine(op, topo, [variant], size, options=options, **kwargs)
             except InputError as err:     # e.g. too many sends at this depth: try the next
                 error = err
                 continue
@@ -185,7 +186,7 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
                   progress=progress, faults=faults)
     synth, (chunks, waves, balance, seed), spent = _search(op, topo, size, options=options,
                                                   seeds=seeds, budget_s=budget_s, **kwargs)
-    fixed = run_collective(op, topo, _fixed(op), size, options=options, **kwargs)
+    fixed = run_on_machine(op, topo, _fixed(op), size, options=options, **kwargs)
     best_fixed = min(fixed.candidates.items(), key=lambda kv: kv[1])
     fallback = fixed.time_s < synth.time_s
     chosen = fixed if fallback else synth
@@ -287,6 +288,6 @@ def run_schedule_file(op: str, topology, path, size=None, *, placement=None, alp
         return schedule
 
     algo = Algorithm(op, name, f"schedule file {path}", build)
-    return run_collective(op, topo, algo, size, ranks=schedule.num_ranks,
+    return run_on_machine(op, topo, algo, size, ranks=schedule.num_ranks,
                           placement=placement, alpha=alpha, router=router, progress=progress,
                           faults=faults)

@@ -84,7 +84,8 @@ def per_op_algorithms(algorithm) -> dict[str, Any]:
 def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, options, cache):
     """The algorithm object for one collective (``auto``: simulate each, keep the fastest;
     ``default``: what the machine's own library runs, :mod:`netsim.run.library`)."""
-    from .collective import resolve_algorithms, run_collective
+    from .collective import run_collective
+    from .search import resolve_algorithms
     from .library import resolve_default
 
     algorithm = resolve_default(op, topo, algorithm).algorithm
@@ -118,18 +119,15 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
     from ..algorithms.options import AlgoOptions
     from ..interop.chakra import read_workload, workload_schedule
     from ..topology import parse_topology
-    from ..topology.calibration import calibrated_alpha, calibrated_gamma
-    from .collective import _check_alpha, _rank_nodes
+    from .checks import machine_costs, rank_nodes
     from .faultspec import resolve_faults
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     traces = read_workload(pattern, ranks)
     n = len(traces)
-    nodes = _rank_nodes(topo, n, placement)
-    alpha = _check_alpha(calibrated_alpha(topo) if alpha is None else alpha)
-    options = options if options is not None else AlgoOptions()
-    if options.gamma is None and calibrated_gamma(topo) is not None:
-        options = replace(options, gamma=calibrated_gamma(topo))
+    nodes = rank_nodes(topo, n, placement)
+    alpha, options = machine_costs(topo, alpha, options if options is not None
+                                   else AlgoOptions())
     cache: dict = {}
     used: dict[str, str] = {}
     per_op = per_op_algorithms(algorithm)
@@ -156,7 +154,7 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
 
         comm_groups = read_comm_groups(comm_groups, n)
     schedule = workload_schedule(traces, collective, names=names, comm_groups=comm_groups)
-    extra = schedule.meta.get("extra_placement") or []
+    extra = list(schedule.extra_nodes)
     placed = np.concatenate([nodes, np.asarray(extra, np.int64)]) if extra else nodes
     machine = _one_fabric(topo, fabrics, pattern)
     overhead = alpha
@@ -210,11 +208,11 @@ def collective_schedule(op: str, topology, algorithm, size, *, ranks: int | None
     from ..algorithms.options import AlgoOptions
     from ..topology import parse_topology
     from ..units import parse_size
-    from .collective import _rank_nodes
+    from .checks import rank_nodes
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology
     size = parse_size(size, "collective size")
-    nodes = _rank_nodes(topo, ranks, None)
+    nodes = rank_nodes(topo, ranks, None)
     options = options if options is not None else AlgoOptions()
     algo = _pick(op, topo, algorithm, nodes, size, alpha, options, {})
     opts = replace(options, topology=topo, placement=nodes)

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from netsim.topology.calibration import payload_efficiency
-from netsim.topology.catalogue import find_preset, load_preset, preset_names, preset_table
+from netsim.topology.catalogue import find_preset, preset_names
+from netsim.topology.io import load_preset, preset_table
 from netsim.cli import cli
 from netsim.errors import InputError, TopologyError
 from netsim.topology import parse_topology

@@ -117,7 +117,7 @@ def test_chain_of_dependent_tiny_flows(length, nbytes, bandwidth, latency, start
 def test_eight_byte_allreduce_on_dgx_h100_ends():
     """The reported hang: the first row of every nccl-tests sweep."""
     from netsim.run.collective import run_collective
-    from netsim.topology.spec import parse_topology
+    from netsim.topology import parse_topology
 
     topo = parse_topology("dgx-h100")
     for size in (1, 2, 4, 8):

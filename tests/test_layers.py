@@ -93,3 +93,42 @@ def test_no_import_runs_against_the_layer_order():
 def test_the_engine_never_imports_report_run_or_cli():
     engine = {target for _, source, target in _edges() if source == "engine"}
     assert not engine & {"report", "run", "cli", "algorithms", "placement"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph():
+    """Module -> the netsim modules it imports, at the top or inside a function. ``from
+    pkg import name`` counts as an import of ``pkg.name`` where that is a module, else of
+    ``pkg`` (whose ``__init__`` runs)."""
+    import networkx as nx
+
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = nx.DiGraph()
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = (".".join(package[:len(package) - node.level + 1]
+                                 + ([node.module] if node.module else []))
+                        if node.level else node.module or "")
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base
+                           for a in node.names]
+            graph.add_edges_from((name, t) for t in targets if t in paths and t != name)
+    return graph
+
+
+def test_no_module_imports_itself_through_others():
+    """No circle of imports between modules, counting the imports made inside functions:
+    a lazy import hides a circle from Python, not from a reader."""
+    import networkx as nx
+
+    circles = [sorted(c) for c in nx.strongly_connected_components(_module_graph())
+               if len(c) > 1]
+    assert not circles, "\n".join(" <-> ".join(c) for c in circles)

@@ -1,8 +1,6 @@
 """Spec strings, presets, topology YAML files, GraphML and networkx conversion."""
 
-import sys
 import textwrap
-import types
 
 import networkx as nx
 import numpy as np
@@ -136,10 +134,11 @@ def fake_catalogue(tmp_path, monkeypatch):
         generator: "mesh:8x4,links=4"
         defaults: {bandwidth: 12.5GB/s, latency: 711ns}
         """)
-    module = types.ModuleType("netsim.topology.catalogue")
-    module.find_preset = lambda name: preset if name == "galaxy-wh" else None
-    module.preset_names = lambda: ["galaxy-wh"]
-    monkeypatch.setitem(sys.modules, "netsim.topology.catalogue", module)
+    import netsim.topology.io as topology_io
+
+    monkeypatch.setattr(topology_io, "find_preset",
+                        lambda name: preset if name == "galaxy-wh" else None)
+    monkeypatch.setattr(topology_io, "preset_names", lambda: ["galaxy-wh"])
     return preset
 
 

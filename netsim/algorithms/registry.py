@@ -184,14 +184,8 @@ def register(op: str, name: str, summary: str, *, power_of_two: bool = False,
     return decorate
 
 
-def _load_builtins() -> None:
-    """Import the algorithm modules, whose decorators fill the registry."""
-    from .. import algorithms  # noqa: F401  (the package imports every algorithm module)
-
-
 def get_algorithm(op: str, name: str) -> Algorithm:
     """The algorithm ``name`` of ``op``; an unknown op or name raises a 'did you mean' error."""
-    _load_builtins()
     if op not in _REGISTRY:
         raise unknown_name("collective op", op, OPS)
     try:
@@ -202,7 +196,6 @@ def get_algorithm(op: str, name: str) -> Algorithm:
 
 def algorithms_for(op: str) -> list[Algorithm]:
     """Every registered algorithm of ``op``, in registration order."""
-    _load_builtins()
     if op not in _REGISTRY:
         raise unknown_name("collective op", op, OPS)
     return list(_REGISTRY[op].values())

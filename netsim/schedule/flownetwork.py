@@ -110,8 +110,6 @@ def _links_by_record(links: list, source: str) -> Topology:
 
 def network_of(doc: Any, source: str) -> tuple[Topology, list]:
     """The network of a flow document and its list of flows (not yet checked)."""
-    from ..topology import parse_topology
-
     if not isinstance(doc, Mapping):
         raise InputError(f"{source}: expected a JSON object with 'flows', got a "
                          f"{type(doc).__name__}")
@@ -122,6 +120,8 @@ def network_of(doc: Any, source: str) -> tuple[Topology, list]:
         raise InputError(f"{source}: description: expected a string, got "
                          f"{doc['description']!r}")
     if "topology" in doc:
+        from ..topology import parse_topology   # a spec or file: the reader of machines
+
         if not isinstance(doc["topology"], str):
             raise InputError(f"{source}: topology: expected a spec string such as "
                              f"'mesh:4x4', got {doc['topology']!r}")

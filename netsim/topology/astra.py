@@ -237,7 +237,9 @@ def _number_list(doc: dict, key: str, source: str, n: int | None) -> list:
 
 def topology_from_astra(doc: dict, source: str = "astra-sim network") -> "Any":
     """A netsim machine from an ASTRA-sim analytical network description."""
-    from ..topology import full_mesh, nvswitch, ring, torus
+    from .grid import torus
+    from .ring import ring
+    from .switched import full_mesh, nvswitch
 
     if not isinstance(doc, dict):
         raise TopologyError(f"{source}: expected a mapping with {', '.join(_KEYS)}")
@@ -281,7 +283,7 @@ def topology_from_astra(doc: dict, source: str = "astra-sim network") -> "Any":
 
 def _built(kinds, counts, bw, lat, name: str):
     """Any mix of dimensions, link by link as the analytical backend connects them."""
-    from ..topology import TopologyBuilder
+    from .model import TopologyBuilder
 
     b = TopologyBuilder(name, "custom", dims=tuple(counts), kinds=tuple(kinds))
     total = int(np.prod(counts))

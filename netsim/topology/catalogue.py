@@ -1,13 +1,14 @@
-"""The machine catalogue: real systems as topology YAML files, loaded by name.
+"""The machine catalogue: real systems as topology YAML files, found by name.
 
 A preset is a topology file (:mod:`netsim.topology.io`) called ``<name>.yaml`` in one of
 :func:`netsim.catalogue_paths.search_dirs` ``('topologies')``: the folders listed in
 ``NETSIM_PATH`` first, then the built-in ``topologies/`` folder. Spec strings reach presets
 by name, with generator or calibration options as overrides (``dgx-h100``,
-``galaxy-wh,links=1``, ``t3000,links=1,fabric=ring``).
+``galaxy-wh,links=1``, ``t3000,links=1,fabric=ring``); :func:`netsim.topology.io.load_preset`
+loads one.
 
->>> load_preset("dgx-h100").num_endpoints
-8
+>>> find_preset("dgx-h100").name
+'dgx-h100.yaml'
 >>> "galaxy-wh" in preset_names()
 True
 """
@@ -15,12 +16,10 @@ True
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
 
 from .catalogue_paths import search_dirs
-from ..errors import unknown_name
 
-__all__ = ["find_preset", "preset_names", "preset_table", "load_preset"]
+__all__ = ["find_preset", "preset_names"]
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -46,34 +45,3 @@ def find_preset(name: str) -> Path | None:
 def preset_names() -> list[str]:
     """Every preset name, sorted."""
     return sorted(_files())
-
-
-def load_preset(name: str, overrides: Mapping[str, Any] | None = None):
-    """The Topology of preset ``name``; ``overrides`` as in a spec (``{'links': 1}``)."""
-    from .io import load_topology_file
-
-    path = find_preset(name)
-    if path is None:
-        raise unknown_name("machine preset", name, preset_names())
-    return load_topology_file(path, overrides=dict(overrides or {}))
-
-
-def preset_table() -> list[dict[str, Any]]:
-    """One row per preset: name, endpoints, switches, links (directed), description, sources.
-
-    Sources are joined with ``'; '``. A preset that fails to load shows its error as the
-    description, so one broken file does not hide the catalogue.
-    """
-    rows = []
-    for name in preset_names():
-        try:
-            topo = load_preset(name)
-        except Exception as err:  # noqa: BLE001 - shown to the user, not swallowed silently
-            rows.append({"name": name, "endpoints": None, "switches": None, "links": None,
-                         "description": f"error: {err}", "sources": ""})
-            continue
-        rows.append({"name": name, "endpoints": int(topo.num_endpoints),
-                     "switches": int(topo.num_switches), "links": int(topo.num_links),
-                     "description": topo.meta.get("description", ""),
-                     "sources": "; ".join(topo.meta.get("sources", []))})
-    return rows

@@ -1,4 +1,10 @@
-"""Topologies from and to files: networkx graphs, GraphML and the topology YAML format.
+"""Machines from text and back: spec strings, topology files, presets, networkx and GraphML.
+
+:func:`parse_topology` reads any machine a user names: a spec string of a generator family
+(:mod:`netsim.topology.spec`: ``mesh:8x4,bw=12.5GB/s``), a catalogue preset
+(``galaxy-wh,links=1``) or a file (topology YAML, a SimGrid platform, an ASTRA-sim
+network). A file's ``generator`` is itself any such name, so files and spec strings are
+read by one owner here.
 
 A topology YAML file describes a machine by a generator spec, by explicit nodes and
 links, or by both (a generator's machine plus extra nodes and links)::
@@ -40,20 +46,24 @@ from typing import Annotated, Any, Literal, Mapping
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..errors import InputError, NetsimError, TopologyError, UnitError
+from ..errors import (InputError, NetsimError, TopologyError, UnitError, did_you_mean,
+                      unknown_name)
 from ..outputs import to_jsonable, write_atomic
 from ..units import parse_rate, parse_time
 from .._inputs.jsonio import loads_json
 from .._inputs.schema import NoBoolNumbers, unit_json_schema
 from .._inputs.yamlio import load_yaml as _load_yaml_text, read_text, yaml_line
+from .catalogue import find_preset, preset_names
 from .simgrid import is_simgrid_text, topology_from_simgrid
+from .spec import _CANONICAL, FAMILIES, OPTION_ALIASES, _options, family_names, split_spec
 from .model import Topology, TopologyBuilder
 
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
-           "topology_from_dict", "topology_to_dict", "save_topology_file", "topology_file_schema", "check_connected", "TopologyFile",
-           "NodeSpec", "LinkSpec", "Defaults", "LibrarySpec"]
+           "topology_from_dict", "topology_to_dict", "save_topology_file", "topology_file_schema",
+           "check_connected", "TopologyFile", "NodeSpec", "LinkSpec", "Defaults", "LibrarySpec",
+           "parse_topology", "load_preset", "preset_table"]
 
 # Option names a preset or file override may carry besides the generator's own options.
 _LINK_OPTIONS = ("bandwidth", "latency", "links")
@@ -303,8 +313,6 @@ def topology_from_dict(data: Any, source: str = "<topology>",
 def _with_variants(spec: TopologyFile, overrides: dict, fail) -> tuple[dict, list[str]]:
     """(``overrides`` with every variant flag in them, ``galaxy-bh,rated``, replaced by
     the variant's options, the variants chosen). Options given beside the flag win."""
-    from .spec import OPTION_ALIASES
-
     out = {k: v for k, v in overrides.items() if k not in spec.variants}
     chosen = []
     for name in [k for k in overrides if k in spec.variants]:
@@ -356,8 +364,6 @@ def _generated(spec: TopologyFile, overrides: dict, fail) -> Topology | None:
             raise fail((), f"option {extra[0]!r} needs a 'generator' in the file "
                            f"(this file takes only: {', '.join(_LINK_OPTIONS)}, name)")
         return None
-    from .spec import parse_topology  # spec strings may name files: import late
-
     file_defaults = {k: v for k, v in spec.defaults.model_dump().items() if v is not None}
     try:
         return parse_topology(_beside_file(spec.generator), defaults=file_defaults,
@@ -447,6 +453,115 @@ def _endpoints(builder: TopologyBuilder, spec: TopologyFile, base: Topology | No
 
 #: Short name of :func:`load_topology_file`.
 load_yaml = load_topology_file
+
+
+# -- spec strings: families, files and presets ------------------------------------------
+
+def parse_topology(spec: str | Path, *, defaults: Mapping[str, Any] | None = None,
+                   overrides: Mapping[str, Any] | None = None) -> Topology:
+    """The Topology described by ``spec`` (see the module docstring for the grammar).
+
+    ``defaults`` are options used when the spec does not give them and ``overrides``
+    options that replace the spec's (both keyed by option name; values are strings or
+    numbers). Defaults when nothing gives them: 50 GB/s per link, 0 s latency, 1 link.
+
+    >>> parse_topology("mesh:8x4,bw=12.5GB/s,lat=711ns,links=4").num_links
+    416
+    >>> parse_topology("fattree:k=4").num_switches
+    20
+    """
+    if isinstance(spec, Path):
+        return load_topology_file(spec, overrides={**(defaults or {}), **(overrides or {})})
+    text = str(spec).strip()
+    path, options = _file_part(text)
+    if path is not None:   # errors inside the file name the file
+        try:
+            given = dict(_options(options, None, None))
+        except NetsimError as err:
+            raise type(err)(f"topology {text!r}: {err}") from None
+        return load_topology_file(path, overrides={**(defaults or {}), **given,
+                                                   **(overrides or {})})
+    try:
+        return _parse(text, defaults, overrides)
+    except NetsimError as err:
+        if repr(text) in str(err):
+            raise
+        raise type(err)(f"topology {text!r}: {err}") from None
+
+
+def _file_part(text: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """(path, options) when ``text`` names a topology file, else (None, [])."""
+    if text and Path(text).is_file():
+        return text, []
+    first, _, rest = text.partition(",")
+    if first.lower().endswith((".yaml", ".yml", ".xml")) or (first and Path(first).is_file()):
+        try:
+            return first, split_spec("file," + rest)[2] if rest else []
+        except TopologyError as err:
+            raise TopologyError(f"topology {text!r}: {err}") from None
+    return None, []
+
+
+def _parse(text: str, defaults, overrides) -> Topology:
+    head, args, pairs = split_spec(text)
+    factory = FAMILIES.get(head.lower())
+    if factory is not None:
+        options = _options(pairs, defaults, overrides)
+        topo = factory(args, options)
+        unused = options.unused()
+        if unused:
+            raise TopologyError(f"unknown option {options.spelled.get(unused[0], unused[0])!r} "
+                                f"for {head.lower()}")
+        return topo
+    preset = _find_preset(head)
+    if preset is not None:
+        if args:
+            raise TopologyError(f"preset {head!r} takes options (name,opt=value), not "
+                                f"{args!r}")
+        options = _options(pairs, defaults, overrides)
+        return load_topology_file(preset, overrides=dict(options))
+    raise _unknown(text, head)
+
+
+def _find_preset(name: str) -> Path | None:
+    return find_preset(name) if name else None
+
+
+def _unknown(text: str, head: str) -> TopologyError:
+    names = family_names() + preset_names()
+    hint = did_you_mean(head.lower(), names,
+                        otherwise=f" (families: {', '.join(_CANONICAL)}; or a preset name "
+                                  f"or a .yaml file)")
+    return TopologyError(f"unknown topology {text!r}{hint}")
+
+
+def load_preset(name: str, overrides: Mapping[str, Any] | None = None):
+    """The Topology of preset ``name``; ``overrides`` as in a spec (``{'links': 1}``)."""
+    path = find_preset(name)
+    if path is None:
+        raise unknown_name("machine preset", name, preset_names())
+    return load_topology_file(path, overrides=dict(overrides or {}))
+
+
+def preset_table() -> list[dict[str, Any]]:
+    """One row per preset: name, endpoints, switches, links (directed), description, sources.
+
+    Sources are joined with ``'; '``. A preset that fails to load shows its error as the
+    description, so one broken file does not hide the catalogue.
+    """
+    rows = []
+    for name in preset_names():
+        try:
+            topo = load_preset(name)
+        except Exception as err:  # noqa: BLE001 - shown to the user, not swallowed silently
+            rows.append({"name": name, "endpoints": None, "switches": None, "links": None,
+                         "description": f"error: {err}", "sources": ""})
+            continue
+        rows.append({"name": name, "endpoints": int(topo.num_endpoints),
+                     "switches": int(topo.num_switches), "links": int(topo.num_links),
+                     "description": topo.meta.get("description", ""),
+                     "sources": "; ".join(topo.meta.get("sources", []))})
+    return rows
 
 
 # -- writing -----------------------------------------------------------------------------

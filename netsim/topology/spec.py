@@ -22,18 +22,18 @@ Every family takes ``bw``/``bandwidth`` (bytes/s per link per direction; per GPU
 for nvswitch; default 50 GB/s), ``lat``/``latency`` (s per link; default 0 s), ``links``
 (parallel links per neighbour pair per direction, default 1) and ``name``.
 
-Other modules add families with :func:`register_family`; a factory receives the ARGS
+:func:`netsim.topology.parse_topology` (in :mod:`netsim.topology.io`) reads a whole spec:
+files and presets there, families here. Other modules add families with
+:func:`register_family`; a factory receives the ARGS
 text and a :class:`SpecOptions` (a dict of the options) and returns a Topology.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..errors import NetsimError, TopologyError, UnitError, did_you_mean
+from ..errors import TopologyError, UnitError
 from ..units import parse_rate, parse_time
 from ._generate import DEFAULT_BANDWIDTH, DEFAULT_LATENCY
 from .grid import mesh, torus
@@ -42,7 +42,7 @@ from .ring import ring
 from .switched import full_mesh, nvswitch
 from .trees import fat_tree, leaf_spine
 
-__all__ = ["parse_topology", "register_family", "FAMILIES", "OPTION_ALIASES", "SpecOptions",
+__all__ = ["register_family", "FAMILIES", "OPTION_ALIASES", "SpecOptions",
            "split_spec", "family_names"]
 
 #: Short option names and the canonical names they stand for.
@@ -224,101 +224,6 @@ def _options(pairs: list[tuple[str, str]], defaults: Mapping[str, Any] | None,
         canon = OPTION_ALIASES.get(key, key)
         merged[canon] = value
     return SpecOptions(merged, spelled)
-
-
-def parse_topology(spec: str | Path, *, defaults: Mapping[str, Any] | None = None,
-                   overrides: Mapping[str, Any] | None = None) -> Topology:
-    """The Topology described by ``spec`` (see the module docstring for the grammar).
-
-    ``defaults`` are options used when the spec does not give them and ``overrides``
-    options that replace the spec's (both keyed by option name; values are strings or
-    numbers). Defaults when nothing gives them: 50 GB/s per link, 0 s latency, 1 link.
-
-    >>> parse_topology("mesh:8x4,bw=12.5GB/s,lat=711ns,links=4").num_links
-    416
-    >>> parse_topology("fattree:k=4").num_switches
-    20
-    """
-    from .io import load_topology_file
-
-    if isinstance(spec, Path):
-        return load_topology_file(spec, overrides={**(defaults or {}), **(overrides or {})})
-    text = str(spec).strip()
-    path, options = _file_part(text)
-    if path is not None:   # errors inside the file name the file
-        try:
-            given = dict(_options(options, None, None))
-        except NetsimError as err:
-            raise type(err)(f"topology {text!r}: {err}") from None
-        return load_topology_file(path, overrides={**(defaults or {}), **given,
-                                                   **(overrides or {})})
-    try:
-        return _parse(text, defaults, overrides)
-    except NetsimError as err:
-        if repr(text) in str(err):
-            raise
-        raise type(err)(f"topology {text!r}: {err}") from None
-
-
-def _file_part(text: str) -> tuple[str | None, list[tuple[str, str]]]:
-    """(path, options) when ``text`` names a topology file, else (None, [])."""
-    if text and Path(text).is_file():
-        return text, []
-    first, _, rest = text.partition(",")
-    if first.lower().endswith((".yaml", ".yml", ".xml")) or (first and Path(first).is_file()):
-        try:
-            return first, split_spec("file," + rest)[2] if rest else []
-        except TopologyError as err:
-            raise TopologyError(f"topology {text!r}: {err}") from None
-    return None, []
-
-
-def _parse(text: str, defaults, overrides) -> Topology:
-    from .io import load_topology_file
-
-    head, args, pairs = split_spec(text)
-    factory = FAMILIES.get(head.lower())
-    if factory is not None:
-        options = _options(pairs, defaults, overrides)
-        topo = factory(args, options)
-        unused = options.unused()
-        if unused:
-            raise TopologyError(f"unknown option {options.spelled.get(unused[0], unused[0])!r} "
-                                f"for {head.lower()}")
-        return topo
-    preset = _find_preset(head)
-    if preset is not None:
-        if args:
-            raise TopologyError(f"preset {head!r} takes options (name,opt=value), not "
-                                f"{args!r}")
-        options = _options(pairs, defaults, overrides)
-        return load_topology_file(preset, overrides=dict(options))
-    raise _unknown(text, head)
-
-
-def _catalogue():
-    try:
-        return importlib.import_module("netsim.topology.catalogue")
-    except ModuleNotFoundError as err:
-        if err.name not in ("netsim.topology.catalogue",):
-            raise
-        return None
-
-
-def _find_preset(name: str) -> Path | None:
-    catalogue = _catalogue()
-    if catalogue is None or not name:
-        return None
-    return catalogue.find_preset(name)
-
-
-def _unknown(text: str, head: str) -> TopologyError:
-    catalogue = _catalogue()
-    names = family_names() + (list(catalogue.preset_names()) if catalogue is not None else [])
-    hint = did_you_mean(head.lower(), names,
-                        otherwise=f" (families: {', '.join(_CANONICAL)}; or a preset name "
-                                  f"or a .yaml file)")
-    return TopologyError(f"unknown topology {text!r}{hint}")
 
 
 # -- built-in families -------------------------------------------------------------------

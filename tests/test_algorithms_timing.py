@@ -27,7 +27,7 @@ def run(op: str, name: str, topology, p: int, size: float = S, alpha: float = A,
     options = AlgoOptions(topology=topology, **{"chunks": 1, **knobs})
     schedule = build_schedule(op, name, p, size, options)
     placement = np.asarray(topology.endpoints[:p], dtype=np.int64)
-    extra = schedule.meta.get("extra_placement")
+    extra = list(schedule.extra_nodes)
     if extra:
         placement = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
     return simulate(topology, schedule, placement, overhead=alpha).makespan
@@ -231,7 +231,7 @@ def test_in_network_all_reduce_moves_s_n_plus_one_over_n_per_gpu_and_direction(p
         out = schedule.nbytes[sends & (schedule.src == rank)].sum()
         into = schedule.nbytes[sends & (schedule.dst == rank)].sum()
         assert close(out, S * (p + 1) / p) and close(into, S * (p + 1) / p)
-    assert schedule.meta["extra_placement"] == list(range(p, p + planes))
+    assert schedule.extra_nodes == tuple(range(p, p + planes))
 
 
 def test_in_network_pipelining_approaches_s_n_plus_one_over_n():

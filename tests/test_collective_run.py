@@ -56,7 +56,7 @@ def _naive_allreduce(n, size, options):
 
 def _switch_allreduce(n, size, options):
     """Ranks send S to rank n (a reducing switch), which sends S back once all arrived."""
-    b = ScheduleBuilder(n + 1, meta={"extra_placement": [int(options.topology.num_nodes - 1)]})
+    b = ScheduleBuilder(n + 1, extra_nodes=[int(options.topology.num_nodes - 1)])
     up = [b.send(r, n, size) for r in range(n)]
     for r in range(n):
         b.send(n, r, size, up)

@@ -96,7 +96,7 @@ def test_collectives_match_the_reference(case, size):
     if algorithm is None:
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
-    extra = schedule.meta.get("extra_placement") or []
+    extra = list(schedule.extra_nodes)
     placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
     fast = assert_same_as_reference(topo, schedule, placement)
     event("classes" if "symmetry_classes" in fast.meta else "no classes")
@@ -307,7 +307,7 @@ def test_the_compiled_search_finds_the_numpy_partition_on_collectives(case, size
     if algorithm is None:
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
-    extra = schedule.meta.get("extra_placement") or []
+    extra = list(schedule.extra_nodes)
     assert_same_search(topo, schedule,
                        np.concatenate([nodes, np.asarray(extra, dtype=np.int64)]))
 

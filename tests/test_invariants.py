@@ -268,7 +268,7 @@ def test_collectives_deliver_what_they_promise_on_faulty_machines(case, size):
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
     verify(schedule, op, n)                      # symbolic: the right data, exactly once
-    extra = schedule.meta.get("extra_placement") or []
+    extra = list(schedule.extra_nodes)
     placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
     result = check_invariants(topo, schedule, placement, faults)
     assert result.makespan > 0 or schedule.total_bytes == 0

@@ -18,19 +18,18 @@ def test_extra_nodes_survive_relabel_files_and_merge():
     assert s.extra_nodes == (7,)
     assert s.relabel([2, 0, 1]).extra_nodes == (7,)
     back = schedule_from_dict(s.to_dict())
-    assert back.extra_nodes == (7,) and "extra_placement" not in s.to_dict().get("meta", {})
+    assert back.extra_nodes == (7,) and s.to_dict()["extra_nodes"] == [7]
     assert np.array_equal(back.src, s.src) and np.array_equal(back.dst, s.dst)
     both = concurrent(s, _with_switch(2, 9))
     assert both.extra_nodes == (7, 9)
     assert sequential(s, s).extra_nodes == (7, 7)
 
 
-def test_old_meta_key_is_read_and_kept_equal():
-    b = ScheduleBuilder(3, meta={"extra_placement": [5]})
+def test_a_builder_passes_its_switch_ranks_on():
+    b = ScheduleBuilder(3, extra_nodes=[5])
     b.send(0, 2, 1.0)
     s = b.build()
-    assert s.extra_nodes == (5,)
-    assert s.meta["extra_placement"] == [5]
+    assert s.extra_nodes == (5,) and "extra_placement" not in s.meta
 
 
 def test_innetwork_allreduce_places_its_switches():

@@ -274,7 +274,7 @@ class _Ops:
     def barrier(self, deps, tag=None) -> int:
         return self.add(BARRIER, -1, -1, 0.0, 0.0, deps, tag)
 
-    def build(self, meta) -> Schedule:
+    def build(self, meta, extra_nodes=()) -> Schedule:
         counts = np.array([len(d) for d in self.deps], dtype=np.int64)
         dep_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         dep_idx = np.array([x for d in self.deps for x in d], dtype=np.int64)
@@ -283,11 +283,12 @@ class _Ops:
                         nbytes=np.array(self.nbytes, np.float64),
                         seconds=np.array(self.seconds, np.float64), dep_ptr=dep_ptr,
                         dep_idx=dep_idx, tag=np.array(self.tag, np.int64),
-                        tags=tuple(self.tags), paths=dict(self.paths), meta=meta)
+                        tags=tuple(self.tags), paths=dict(self.paths), meta=meta,
+                        extra_nodes=tuple(extra_nodes))
 
 
 #: ``collective(op, members, size, name) -> Schedule`` on ranks 0..len(members)-1 (plus
-#: switch ranks listed in ``meta['extra_placement']``).
+#: switch ranks listed in its ``extra_nodes``).
 CollectiveBuilder = Callable[[str, Sequence[int], float, str], Schedule]
 
 
@@ -320,8 +321,9 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
     listed is the ranks whose traces have a collective of it.
 
     ``meta`` holds ``ranks``, ``compute_ops`` (per rank, the op ids of its computes),
-    ``rank_ends`` (per rank, the ops its trace finishes with), ``extra_placement`` (nodes of
-    switch ranks the collectives added) and ``collectives`` (how many).
+    ``rank_ends`` (per rank, the ops its trace finishes with) and ``collectives`` (how
+    many); the schedule's ``extra_nodes`` are the nodes of switch ranks the collectives
+    added.
     """
     n = len(traces)
     names = list(names or [f"rank {r}" for r in range(n)])
@@ -360,10 +362,6 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
 
     def node_deps(r: int, node: TraceNode) -> list[int]:
         return [done[r][d] for d in set(node.deps)]
-
-    def ready_op(r: int, node: TraceNode) -> int:
-        deps = node_deps(r, node)
-        return deps[0] if len(deps) == 1 else ops.barrier(deps)
 
     progress = True
     while progress:
@@ -431,12 +429,10 @@ def workload_schedule(traces: list[list[TraceNode]], collective: CollectiveBuild
         used = {d for node in traces[r] for d in node.deps}
         ends.append(sorted(done[r][node.id] for node in traces[r] if node.id not in used))
     meta = {"ranks": n, "compute_ops": compute_ops, "rank_ends": ends,
-            "extra_placement": extra, "collectives": collectives, "format": "chakra"}
-    if not extra:
-        meta.pop("extra_placement")
+            "collectives": collectives, "format": "chakra"}
     if ops.overhead:
         meta["op_overhead"] = ops.overhead
-    return ops.build(meta)
+    return ops.build(meta, extra)
 
 
 def _add_collective(ops: _Ops, collective: CollectiveBuilder, members: list[int],
@@ -454,7 +450,7 @@ def _add_collective(ops: _Ops, collective: CollectiveBuilder, members: list[int]
     else:
         sub = collective(first.op, members, first.size, first.name)
         m = len(members)
-        switch = list(sub.meta.get("extra_placement", ()))
+        switch = list(sub.extra_nodes)
         mapping = list(members) + [n + len(extra) + i for i in range(len(switch))]
         extra.extend(int(x) for x in switch)
         ops.num_ranks = max(ops.num_ranks, n + len(extra))
@@ -509,7 +505,7 @@ def write_workload(schedule: Schedule, pattern: str, *, overwrite: bool = False)
     if "%d" not in pattern:
         raise InputError(f"{pattern!r}: expected a pattern with %d for the rank "
                          f"(e.g. trace.%d.et)")
-    if schedule.meta.get("extra_placement"):
+    if schedule.extra_nodes:
         raise ScheduleError("Chakra export: the schedule has switch ranks (in-network "
                             "reduction), which a per-NPU trace cannot hold")
     n = schedule.num_ranks

@@ -79,13 +79,7 @@ class Schedule:
     extra_nodes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        # meta["extra_placement"] was the field's old home: read it from there, and keep it
-        # there too for one release (old readers), always equal to the field.
-        extra = tuple(int(n) for n in (self.extra_nodes
-                                       or self.meta.get("extra_placement") or ()))
-        object.__setattr__(self, "extra_nodes", extra)
-        if extra and self.meta.get("extra_placement") != list(extra):
-            object.__setattr__(self, "meta", {**self.meta, "extra_placement": list(extra)})
+        object.__setattr__(self, "extra_nodes", tuple(int(n) for n in self.extra_nodes))
 
     @property
     def num_ops(self) -> int:
@@ -151,7 +145,7 @@ class Schedule:
                "relative": bool(message_size), "ops": ops}
         if self.extra_nodes:
             out["extra_nodes"] = list(self.extra_nodes)
-        meta = {k: v for k, v in self.meta.items() if k != "extra_placement" and _jsonable(v)}
+        meta = {k: v for k, v in self.meta.items() if _jsonable(v)}
         if meta:
             out["meta"] = meta
         return out
@@ -171,11 +165,13 @@ class ScheduleBuilder:
     Dependencies may only name ops already added, which keeps every built schedule acyclic.
     """
 
-    def __init__(self, num_ranks: int, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, num_ranks: int, meta: dict[str, Any] | None = None, *,
+                 extra_nodes: Sequence[int] = ()) -> None:
         if int(num_ranks) < 1:
             raise ScheduleError(f"a schedule needs at least one rank, got {num_ranks}")
         self.num_ranks = int(num_ranks)
         self.meta = dict(meta or {})
+        self.extra_nodes = tuple(int(n) for n in extra_nodes)
         self._kind: list[int] = []
         self._src: list[int] = []
         self._dst: list[int] = []
@@ -253,7 +249,8 @@ class ScheduleBuilder:
             nbytes=np.asarray(self._bytes, dtype=np.float64),
             seconds=np.asarray(self._seconds, dtype=np.float64), dep_ptr=dep_ptr, dep_idx=dep_idx,
             tag=np.asarray(self._tag, dtype=np.int64), tags=tuple(self._tags),
-            paths=dict(self._paths), data=dict(self._data), meta=dict(self.meta))
+            paths=dict(self._paths), data=dict(self._data), meta=dict(self.meta),
+            extra_nodes=self.extra_nodes)
 
 
 def sends_from_arrays(num_ranks: int, src, dst, nbytes, *, tag: str | None = None,

@@ -41,3 +41,27 @@ def test_topo_writes_parquet(tmp_path, capsys):
     code, _, err = run_main(["topo", "dgx-h100", "--format", "parquet", "-o", str(out)], capsys)
     assert code == 0, err
     assert pd.read_parquet(out)["endpoints"].tolist() == [8]
+
+
+def test_the_npz_example_is_the_json_one_as_columns(capsys):
+    """The same flows from JSON and from numpy columns give the same finish times."""
+    finishes = []
+    for name in ("mesh-shift.json", "mesh-shift.npz"):
+        code, stdout, err = run_main(["flows", str(EXAMPLES / "flows" / name), "--format",
+                                      "json"], capsys)
+        assert code == 0, err
+        finishes.append({str(r["id"]): r["finish"] for r in json.loads(stdout)["records"]})
+    assert finishes[0] == finishes[1] and len(finishes[0]) == 5
+
+
+def test_the_nccl_tests_log_example_runs_as_measured(capsys):
+    """The shipped nccl-tests log is read whole: 4 GPUs from its header, compared per size."""
+    log = EXAMPLES / "logs" / "h100-4gpu-all_reduce_perf.txt"
+    code, stdout, err = run_main(["coll", "allreduce", "--topo", "dgx-h100", "--sizes",
+                                  "8MiB:16MiB", "--measured", str(log), "--format", "json"],
+                                 capsys)
+    assert code == 0, err
+    records = json.loads(stdout)["records"]
+    assert [r["ranks"] for r in records] == [4, 4]
+    # the log's out-of-place times at 8 and 16 MiB (us), as printed
+    assert [r["measured_time_s"] for r in records] == pytest.approx([62.88e-6, 102.10e-6])

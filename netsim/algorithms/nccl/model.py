@@ -56,7 +56,7 @@ from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOL
                      NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
-           "NCCL_NVLINK_SHARE",
+           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
            "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
@@ -113,6 +113,16 @@ def _nodes(num_ranks: int, options: AlgoOptions) -> int:
 #: tuner see a GPU as its links times this figure, whatever the links deliver.
 NCCL_NVLINK_SHARE = {"volta": 20.0 / 25.0, "ampere": 20.0 / 25.0, "hopper": 20.6 / 25.0,
                      "blackwell": 40.1 / 50.0}
+
+
+#: Per-step latency a GPU generation runs at, as a multiple of NCCL's ``hwLat`` (one table
+#: for every generation in tuning.cc; the tuner keeps it for its choice, the simulated steps
+#: take this). A100: 3.0, fitted on the published 8 x A100 all-reduce (1-128 MiB, benchmarks/
+#: data/nvidia_a100_8gpu_allreduce_nccltests_azure_inplace.csv) and checked on an
+#: independent A100 sweep, NVIDIA/nccl-tests#123 (ring LL, one channel, 8-128 B, -g 2 .. 8:
+#: 10.0 .. 33.7 us; 6.6 us + 2 (N-1) x 1.8 us gives 10.2 .. 31.8 us, within 6%). H100 and
+#: later: NCCL's figures reproduce the published curves (1.0).
+STEP_LATENCY_SCALE = {"ampere": 3.0}
 
 
 def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
@@ -253,7 +263,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
-    step = HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
+    step = HW_LATENCY_US[view.hw][choice.algorithm][p] * STEP_LATENCY_SCALE.get(view.arch, 1.0) * _US
     if choice.algorithm == "nvls":
         # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
         base, step = step, 0.0

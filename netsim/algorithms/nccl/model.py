@@ -263,7 +263,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
-    step = HW_LATENCY_US[view.hw][choice.algorithm][p] * STEP_LATENCY_SCALE.get(view.arch, 1.0) * _US
+    step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
+            * STEP_LATENCY_SCALE.get(view.arch, 1.0))
     if choice.algorithm == "nvls":
         # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
         base, step = step, 0.0

@@ -64,7 +64,7 @@ WH_EFF = 6144 / (6144 + 48 + 5 * 50)
 
 
 @pytest.mark.parametrize("spec, rate", [
-    ("dgx-a100", 25e9 * 0.8222),
+    ("dgx-a100", 25e9 * 0.7719),      # NVLink3: 231.58 / 300, A100 ring plateau
     ("dgx-h100", 25e9 * 0.8222),
     ("dgx-b200", 50e9 * 0.7551),      # NVLink5: 679.6 / 900, GB200 ring plateau
     ("gb200-nvl72", 50e9 * 0.7551),

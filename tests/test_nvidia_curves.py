@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from netsim.algorithms import AlgoOptions
-from netsim.algorithms.nccl import nccl_choice
+from netsim.algorithms.nccl import nccl_choice, nccl_view
 from netsim.algorithms.nccl.model import GPU_ARCH_OF_PRESET
-from netsim.algorithms.nccl.tuning import NVLS_CHANNELS
+from netsim.algorithms.nccl.tuning import NVLS_CHANNELS, candidates
 from netsim.run import measured_gpus_per_thread, run_collective, run_sweep
 from netsim.topology import parse_topology
 
@@ -70,7 +70,9 @@ def test_nvls_all_gather_and_reduce_scatter_stop_at_32_ranks():
     picks = {op: nccl_choice(op, 72, 64 * MiB, options).algorithm
              for op in ("allgather", "reducescatter", "allreduce")}
     assert picks == {"allgather": "ring", "reducescatter": "ring", "allreduce": "nvls"}
-    assert nccl_choice("allgather", 32, 64 * MiB, options).algorithm == "nvls"
+    offered = {n: {c.algorithm for c in candidates("allgather", nccl_view(n, options), 64 * MiB)}
+               for n in (32, 72)}
+    assert "nvls" in offered[32] and "nvls" not in offered[72]
 
 
 @pytest.mark.parametrize("preset", ["dgx-h100", "dgx-h100-cluster", "dgx-b200", "gb200-nvl72"])

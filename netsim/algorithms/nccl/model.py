@@ -56,6 +56,7 @@ from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOL
                      NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
+           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
            "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
@@ -106,24 +107,53 @@ def _nodes(num_ranks: int, options: AlgoOptions) -> int:
     return max(1, len(touched))
 
 
+#: NCCL's bandwidth per NVLink (GB/s, ``SM70/SM80/SM90/SM100_NVLINK_BW`` in NCCL's
+#: ``src/graph/topo.h``) as a fraction of the link's line rate per direction (NVLink2/3/4:
+#: 25 GB/s, NVLink5: 50 GB/s): 20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50. NCCL's search and
+#: tuner see a GPU as its links times this figure, whatever the links deliver.
+NCCL_NVLINK_SHARE = {"volta": 20.0 / 25.0, "ampere": 20.0 / 25.0, "hopper": 20.6 / 25.0,
+                     "blackwell": 40.1 / 50.0}
+
+
+#: Per-step latency a GPU generation runs at, as a multiple of NCCL's ``hwLat`` (one table
+#: for every generation in tuning.cc; the tuner keeps it for its choice, the simulated steps
+#: take this). A100: 3.0, fitted on the published 8 x A100 all-reduce (1-128 MiB, benchmarks/
+#: data/nvidia_a100_8gpu_allreduce_nccltests_azure_inplace.csv) and checked on an
+#: independent A100 sweep, NVIDIA/nccl-tests#123 (ring LL, one channel, 8-128 B, -g 2 .. 8:
+#: 10.0 .. 33.7 us; 6.6 us + 2 (N-1) x 1.8 us gives 10.2 .. 31.8 us, within 6%). H100 and
+#: later: NCCL's figures reproduce the published curves (1.0).
+STEP_LATENCY_SCALE = {"ampere": 3.0}
+
+
 def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
-    """NCCL's view of the ranks on ``options.topology``: GPU NVLink rate = the calibrated
-    injection bandwidth of rank 0's node (DGX H100: 18 x 20.55 GB/s = 370 GB/s, NCCL's
-    18 x ``SM90_NVLINK_BW`` = 370.8 GB/s)."""
+    """NCCL's view of the ranks on ``options.topology``: GPU NVLink rate as NCCL counts it,
+    the line rate of rank 0's links (the calibrated injection bandwidth over the preset's
+    ``efficiency``) times :data:`NCCL_NVLINK_SHARE` (DGX H100: 450 x 20.6 / 25 = 370.8
+    GB/s, 18 x ``SM90_NVLINK_BW``; DGX A100: 12 x 20.0 = 240 GB/s), independent of the
+    payload rate the engine's links run at.
+
+    >>> from netsim.topology import parse_topology
+    >>> view = nccl_view(8, AlgoOptions(topology=parse_topology("dgx-a100")))
+    >>> round(view.gpu_bw, 1), view.arch
+    (240.0, 'ampere')
+    """
     if options.topology is None:
         raise InputError("nccl needs a topology (options.topology)")
     from ..innetwork import switch_reason
 
     topo = options.topology
     node = int(options.node_of_rank(num_ranks)[0])
-    gpu_bw = float(topo.out_degree_bandwidth[node]) / 1e9
+    payload = float(topo.out_degree_bandwidth[node]) / 1e9
+    efficiency = float(((topo.meta or {}).get("calibration") or {}).get("efficiency") or 1.0)
+    arch = _arch(options)
+    gpu_bw = payload / efficiency * NCCL_NVLINK_SHARE[arch]
     nvls = switch_reason(num_ranks, options) is None
     rate = options.extra.get("nvls_rate", "simulated")
     if rate not in NVLS_RATES:
         raise InputError(f"nvls_rate {rate!r} is not one of {', '.join(NVLS_RATES)}")
-    nvls_bw = (nvls_allreduce_rate(num_ranks, options, gpu_bw)
+    nvls_bw = (nvls_allreduce_rate(num_ranks, options, payload)
                if nvls and rate == "simulated" else None)
-    return NcclView(ranks=num_ranks, arch=_arch(options), gpu_bw=gpu_bw, nvls=nvls,
+    return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
 
 
@@ -233,7 +263,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
-    step = HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
+    step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
+            * STEP_LATENCY_SCALE.get(view.arch, 1.0))
     if choice.algorithm == "nvls":
         # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
         base, step = step, 0.0

@@ -27,15 +27,13 @@ The inputs are the fluid engine's (topology, schedule, routes in send-op order, 
   starting on that link in turn; a served requester goes to the back.
 
 Events (end of a transmission, arrival of a packet, return of a credit, op release) are
-callbacks in a heap; one SimPy process keeps the clock, running the events due and
-sleeping until the next time, as the fluid executor does. No process per packet (a
-SimPy event per packet hop costs about three times as much), and a packet is a small list.
+SimPy timeouts in the environment's own queue, each carrying its handler as a callback;
+``env.run()`` runs them in time order, those due at the same time in the order they were
+scheduled. No process per packet, and a packet is a small list.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections import deque
 
 import numpy as np
@@ -128,34 +126,17 @@ class _PacketRun:
         self.hops = 0
         self.env = simpy.Environment()
         self.progress = progress
-        self.now = 0.0
-        self.heap: list = []
-        self.seq = itertools.count()
 
-    # -- clock ----------------------------------------------------------------------------
-    def _at(self, delay: float, callback, value, _push=heapq.heappush) -> None:
-        _push(self.heap, (self.now + delay, next(self.seq), callback, value))
-
-    def _clock(self, env: simpy.Environment):
-        """The SimPy process that keeps the clock: it runs every event due now, then
-        sleeps until the next one (one SimPy timeout per distinct event time)."""
-        heap, pop = self.heap, heapq.heappop
-        steps = 0
-        while heap:
-            t = heap[0][0]
-            if t > self.now:
-                yield env.timeout(t - self.now)
-                self.now = t
-                steps += 1
-                if self.progress is not None and steps % 4096 == 0:
-                    self.progress(self.hops, t)
-            _, _, callback, value = pop(heap)
-            callback(value)
+    # -- events -------------------------------------------------------------------------
+    def _at(self, delay: float, callback, value) -> None:
+        """Run ``callback(event)`` ``delay`` s from now, ``event.value`` being ``value``: a
+        SimPy timeout in the environment's queue (same time: first scheduled, first run)."""
+        self.env.timeout(delay, value).callbacks.append(callback)
 
     # -- ops ------------------------------------------------------------------------------
     def _release(self, ops: list[int]) -> None:
         """Release ``ops`` now (transitively finishing barriers and instant computes)."""
-        now = self.now
+        now = self.env.now
         work = list(ops)
         while work:
             op = work.pop()
@@ -181,7 +162,7 @@ class _PacketRun:
 
     def _finish(self, op: int) -> list[int]:
         """Mark ``op`` finished now; return the ops it makes ready."""
-        self.op_finish[op] = self.now
+        self.op_finish[op] = self.env.now
         ready = []
         for s in self.succ[op]:
             self.waiting[s] -= 1
@@ -189,14 +170,14 @@ class _PacketRun:
                 ready.append(s)
         return ready
 
-    def _on_release(self, value) -> None:
-        self._release([value])
+    def _on_release(self, event) -> None:
+        self._release([event.value])
 
-    def _on_finish(self, value) -> None:
-        self._release(self._finish(value))
+    def _on_finish(self, event) -> None:
+        self._release(self._finish(event.value))
 
-    def _on_inject(self, value) -> None:
-        self._inject(value)
+    def _on_inject(self, event) -> None:
+        self._inject(event.value)
 
     def _inject(self, op: int) -> None:
         """The sub-flows of send ``op`` start queueing packets at their first link."""
@@ -212,8 +193,8 @@ class _PacketRun:
                     self.injecting[path[0]] = True
                     self._request(path[0], -1)
 
-    def _on_sub_done(self, value) -> None:
-        self._sub_done(value)
+    def _on_sub_done(self, event) -> None:
+        self._sub_done(event.value)
 
     def _sub_done(self, s: int) -> None:
         op = self.sub_op[s]
@@ -257,7 +238,7 @@ class _PacketRun:
             else:
                 return
             del queue[i]
-        now = self.now
+        now = self.env.now
         if who >= 0:
             pkt = self.inbuf[who][0]
             pkt[_HOP] += 1
@@ -281,6 +262,8 @@ class _PacketRun:
             if self.link_flows[link] > self.link_peak[link]:
                 self.link_peak[link] = self.link_flows[link]
         self.hops += 1
+        if self.progress is not None and self.hops % 4096 == 0:
+            self.progress(self.hops, now)
         lat = self.lat[link]
         pkt[_TAIL] = end + lat
         self._at(end - now, self._on_sent, (link, who, pkt))
@@ -291,9 +274,9 @@ class _PacketRun:
         else:
             self._at(end - now + lat, self._on_arrival, (link, pkt))
 
-    def _on_sent(self, value) -> None:
+    def _on_sent(self, event) -> None:
         """A transmission ended: free the link and the buffer the packet came from."""
-        link, who, pkt = value
+        link, who, pkt = event.value
         self.busy[link] = False
         if pkt[_IDX] == self.npk[pkt[_F]] - 1:
             self.link_flows[link] -= 1
@@ -316,9 +299,9 @@ class _PacketRun:
                 self.injecting[link] = False
         self._try_start(link)
 
-    def _on_arrival(self, value) -> None:
+    def _on_arrival(self, event) -> None:
         """A packet reached the input buffer at the far end of ``link``."""
-        link, pkt = value
+        link, pkt = event.value
         b = 2 * link + pkt[_VC]
         buf = self.inbuf[b]
         buf.append(pkt)
@@ -326,24 +309,25 @@ class _PacketRun:
         if len(buf) == 1:
             self._request(self.path[pkt[_F]][pkt[_HOP] + 1], b)
 
-    def _on_delivered(self, value) -> None:
-        link, pkt = value
+    def _on_delivered(self, event) -> None:
+        link, pkt = event.value
         self._at(self.lat[link], self._on_credit, 2 * link + pkt[_VC])
         s = pkt[_F]
         self.arrived[s] += 1
         if self.deliveries is not None:
-            self.deliveries[s].append(self.now)
+            self.deliveries[s].append(self.env.now)
         if self.arrived[s] == self.npk[s]:
             self._sub_done(s)
 
-    def _on_credit(self, value) -> None:
-        link = value >> 1
-        self.credits[value] += 1
+    def _on_credit(self, event) -> None:
+        b = event.value
+        link = b >> 1
+        self.credits[b] += 1
         if not self.busy[link]:
             self._try_start(link)
 
     def _occupancy(self, link: int, change: int) -> None:
-        now = self.now
+        now = self.env.now
         self.occ_area[link] += self.occ[link] * (now - self.occ_since[link])
         self.occ_since[link] = now
         self.occ[link] += change
@@ -358,14 +342,13 @@ class _PacketRun:
     def run(self) -> Result:
         ready = [op for op, w in enumerate(self.waiting) if w == 0]
         self._release(ready)
-        self.env.process(self._clock(self.env))
         self.env.run()
         finish = np.asarray(self.op_finish, dtype=np.float64)
         if np.isnan(finish).any():
             stuck = int(np.flatnonzero(np.isnan(finish))[0])
             if any(self.inbuf):
                 raise SimulationError(
-                    f"packet model: deadlock at t = {self.now:.6g} s, op {stuck} never "
+                    f"packet model: deadlock at t = {self.env.now:.6g} s, op {stuck} never "
                     f"finished: full buffers wait on each other in a cycle (the routes have "
                     f"a cyclic channel dependency; larger buffers or another router may help)")
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")

@@ -9,17 +9,19 @@ Cases (select by name; default: all):
 
 Packets of 4096 B payload, no header, store-and-forward, buffers sized to the credit
 round trip (the defaults). Each case runs in a fresh process, which prints packet hops,
-the time ``simulate_packets`` took and the makespan; this script prints, per case, the
+the time the packet simulation took (``execute_packets``: after imports and routing) and
+the makespan; this script prints, per case, the
 medians over ``--runs`` runs of the whole process's wall time and of the simulation's, and
 packet hops and SimPy events per second of simulation (the events counted in one more,
 untimed run).
 
-``--vs DIR`` runs the same cases, in alternation run by run, with the ``netsim`` package
-of another source tree (for example an export of another branch:
-``git archive main | tar -x -C /tmp/main``), and prints the ratio of the medians and
-whether the two makespans are identical.
+``--processes`` also runs packet_processes.py's variant of the model (a SimPy process per
+output port, ``Store`` input buffers, ``Container`` credits); ``--vs DIR`` also runs the
+``netsim`` package of another source tree (for example an export of another branch:
+``git archive main | tar -x -C /tmp/main``). All run in alternation, run by run, and each
+gets the ratio of its medians to this tree's and whether its makespan is identical.
 
-    python benchmarks/bench_packet.py [--runs N] [--vs DIR] [CASE ...]
+    python benchmarks/bench_packet.py [--runs N] [--processes] [--vs DIR] [CASE ...]
 """
 
 from __future__ import annotations
@@ -62,14 +64,20 @@ def _case(name: str):
     return b.build(), s.build()
 
 
-def _one(name: str, count: bool) -> None:
+def _one(name: str, count: bool, processes: bool) -> None:
     """Run one case in this process; print its figures as one JSON line. With ``count``,
-    count the events the SimPy environment processes (a wrapper per event: not timed)."""
+    count the events the SimPy environment processes (a wrapper per event: not timed);
+    with ``processes``, run packet_processes.py's variant of the model."""
     import simpy
 
-    from netsim.packet import PacketOptions, simulate_packets
+    from netsim.engine import default_placement, route_schedule
+    from netsim.packet import PacketOptions, execute_packets
+
+    if processes:
+        from packet_processes import execute_processes as execute_packets  # noqa: F811
 
     topo, sched = _case(name)
+    routes = route_schedule(topo, sched, default_placement(topo, sched.num_ranks))
     events = 0
     if count:
         step = simpy.Environment.step
@@ -81,17 +89,18 @@ def _one(name: str, count: bool) -> None:
 
         simpy.Environment.step = counted
     t0 = time.perf_counter()
-    r = simulate_packets(topo, sched, options=PacketOptions(payload=4096, header=0))
+    r = execute_packets(topo, sched, routes, options=PacketOptions(payload=4096, header=0))
     sim = time.perf_counter() - t0
     print(json.dumps({"hops": int(r.events), "events": events, "sim": sim,
                       "makespan": r.makespan.hex()}))
 
 
-def _run(name: str, tree: str, count: bool = False) -> dict:
+def _run(name: str, tree: str, processes: bool, count: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, os.path.abspath(__file__),
-                          "--count" if count else "--one", name], env=env,
+                          "--count" if count else "--one", name]
+                         + (["--processes"] if processes else []), env=env,
                          capture_output=True, text=True, check=True, cwd="/")
     figures = json.loads(out.stdout.strip().splitlines()[-1])
     figures["wall"] = time.perf_counter() - t0
@@ -107,41 +116,45 @@ def _summary(runs: list[dict], events: int) -> dict:
 
 def main(argv: list[str]) -> None:
     if argv[:1] in (["--one"], ["--count"]):
-        _one(argv[1], argv[0] == "--count")
+        _one(argv[1], argv[0] == "--count", "--processes" in argv)
         return
-    runs, other, names = 5, None, []
+    runs, other, processes, names = 5, None, False, []
     args = iter(argv)
     for a in args:
         if a == "--runs":
             runs = int(next(args))
         elif a == "--vs":
             other = os.path.abspath(next(args))
+        elif a == "--processes":
+            processes = True
         else:
             names.append(a)
     names = names or CASES
     for name in names:
         if name not in CASES:
             sys.exit(f"bench_packet: unknown case {name!r}; cases: {', '.join(CASES)}")
-    trees = [("this", HERE)] + ([("vs", other)] if other else [])
+    trees = ([("this", HERE, False)] + ([("procs", HERE, True)] if processes else [])
+             + ([("vs", other, False)] if other else []))
     print(f"{'case':8} {'tree':5} {'hops':>8} {'events':>8} {'process s':>10} {'sim s':>8} "
           f"{'hops/s':>9} {'events/s':>9}  makespan")
     for name in names:
-        got = {label: [] for label, _ in trees}
+        got = {label: [] for label, _, _ in trees}
         for _ in range(runs):                  # in alternation, run by run
-            for label, tree in trees:
-                got[label].append(_run(name, tree))
-        s = {label: _summary(got[label], _run(name, tree, count=True)["events"])
-             for label, tree in trees}
-        for label, _ in trees:
+            for label, tree, procs in trees:
+                got[label].append(_run(name, tree, procs))
+        s = {label: _summary(got[label], _run(name, tree, procs, count=True)["events"])
+             for label, tree, procs in trees}
+        for label, _, _ in trees:
             f = s[label]
             print(f"{name:8} {label:5} {f['hops']:8d} {f['events']:8d} {f['wall']:10.3f} "
                   f"{f['sim']:8.3f} {f['hops_s']:9.0f} {f['events_s']:9.0f}  "
                   f"{float.fromhex(f['makespan']):.9g}")
-        if other:
-            a, b = s["this"], s["vs"]
-            print(f"{name:8} ratio this/vs: process {a['wall'] / b['wall']:.2f}, "
-                  f"sim {a['sim'] / b['sim']:.2f}; makespans "
-                  f"{'identical' if a['makespan'] == b['makespan'] else 'DIFFER'}")
+        for label in ("procs", "vs"):
+            if label in s:
+                a, b = s[label], s["this"]
+                print(f"{name:8} ratio {label}/this: process {a['wall'] / b['wall']:.2f}, "
+                      f"sim {a['sim'] / b['sim']:.2f}; makespans "
+                      f"{'identical' if a['makespan'] == b['makespan'] else 'DIFFER'}")
 
 
 if __name__ == "__main__":

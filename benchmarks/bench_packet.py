@@ -15,13 +15,13 @@ medians over ``--runs`` runs of the whole process's wall time and of the simulat
 packet hops and SimPy events per second of simulation (the events counted in one more,
 untimed run).
 
-``--processes`` also runs packet_processes.py's variant of the model (a SimPy process per
-output port, ``Store`` input buffers, ``Container`` credits); ``--vs DIR`` also runs the
+``--resources`` also runs packet_resources.py's variant of the model (SimPy ``Store``
+input buffers and ``Container`` credits); ``--vs DIR`` also runs the
 ``netsim`` package of another source tree (for example an export of another branch:
 ``git archive main | tar -x -C /tmp/main``). All run in alternation, run by run, and each
 gets the ratio of its medians to this tree's and whether its makespan is identical.
 
-    python benchmarks/bench_packet.py [--runs N] [--processes] [--vs DIR] [CASE ...]
+    python benchmarks/bench_packet.py [--runs N] [--resources] [--vs DIR] [CASE ...]
 """
 
 from __future__ import annotations
@@ -64,17 +64,17 @@ def _case(name: str):
     return b.build(), s.build()
 
 
-def _one(name: str, count: bool, processes: bool) -> None:
+def _one(name: str, count: bool, resources: bool) -> None:
     """Run one case in this process; print its figures as one JSON line. With ``count``,
     count the events the SimPy environment processes (a wrapper per event: not timed);
-    with ``processes``, run packet_processes.py's variant of the model."""
+    with ``resources``, run packet_resources.py's variant of the model."""
     import simpy
 
     from netsim.engine import default_placement, route_schedule
     from netsim.packet import PacketOptions, execute_packets
 
-    if processes:
-        from packet_processes import execute_processes as execute_packets  # noqa: F811
+    if resources:
+        from packet_resources import execute_resources as execute_packets  # noqa: F811
 
     topo, sched = _case(name)
     routes = route_schedule(topo, sched, default_placement(topo, sched.num_ranks))
@@ -95,12 +95,12 @@ def _one(name: str, count: bool, processes: bool) -> None:
                       "makespan": r.makespan.hex()}))
 
 
-def _run(name: str, tree: str, processes: bool, count: bool = False) -> dict:
+def _run(name: str, tree: str, resources: bool, count: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, os.path.abspath(__file__),
                           "--count" if count else "--one", name]
-                         + (["--processes"] if processes else []), env=env,
+                         + (["--resources"] if resources else []), env=env,
                          capture_output=True, text=True, check=True, cwd="/")
     figures = json.loads(out.stdout.strip().splitlines()[-1])
     figures["wall"] = time.perf_counter() - t0
@@ -116,24 +116,24 @@ def _summary(runs: list[dict], events: int) -> dict:
 
 def main(argv: list[str]) -> None:
     if argv[:1] in (["--one"], ["--count"]):
-        _one(argv[1], argv[0] == "--count", "--processes" in argv)
+        _one(argv[1], argv[0] == "--count", "--resources" in argv)
         return
-    runs, other, processes, names = 5, None, False, []
+    runs, other, resources, names = 5, None, False, []
     args = iter(argv)
     for a in args:
         if a == "--runs":
             runs = int(next(args))
         elif a == "--vs":
             other = os.path.abspath(next(args))
-        elif a == "--processes":
-            processes = True
+        elif a == "--resources":
+            resources = True
         else:
             names.append(a)
     names = names or CASES
     for name in names:
         if name not in CASES:
             sys.exit(f"bench_packet: unknown case {name!r}; cases: {', '.join(CASES)}")
-    trees = ([("this", HERE, False)] + ([("procs", HERE, True)] if processes else [])
+    trees = ([("this", HERE, False)] + ([("res", HERE, True)] if resources else [])
              + ([("vs", other, False)] if other else []))
     print(f"{'case':8} {'tree':5} {'hops':>8} {'events':>8} {'process s':>10} {'sim s':>8} "
           f"{'hops/s':>9} {'events/s':>9}  makespan")
@@ -149,7 +149,7 @@ def main(argv: list[str]) -> None:
             print(f"{name:8} {label:5} {f['hops']:8d} {f['events']:8d} {f['wall']:10.3f} "
                   f"{f['sim']:8.3f} {f['hops_s']:9.0f} {f['events_s']:9.0f}  "
                   f"{float.fromhex(f['makespan']):.9g}")
-        for label in ("procs", "vs"):
+        for label in ("res", "vs"):
             if label in s:
                 a, b = s[label], s["this"]
                 print(f"{name:8} ratio {label}/this: process {a['wall'] / b['wall']:.2f}, "

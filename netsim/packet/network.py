@@ -26,10 +26,16 @@ The inputs are the fluid engine's (topology, schedule, routes in send-op order, 
   packet goes there, and the node's injection port, which itself serves the sub-flows
   starting on that link in turn; a served requester goes to the back.
 
-Events (end of a transmission, arrival of a packet, return of a credit, op release) are
-SimPy timeouts in the environment's own queue, each carrying its handler as a callback;
-``env.run()`` runs them in time order, those due at the same time in the order they were
-scheduled. No process per packet, and a packet is a small list.
+The model runs on SimPy (costs in ``docs/packet.md``). Every output port is a process
+that holds its link while a packet is sent (the transmission is a timeout it yields) and
+then frees the buffer the packet came from; an idle port waits for an event. Packet
+arrivals, credit returns, op releases and overheads are timeouts with their handler as a
+callback. All go in the environment's queue, which runs them in time order and, at
+equal times, in the order they were scheduled. A packet starts on an idle port inside the
+handler that made it startable (a request, a credit, the end of a transmission), so its
+timeouts take their places in the queue at once. Buffers are deques and credits
+counters: SimPy Stores and Containers give the same results at about twice the cost
+(``benchmarks/packet_processes.py``). No process per packet, and a packet is a small list.
 """
 
 from __future__ import annotations
@@ -126,6 +132,12 @@ class _PacketRun:
         self.hops = 0
         self.env = simpy.Environment()
         self.progress = progress
+        # One process per output port a route uses; a started packet's transmission is
+        # handed to it in ``tx``, through ``wake`` when the port was idle.
+        self.tx: list = [None] * n_links
+        self.wake: list = [None] * n_links
+        for link in sorted(set(links)):
+            self.env.process(self._port(link))
 
     # -- events -------------------------------------------------------------------------
     def _at(self, delay: float, callback, value) -> None:
@@ -221,8 +233,10 @@ class _PacketRun:
         return 0
 
     def _try_start(self, link: int) -> None:
-        """Start the next packet on ``link``: the first requester (round-robin order) whose
-        packet has a credit for its buffer at the far end."""
+        """Start the next packet on ``link`` if it is idle: the first requester (round-robin
+        order) whose packet has a credit for its buffer at the far end. Called by the
+        handler that made the packet startable, so that its timeouts take their places in
+        the queue at once; the port's process then holds the link for the transmission."""
         if self.busy[link]:
             return
         queue = self.requests[link]
@@ -266,17 +280,34 @@ class _PacketRun:
             self.progress(self.hops, now)
         lat = self.lat[link]
         pkt[_TAIL] = end + lat
-        self._at(end - now, self._on_sent, (link, who, pkt))
+        self.tx[link] = (self.env.timeout(end - now), who, pkt)     # before the arrival
         if hop + 1 == len(self.path[s]):     # last hop: delivered when its tail arrives
             self._at(end - now + lat, self._on_delivered, (link, pkt))
         elif self.cut_through:
             self._at(self.header / self.rate[link] + lat, self._on_arrival, (link, pkt))
         else:
             self._at(end - now + lat, self._on_arrival, (link, pkt))
+        wake = self.wake[link]
+        if wake is not None:                 # the port waits for a packet: hand it over
+            self.wake[link] = None
+            wake.succeed()
 
-    def _on_sent(self, event) -> None:
-        """A transmission ended: free the link and the buffer the packet came from."""
-        link, who, pkt = event.value
+    def _port(self, link: int):
+        """The SimPy process of output port ``link``: it holds the link while a packet is
+        sent (its transmission is a timeout) and then frees it; idle, it waits until a
+        handler starts a packet on it."""
+        env = self.env
+        while True:
+            if not self.busy[link]:
+                self.wake[link] = env.event()
+                yield self.wake[link]
+            sent, who, pkt = self.tx[link]
+            yield sent
+            self._sent(link, who, pkt)
+
+    def _sent(self, link: int, who: int, pkt: list) -> None:
+        """A transmission ended: free the link and the buffer the packet came from, and
+        start the next packet."""
         self.busy[link] = False
         if pkt[_IDX] == self.npk[pkt[_F]] - 1:
             self.link_flows[link] -= 1

@@ -235,3 +235,14 @@ def test_cyclic_routes_deadlock_without_a_dateline_and_not_with_one():
         simulate_packets(_one_way_ring(False), sched, options=options)
     r = simulate_packets(_one_way_ring(True), sched, options=options)
     assert np.isfinite(r.makespan)
+
+
+def test_progress_reports_packet_hops_and_time_as_the_run_goes():
+    # 4,100 packets over one hop: one report, at the 4,096th hop, which starts when the
+    # 4,095 packets before it have been sent, S/C apart.
+    calls = []
+    r = simulate_packets(_chain(1), _sends(2, [(0, 1, 4100 * P)]),
+                         options=PacketOptions(payload=P, header=H),
+                         progress=lambda hops, t: calls.append((hops, t)))
+    assert r.events == 4100
+    assert calls == [(4096, pytest.approx(4095 * S / C, rel=1e-12))]

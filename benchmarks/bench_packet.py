@@ -9,11 +9,11 @@ Cases (select by name; default: all):
 
 Packets of 4096 B payload, no header, store-and-forward, buffers sized to the credit
 round trip (the defaults). Each case runs in a fresh process, which prints packet hops,
-the time the packet simulation took (``execute_packets``: after imports and routing) and
-the makespan; this script prints, per case, the
-medians over ``--runs`` runs of the whole process's wall time and of the simulation's, and
-packet hops and SimPy events per second of simulation (the events counted in one more,
-untimed run).
+the CPU time of the packet simulation (``execute_packets``: after imports and routing;
+CPU time, since the machine may be shared) and the makespan; this script prints, per
+case, the medians over ``--runs`` runs of the whole process's wall and CPU time and of the
+simulation's CPU time, and packet hops and SimPy events per second of simulation (the
+events counted in one more, untimed run).
 
 ``--resources`` also runs packet_resources.py's variant of the model (SimPy ``Store``
 input buffers and ``Container`` credits); ``--vs DIR`` also runs the
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,15 +89,16 @@ def _one(name: str, count: bool, resources: bool) -> None:
             step(env)
 
         simpy.Environment.step = counted
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     r = execute_packets(topo, sched, routes, options=PacketOptions(payload=4096, header=0))
-    sim = time.perf_counter() - t0
+    sim = time.process_time() - t0
     print(json.dumps({"hops": int(r.events), "events": events, "sim": sim,
                       "makespan": r.makespan.hex()}))
 
 
 def _run(name: str, tree: str, resources: bool, count: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, os.path.abspath(__file__),
                           "--count" if count else "--one", name]
@@ -104,11 +106,13 @@ def _run(name: str, tree: str, resources: bool, count: bool = False) -> dict:
                          capture_output=True, text=True, check=True, cwd="/")
     figures = json.loads(out.stdout.strip().splitlines()[-1])
     figures["wall"] = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return figures
 
 
 def _summary(runs: list[dict], events: int) -> dict:
-    med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "sim")}
+    med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "sim")}
     hops = runs[0]["hops"]
     return dict(med, hops=hops, events=events, hops_s=hops / med["sim"],
                 events_s=events / med["sim"], makespan=runs[0]["makespan"])
@@ -135,8 +139,8 @@ def main(argv: list[str]) -> None:
             sys.exit(f"bench_packet: unknown case {name!r}; cases: {', '.join(CASES)}")
     trees = ([("this", HERE, False)] + ([("res", HERE, True)] if resources else [])
              + ([("vs", other, False)] if other else []))
-    print(f"{'case':8} {'tree':5} {'hops':>8} {'events':>8} {'process s':>10} {'sim s':>8} "
-          f"{'hops/s':>9} {'events/s':>9}  makespan")
+    print(f"{'case':8} {'tree':5} {'hops':>8} {'events':>8} {'wall s':>7} {'cpu s':>7} "
+          f"{'sim s':>7} {'hops/s':>8} {'events/s':>9}  makespan")
     for name in names:
         got = {label: [] for label, _, _ in trees}
         for _ in range(runs):                  # in alternation, run by run
@@ -146,14 +150,14 @@ def main(argv: list[str]) -> None:
              for label, tree, procs in trees}
         for label, _, _ in trees:
             f = s[label]
-            print(f"{name:8} {label:5} {f['hops']:8d} {f['events']:8d} {f['wall']:10.3f} "
-                  f"{f['sim']:8.3f} {f['hops_s']:9.0f} {f['events_s']:9.0f}  "
+            print(f"{name:8} {label:5} {f['hops']:8d} {f['events']:8d} {f['wall']:7.3f} "
+                  f"{f['cpu']:7.3f} {f['sim']:7.3f} {f['hops_s']:8.0f} {f['events_s']:9.0f}  "
                   f"{float.fromhex(f['makespan']):.9g}")
         for label in ("res", "vs"):
             if label in s:
                 a, b = s[label], s["this"]
-                print(f"{name:8} ratio {label}/this: process {a['wall'] / b['wall']:.2f}, "
-                      f"sim {a['sim'] / b['sim']:.2f}; makespans "
+                print(f"{name:8} ratio {label}/this: wall {a['wall'] / b['wall']:.2f}, "
+                      f"cpu {a['cpu'] / b['cpu']:.2f}, sim {a['sim'] / b['sim']:.2f}; makespans "
                       f"{'identical' if a['makespan'] == b['makespan'] else 'DIFFER'}")
 
 

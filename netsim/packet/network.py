@@ -34,7 +34,7 @@ callback. All go in the environment's queue, which runs them in time order and, 
 equal times, in the order they were scheduled. A packet starts on an idle port inside the
 handler that made it startable (a request, a credit, the end of a transmission), so its
 timeouts take their places in the queue at once. Buffers are deques and credits
-counters: SimPy Stores and Containers give the same results in 1.8-2.8 times the time
+counters: SimPy Stores and Containers give the same results in 1.9-2.5 times the time
 (``benchmarks/packet_resources.py``). No process per packet, and a packet is a small list.
 """
 

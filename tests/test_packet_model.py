@@ -91,6 +91,22 @@ def test_flows_through_one_link_share_it_equally(k):
     assert r.makespan == pytest.approx(2 * (S / C + L) + (k * n - 1) * S / C, rel=1e-12)
 
 
+@pytest.mark.parametrize("first", [0, 1])
+def test_packets_arriving_together_are_served_in_release_order(first):
+    # Two sends ready together: their packets reach the switch at the same times. Ops
+    # ready together are released from a stack (the last listed first), and events due
+    # at one time run in the order they were scheduled, so the send listed last wins
+    # every tie at the shared port and the two alternate, one packet apart.
+    n = 6
+    order = [first, 1 - first]
+    sched = _sends(3, [(i, 2, n * P) for i in order])
+    r = simulate_packets(_star(2), sched, options=PacketOptions(payload=P, header=H),
+                         record_deliveries=True)
+    a, b = (np.asarray(d) for d in r.meta["deliveries"])     # in the schedule's order
+    assert np.all(b < a) and np.all(a[:-1] < b[1:])
+    assert np.allclose(np.diff(np.sort(np.concatenate([a, b]))), S / C, rtol=1e-12)
+
+
 def test_two_flows_from_one_sender_alternate():
     sched = _sends(2, [(0, 1, 30 * P), (0, 1, 30 * P)])
     r = simulate_packets(_chain(1), sched, options=PacketOptions(payload=P, header=H),
@@ -219,3 +235,14 @@ def test_cyclic_routes_deadlock_without_a_dateline_and_not_with_one():
         simulate_packets(_one_way_ring(False), sched, options=options)
     r = simulate_packets(_one_way_ring(True), sched, options=options)
     assert np.isfinite(r.makespan)
+
+
+def test_progress_reports_packet_hops_and_time_as_the_run_goes():
+    # 4,100 packets over one hop: one report, at the 4,096th hop, which starts when the
+    # 4,095 packets before it have been sent, S/C apart.
+    calls = []
+    r = simulate_packets(_chain(1), _sends(2, [(0, 1, 4100 * P)]),
+                         options=PacketOptions(payload=P, header=H),
+                         progress=lambda hops, t: calls.append((hops, t)))
+    assert r.events == 4100
+    assert calls == [(4096, pytest.approx(4095 * S / C, rel=1e-12))]

@@ -26,16 +26,20 @@ The inputs are the fluid engine's (topology, schedule, routes in send-op order, 
   packet goes there, and the node's injection port, which itself serves the sub-flows
   starting on that link in turn; a served requester goes to the back.
 
-Events (end of a transmission, arrival of a packet, return of a credit, op release) are
-callbacks in a heap; one SimPy process keeps the clock, running the events due and
-sleeping until the next time, as the fluid executor does. No process per packet (a
-SimPy event per packet hop costs about three times as much), and a packet is a small list.
+The model runs on SimPy (costs in ``docs/packet.md``). Every output port is a process
+that holds its link while a packet is sent (the transmission is a timeout it yields) and
+then frees the buffer the packet came from; an idle port waits for an event. Packet
+arrivals, credit returns, op releases and overheads are timeouts with their handler as a
+callback. All go in the environment's queue, which runs them in time order and, at
+equal times, in the order they were scheduled. A packet starts on an idle port inside the
+handler that made it startable (a request, a credit, the end of a transmission), so its
+timeouts take their places in the queue at once. Buffers are deques and credits
+counters: SimPy Stores and Containers give the same results in 1.9-2.5 times the time
+(``benchmarks/packet_resources.py``). No process per packet, and a packet is a small list.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections import deque
 
 import numpy as np
@@ -128,34 +132,23 @@ class _PacketRun:
         self.hops = 0
         self.env = simpy.Environment()
         self.progress = progress
-        self.now = 0.0
-        self.heap: list = []
-        self.seq = itertools.count()
+        # One process per output port a route uses; a started packet's transmission is
+        # handed to it in ``tx``, through ``wake`` when the port was idle.
+        self.tx: list = [None] * n_links
+        self.wake: list = [None] * n_links
+        for link in sorted(set(links)):
+            self.env.process(self._port(link))
 
-    # -- clock ----------------------------------------------------------------------------
-    def _at(self, delay: float, callback, value, _push=heapq.heappush) -> None:
-        _push(self.heap, (self.now + delay, next(self.seq), callback, value))
-
-    def _clock(self, env: simpy.Environment):
-        """The SimPy process that keeps the clock: it runs every event due now, then
-        sleeps until the next one (one SimPy timeout per distinct event time)."""
-        heap, pop = self.heap, heapq.heappop
-        steps = 0
-        while heap:
-            t = heap[0][0]
-            if t > self.now:
-                yield env.timeout(t - self.now)
-                self.now = t
-                steps += 1
-                if self.progress is not None and steps % 4096 == 0:
-                    self.progress(self.hops, t)
-            _, _, callback, value = pop(heap)
-            callback(value)
+    # -- events -------------------------------------------------------------------------
+    def _at(self, delay: float, callback, value) -> None:
+        """Run ``callback(event)`` ``delay`` s from now, ``event.value`` being ``value``: a
+        SimPy timeout in the environment's queue (same time: first scheduled, first run)."""
+        self.env.timeout(delay, value).callbacks.append(callback)
 
     # -- ops ------------------------------------------------------------------------------
     def _release(self, ops: list[int]) -> None:
         """Release ``ops`` now (transitively finishing barriers and instant computes)."""
-        now = self.now
+        now = self.env.now
         work = list(ops)
         while work:
             op = work.pop()
@@ -181,7 +174,7 @@ class _PacketRun:
 
     def _finish(self, op: int) -> list[int]:
         """Mark ``op`` finished now; return the ops it makes ready."""
-        self.op_finish[op] = self.now
+        self.op_finish[op] = self.env.now
         ready = []
         for s in self.succ[op]:
             self.waiting[s] -= 1
@@ -189,14 +182,14 @@ class _PacketRun:
                 ready.append(s)
         return ready
 
-    def _on_release(self, value) -> None:
-        self._release([value])
+    def _on_release(self, event) -> None:
+        self._release([event.value])
 
-    def _on_finish(self, value) -> None:
-        self._release(self._finish(value))
+    def _on_finish(self, event) -> None:
+        self._release(self._finish(event.value))
 
-    def _on_inject(self, value) -> None:
-        self._inject(value)
+    def _on_inject(self, event) -> None:
+        self._inject(event.value)
 
     def _inject(self, op: int) -> None:
         """The sub-flows of send ``op`` start queueing packets at their first link."""
@@ -212,8 +205,8 @@ class _PacketRun:
                     self.injecting[path[0]] = True
                     self._request(path[0], -1)
 
-    def _on_sub_done(self, value) -> None:
-        self._sub_done(value)
+    def _on_sub_done(self, event) -> None:
+        self._sub_done(event.value)
 
     def _sub_done(self, s: int) -> None:
         op = self.sub_op[s]
@@ -240,8 +233,10 @@ class _PacketRun:
         return 0
 
     def _try_start(self, link: int) -> None:
-        """Start the next packet on ``link``: the first requester (round-robin order) whose
-        packet has a credit for its buffer at the far end."""
+        """Start the next packet on ``link`` if it is idle: the first requester (round-robin
+        order) whose packet has a credit for its buffer at the far end. Called by the
+        handler that made the packet startable, so that its timeouts take their places in
+        the queue at once; the port's process then holds the link for the transmission."""
         if self.busy[link]:
             return
         queue = self.requests[link]
@@ -257,7 +252,7 @@ class _PacketRun:
             else:
                 return
             del queue[i]
-        now = self.now
+        now = self.env.now
         if who >= 0:
             pkt = self.inbuf[who][0]
             pkt[_HOP] += 1
@@ -281,19 +276,38 @@ class _PacketRun:
             if self.link_flows[link] > self.link_peak[link]:
                 self.link_peak[link] = self.link_flows[link]
         self.hops += 1
+        if self.progress is not None and self.hops % 4096 == 0:
+            self.progress(self.hops, now)
         lat = self.lat[link]
         pkt[_TAIL] = end + lat
-        self._at(end - now, self._on_sent, (link, who, pkt))
+        self.tx[link] = (self.env.timeout(end - now), who, pkt)     # before the arrival
         if hop + 1 == len(self.path[s]):     # last hop: delivered when its tail arrives
             self._at(end - now + lat, self._on_delivered, (link, pkt))
         elif self.cut_through:
             self._at(self.header / self.rate[link] + lat, self._on_arrival, (link, pkt))
         else:
             self._at(end - now + lat, self._on_arrival, (link, pkt))
+        wake = self.wake[link]
+        if wake is not None:                 # the port waits for a packet: hand it over
+            self.wake[link] = None
+            wake.succeed()
 
-    def _on_sent(self, value) -> None:
-        """A transmission ended: free the link and the buffer the packet came from."""
-        link, who, pkt = value
+    def _port(self, link: int):
+        """The SimPy process of output port ``link``: it holds the link while a packet is
+        sent (its transmission is a timeout) and then frees it; idle, it waits until a
+        handler starts a packet on it."""
+        env = self.env
+        while True:
+            if not self.busy[link]:
+                self.wake[link] = env.event()
+                yield self.wake[link]
+            sent, who, pkt = self.tx[link]
+            yield sent
+            self._sent(link, who, pkt)
+
+    def _sent(self, link: int, who: int, pkt: list) -> None:
+        """A transmission ended: free the link and the buffer the packet came from, and
+        start the next packet."""
         self.busy[link] = False
         if pkt[_IDX] == self.npk[pkt[_F]] - 1:
             self.link_flows[link] -= 1
@@ -316,9 +330,9 @@ class _PacketRun:
                 self.injecting[link] = False
         self._try_start(link)
 
-    def _on_arrival(self, value) -> None:
+    def _on_arrival(self, event) -> None:
         """A packet reached the input buffer at the far end of ``link``."""
-        link, pkt = value
+        link, pkt = event.value
         b = 2 * link + pkt[_VC]
         buf = self.inbuf[b]
         buf.append(pkt)
@@ -326,24 +340,25 @@ class _PacketRun:
         if len(buf) == 1:
             self._request(self.path[pkt[_F]][pkt[_HOP] + 1], b)
 
-    def _on_delivered(self, value) -> None:
-        link, pkt = value
+    def _on_delivered(self, event) -> None:
+        link, pkt = event.value
         self._at(self.lat[link], self._on_credit, 2 * link + pkt[_VC])
         s = pkt[_F]
         self.arrived[s] += 1
         if self.deliveries is not None:
-            self.deliveries[s].append(self.now)
+            self.deliveries[s].append(self.env.now)
         if self.arrived[s] == self.npk[s]:
             self._sub_done(s)
 
-    def _on_credit(self, value) -> None:
-        link = value >> 1
-        self.credits[value] += 1
+    def _on_credit(self, event) -> None:
+        b = event.value
+        link = b >> 1
+        self.credits[b] += 1
         if not self.busy[link]:
             self._try_start(link)
 
     def _occupancy(self, link: int, change: int) -> None:
-        now = self.now
+        now = self.env.now
         self.occ_area[link] += self.occ[link] * (now - self.occ_since[link])
         self.occ_since[link] = now
         self.occ[link] += change
@@ -358,14 +373,13 @@ class _PacketRun:
     def run(self) -> Result:
         ready = [op for op, w in enumerate(self.waiting) if w == 0]
         self._release(ready)
-        self.env.process(self._clock(self.env))
         self.env.run()
         finish = np.asarray(self.op_finish, dtype=np.float64)
         if np.isnan(finish).any():
             stuck = int(np.flatnonzero(np.isnan(finish))[0])
             if any(self.inbuf):
                 raise SimulationError(
-                    f"packet model: deadlock at t = {self.now:.6g} s, op {stuck} never "
+                    f"packet model: deadlock at t = {self.env.now:.6g} s, op {stuck} never "
                     f"finished: full buffers wait on each other in a cycle (the routes have "
                     f"a cyclic channel dependency; larger buffers or another router may help)")
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")

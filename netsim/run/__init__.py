@@ -61,6 +61,7 @@ _OWNERS = {
     # * .nccl_tests: collective records in nccl-tests' table layout (read by .measured);
     # * .plugins: entry-point plugins (machines, algorithms, placements, job kinds).
     "file_schemas": ("FILE_KINDS", "file_schema"),
+    "record_schemas": ("RECORD_FIELDS", "record_schema"),
     "frames": ("to_pandas",),
     "nccl_tests": ("nccl_tests_table", "nccl_tests_log"),
     "plugins": ("PLUGIN_GROUPS", "PluginInfo", "load_plugins"),

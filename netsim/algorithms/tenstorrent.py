@@ -27,7 +27,9 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 ``tt_metal`` is what ttnn's ops run when called with their defaults (the Tenstorrent
 presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, else
 ``tt_line``; on a ring, a reduce-scatter of at most 512 KiB per device goes direct
-(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`).
+(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`); option
+``sender_rate``: the rate of the all-gather's one sender worker per link, which bounds a
+link that carries nothing but its sender's own block (a 2-chip line; :func:`tt_phase`).
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..topology.calibration import calibrated_launch
+from ..units import parse_rate
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, join
 from .registry import register
 
 __all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
+           "sender_rate",
            "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
@@ -94,9 +98,12 @@ class _Phase:
     MISSING = -2                                 # nothing held yet: wait for ``ready``
 
     def __init__(self, plan: Plan, order: np.ndarray, chunks: int, reduce: bool,
-                 ready: np.ndarray) -> None:
+                 ready: np.ndarray, fed: np.ndarray | None = None,
+                 sender_rate: float | None = None) -> None:
         n = order.size
         self.plan, self.order, self.chunks, self.reduce = plan, order, chunks, reduce
+        # (n, n) positions: links whose only feeder is the sender's worker (see tt_phase)
+        self.fed, self.sender_rate = fed, sender_rate
         self.ready = np.asarray(ready, dtype=np.int64)   # (n,) op each rank starts after
         self.have = np.full((chunks, n, n, HALVES), self.MISSING, dtype=np.int64)
         self.link_last = np.full((n, n), -1, dtype=np.int64)
@@ -120,6 +127,11 @@ class _Phase:
             later = np.zeros(keys.size, dtype=np.int64)
             np.maximum.at(later, which, np.arange(pair.size))
             later = later[which]
+        worker = None
+        if self.fed is not None:
+            worker = self.fed[hops[:, 0], hops[:, 1]] & (hops[:, 0] == hops[:, 2])
+            if not worker.any():
+                worker = None
         for j in range(self.chunks):
             have = self.have[j]
             first = have[src, owner, lo]
@@ -136,6 +148,15 @@ class _Phase:
 
             ids = self.plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
             got = self._reduced(dst, ids, nbytes) if self.reduce else ids
+            if worker is not None:
+                # the link is the worker's alone: its send lasts at least bytes / sender_rate
+                # (the worker pushes while the link carries), and the block is whole at the
+                # receiver when both are done
+                pushed = self.plan.computes(src[worker], nbytes[worker] / self.sender_rate,
+                                            deps=deps[worker])
+                got = got.copy()
+                got[worker] = self.plan.computes(dst[worker], 0.0, deps=np.stack(
+                    [ids[worker], pushed], axis=1))
             link_last = ids if later is None else ids[later]
             have[dst, owner, lo] = got
             have[dst, owner, hi] = got
@@ -175,16 +196,38 @@ def _start(plan: Plan, previous: np.ndarray | None, launch: float, n: int) -> np
 
 
 def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks: int,
-             launch: float, previous: np.ndarray | None = None) -> np.ndarray:
+             launch: float, previous: np.ndarray | None = None,
+             sender_rate: float | None = None) -> np.ndarray:
     """Add one all-gather (``reduce=False``) or reduce-scatter phase; return, per rank, one
-    op after which the rank holds its result."""
+    op after which the rank holds its result.
+
+    ``sender_rate`` (bytes/s, all-gather only): the rate at which a chip's sender worker
+    pushes its own block into a link. It binds where the link carries that one block and
+    nothing else, and the block goes no further (both links of a 2-chip line). Elsewhere
+    routers forward blocks over the same links, cut-through, and together they keep the
+    busiest link at its own rate; the hop-by-hop steps here would instead make a slow first
+    hop delay every later one, so the worker rate is left out there.
+    """
     n = order.size
     ready = _start(plan, previous, launch, n)
     hops = hop_paths(n, ring)
     n_steps = max((h[0] for h in hops), default=0)
+    fed = None
+    if sender_rate and not reduce:
+        uses = np.zeros((n, n), dtype=np.int64)
+        ends = np.zeros((n, n), dtype=bool)       # a block's first hop is also its last
+        onward = {(owner, src) for k, src, _, owner, _ in hops if k == 2}
+        for k, src, dst, owner, _ in hops:
+            uses[src, dst] += 1
+            if k == 1:
+                ends[src, dst] = (owner, dst) not in onward
+        fed = (uses == 1) & ends
+        if not fed.any():
+            fed = None
     if reduce:
         hops = _reversed(hops, n_steps)
-    phase = _Phase(plan, np.asarray(order, dtype=np.int64), chunks, reduce, ready)
+    phase = _Phase(plan, np.asarray(order, dtype=np.int64), chunks, reduce, ready, fed,
+                   sender_rate)
     table = np.array([(k, s, d, o, h[0], h[-1]) for k, s, d, o, h in hops],
                      dtype=np.int64).reshape(-1, 6)
     by_step = np.argsort(table[:, 0], kind="stable")        # hop order kept within a step
@@ -224,7 +267,7 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
 
 
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
-           direct_rs: bool = False):
+           direct_rs: bool = False, sender_rate: float | None = None):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
@@ -237,7 +280,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
             done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
-                 previous=done)
+                 previous=done, sender_rate=sender_rate)
     # tt-metal runs ring CCLs on the deadlock-free ring fabric (calibration 'fabric: auto')
     return plan.build(fabric="ring" if ring else "line")
 
@@ -334,6 +377,23 @@ def num_links(options: AlgoOptions) -> int | None:
     return int(value)
 
 
+def sender_rate(options: AlgoOptions) -> float | None:
+    """The ``sender_rate`` option (``options.extra``, bytes/s or a rate string): how fast
+    one sender worker of tt-metal's all-gather pushes a chip's own block into a link; None =
+    as fast as the link takes it."""
+    value = options.extra.get("sender_rate")
+    if value is None:
+        return None
+    try:
+        rate = parse_rate(value)
+    except (InputError, ValueError, TypeError):
+        rate = None
+    if rate is None or not rate > 0 or isinstance(value, bool):
+        raise InputError(f"tt_metal option sender_rate must be a rate > 0 (e.g. 6.4GB/s), "
+                         f"got {value!r}")
+    return float(rate)
+
+
 def links_topology(topology, links: int | None):
     """``topology`` as a CCL using ``links`` parallel links per neighbour pair sees it: the
     links of a pair with P > ``links`` parallel links carry ``links``/P of their rate each.
@@ -367,6 +427,7 @@ def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
         return reason
     try:
         links = num_links(options)
+        sender_rate(options)
     except InputError as err:       # (the registry puts the name back in front)
         return str(err).removeprefix("tt_metal ")
     if links is not None and options.topology is not None and num_ranks > 1:
@@ -395,8 +456,9 @@ def takes_direct_rs(op: str, num_ranks: int, size: float, ring: bool) -> bool:
 def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
     ring = closes_ring(num_ranks, options)
     direct = takes_direct_rs(op, num_ranks, size, ring)
-    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct)
     links = num_links(options)
+    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct,
+                      sender_rate=sender_rate(options))
     meta = dict(schedule.meta)
     if links is not None:
         meta["links"] = links           # the runner uses that many links per pair
@@ -418,7 +480,8 @@ def _register_tt_metal(op: str, what: str) -> None:
     linear = _no_launch if op == "allgather" else False
     register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
              "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
-             "to 512 KiB; option num_links (default: every link)", check=_tt_metal_check,
+             "to 512 KiB; options num_links (default: every link), sender_rate (all-gather "
+             "sender worker)", check=_tt_metal_check,
              size_linear=linear)(build)
 
 

@@ -42,8 +42,8 @@ are refused in one line.
 ...   channels { count: 2 policy: RELAXED }
 ... }
 ... top_level_instance { mesh { mesh_descriptor: "M0" mesh_id: 0 } }''', "t3k.textproto")
->>> topo.family, topo.params["dims"], topo.num_endpoints, topo.meta["library"]["options"]
-('mesh', (2, 4), 8, {'num_links': 1})
+>>> topo.family, topo.params["dims"], topo.meta["library"]["options"]["num_links"]
+('mesh', (2, 4), 1)
 """
 
 from __future__ import annotations

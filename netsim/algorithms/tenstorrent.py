@@ -39,7 +39,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import InputError
-from ..topology.calibration import calibrated_launch
+from ..topology.calibration import calibrated_alpha, calibrated_launch
 from ..units import parse_rate
 from .options import AlgoOptions
 from .orders import rank_order
@@ -240,12 +240,17 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
                      for f in finished], dtype=np.int64)
 
 
-def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
-                    ) -> np.ndarray:
+def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float,
+                    alpha: float = 0.0) -> np.ndarray:
     """Add tt-metal's direct (one-shot) reduce-scatter: after the entry cost, every rank
     sends every other rank that rank's block in one message straight through the fabric
     (a contribution from h hops away crosses h links), and each rank reduces the n-1 it
-    receives. Returns, per rank, one op after which it holds its reduced block."""
+    receives. Returns, per rank, one op after which it holds its reduced block.
+
+    ``alpha`` (s) is the per-message cost of the sending worker core, which hands off one
+    message at a time: a rank's k-th message (nearest destinations first) leaves k x
+    ``alpha`` after its first (the executor adds every message's own ``alpha`` on top).
+    """
     n = order.size
     ready = _start(plan, None, launch, n)
     src_pos, dst_pos = np.nonzero(~np.eye(n, dtype=bool))
@@ -256,8 +261,21 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
     def pieces() -> list[list[int]]:
         return [[d * HALVES * chunks + k for k in per_block] for d in dst.tolist()]
 
+    deps = ready[src][:, None]
+    if alpha > 0 and n > 2:
+        ahead = (dst_pos - src_pos) % n
+        distance = np.minimum(ahead, n - ahead)
+        # each source's messages by distance (ahead before behind on a tie): its k-th waits
+        # for the k hand-offs before it
+        rank = np.lexsort((ahead, distance, src_pos))
+        k = np.empty(src.size, dtype=np.int64)
+        k[rank] = np.arange(src.size) % (n - 1)
+        later = k > 0
+        waits = plan.computes(src[later], k[later] * alpha, deps=ready[src[later]][:, None])
+        deps = deps.copy()
+        deps[later, 0] = waits
     nbytes = np.full(src.size, HALVES * chunks * plan.piece_bytes)
-    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=ready[src][:, None])
+    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
     got = plan.reduce(dst, ids, nbytes)
     done = np.empty(n, dtype=np.int64)
     for rank in range(n):
@@ -275,7 +293,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     done = None
     if op in ("reducescatter", "allreduce"):
         if direct_rs:
-            done = direct_rs_phase(plan, order, chunks=c, launch=launch)
+            done = direct_rs_phase(plan, order, chunks=c, launch=launch,
+                                   alpha=calibrated_alpha(options.topology))
         else:
             done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
     if op in ("allgather", "allreduce"):

@@ -28,8 +28,9 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, else
 ``tt_line``; on a ring, a reduce-scatter of at most 512 KiB per device goes direct
 (:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`); option
-``sender_rate``: the rate of the all-gather's one sender worker per link, which bounds a
-link that carries nothing but its sender's own block (a 2-chip line; :func:`tt_phase`).
+``sender_rate``: the rate of the one sender worker per link of the all-gather and the
+reduce-scatter, which bounds a link that carries nothing but its sender's block (a 2-chip
+line; :func:`tt_phase`).
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class _Phase:
             later = later[which]
         worker = None
         if self.fed is not None:
-            worker = self.fed[hops[:, 0], hops[:, 1]] & (hops[:, 0] == hops[:, 2])
+            worker = self.fed[hops[:, 0], hops[:, 1]]
             if not worker.any():
                 worker = None
         for j in range(self.chunks):
@@ -147,16 +148,17 @@ class _Phase:
                         for b, a, z in zip(base.tolist(), lo.tolist(), hi.tolist())]
 
             ids = self.plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
-            got = self._reduced(dst, ids, nbytes) if self.reduce else ids
+            arrived = ids
             if worker is not None:
                 # the link is the worker's alone: its send lasts at least bytes / sender_rate
                 # (the worker pushes while the link carries), and the block is whole at the
                 # receiver when both are done
                 pushed = self.plan.computes(src[worker], nbytes[worker] / self.sender_rate,
                                             deps=deps[worker])
-                got = got.copy()
-                got[worker] = self.plan.computes(dst[worker], 0.0, deps=np.stack(
+                arrived = ids.copy()
+                arrived[worker] = self.plan.computes(dst[worker], 0.0, deps=np.stack(
                     [ids[worker], pushed], axis=1))
+            got = self._reduced(dst, arrived, nbytes) if self.reduce else arrived
             link_last = ids if later is None else ids[later]
             have[dst, owner, lo] = got
             have[dst, owner, hi] = got
@@ -201,9 +203,10 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
     """Add one all-gather (``reduce=False``) or reduce-scatter phase; return, per rank, one
     op after which the rank holds its result.
 
-    ``sender_rate`` (bytes/s, all-gather only): the rate at which a chip's sender worker
-    pushes its own block into a link. It binds where the link carries that one block and
-    nothing else, and the block goes no further (both links of a 2-chip line). Elsewhere
+    ``sender_rate`` (bytes/s): the rate at which a chip's sender worker pushes a block (its
+    own, or in a reduce-scatter its partial sum) into a link. It binds where the link
+    carries that one block and nothing else, and the block goes no further (both links of
+    a 2-chip line). Elsewhere
     routers forward blocks over the same links, cut-through, and together they keep the
     busiest link at its own rate; the hop-by-hop steps here would instead make a slow first
     hop delay every later one, so the worker rate is left out there.
@@ -213,7 +216,7 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
     hops = hop_paths(n, ring)
     n_steps = max((h[0] for h in hops), default=0)
     fed = None
-    if sender_rate and not reduce:
+    if sender_rate:
         uses = np.zeros((n, n), dtype=np.int64)
         ends = np.zeros((n, n), dtype=bool)       # a block's first hop is also its last
         onward = {(owner, src) for k, src, _, owner, _ in hops if k == 2}
@@ -222,6 +225,8 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
             if k == 1:
                 ends[src, dst] = (owner, dst) not in onward
         fed = (uses == 1) & ends
+        if reduce:                  # the same paths backwards
+            fed = fed.T
         if not fed.any():
             fed = None
     if reduce:
@@ -285,7 +290,7 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
 
 
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
-           direct_rs: bool = False, sender_rate: float | None = None):
+           direct_rs: bool = False, sender_rate: dict[str, float] | None = None):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
@@ -296,10 +301,11 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
             done = direct_rs_phase(plan, order, chunks=c, launch=launch,
                                    alpha=calibrated_alpha(options.topology))
         else:
-            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
+            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch,
+                            sender_rate=(sender_rate or {}).get("reducescatter"))
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
-                 previous=done, sender_rate=sender_rate)
+                 previous=done, sender_rate=(sender_rate or {}).get("allgather"))
     # tt-metal runs ring CCLs on the deadlock-free ring fabric (calibration 'fabric: auto')
     return plan.build(fabric="ring" if ring else "line")
 
@@ -396,21 +402,33 @@ def num_links(options: AlgoOptions) -> int | None:
     return int(value)
 
 
-def sender_rate(options: AlgoOptions) -> float | None:
-    """The ``sender_rate`` option (``options.extra``, bytes/s or a rate string): how fast
-    one sender worker of tt-metal's all-gather pushes a chip's own block into a link; None =
-    as fast as the link takes it."""
+def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
+    """The ``sender_rate`` option (``options.extra``) per CCL phase: how fast one sender
+    worker of tt-metal's all-gather / reduce-scatter pushes a block into a link (bytes/s).
+    A rate applies to both phases; a mapping ``{allgather: .., reducescatter: ..}`` to the
+    phases it names. None = as fast as the link takes it.
+
+    >>> sender_rate(AlgoOptions(extra={"sender_rate": {"allgather": "6.36GB/s"}}))
+    {'allgather': 6360000000.0}
+    """
     value = options.extra.get("sender_rate")
     if value is None:
         return None
-    try:
-        rate = parse_rate(value)
-    except (InputError, ValueError, TypeError):
-        rate = None
-    if rate is None or not rate > 0 or isinstance(value, bool):
-        raise InputError(f"tt_metal option sender_rate must be a rate > 0 (e.g. 6.4GB/s), "
-                         f"got {value!r}")
-    return float(rate)
+    given = value if isinstance(value, dict) else {"allgather": value, "reducescatter": value}
+    rates = {}
+    for phase, rate in given.items():
+        if phase not in ("allgather", "reducescatter"):
+            raise InputError(f"tt_metal option sender_rate: phase {phase!r} is not one of "
+                             f"allgather, reducescatter")
+        try:
+            parsed = None if isinstance(rate, bool) else parse_rate(rate)
+        except (InputError, ValueError, TypeError):
+            parsed = None
+        if parsed is None or not parsed > 0:
+            raise InputError(f"tt_metal option sender_rate must be a rate > 0 (e.g. 6.4GB/s),"
+                             f" got {rate!r}")
+        rates[phase] = float(parsed)
+    return rates
 
 
 def links_topology(topology, links: int | None):
@@ -499,8 +517,8 @@ def _register_tt_metal(op: str, what: str) -> None:
     linear = _no_launch if op == "allgather" else False
     register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
              "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
-             "to 512 KiB; options num_links (default: every link), sender_rate (all-gather "
-             "sender worker)", check=_tt_metal_check,
+             "to 512 KiB; options num_links (default: every link), sender_rate (sender "
+             "worker per link)", check=_tt_metal_check,
              size_linear=linear)(build)
 
 

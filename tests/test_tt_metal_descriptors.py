@@ -87,6 +87,21 @@ def test_blackhole_torus_descriptor_is_the_galaxy_bh_preset(capsys):
                                                  "1MiB")["time_s"], rel=1e-12)
 
 
+@pytest.mark.parametrize("name, preset", [
+    ("single_galaxy_mesh_graph_descriptor.textproto", "galaxy-wh"),
+    ("quanta_galaxy_torus_2d_graph_descriptor.yaml", "galaxy-wh-torus")])
+def test_wormhole_galaxy_descriptors_are_the_galaxy_wh_presets(capsys, name, preset):
+    # 32 chips with 4 channels per neighbour pair; no plane reserved (every chip is a Galaxy
+    # chip, not the Ethernet-reached half of an n300)
+    topo = parse_topology(str(DATA / name))
+    assert topo.num_links == parse_topology(preset).num_links
+    assert "num_links" not in topo.meta["library"]["options"]
+    for op in ("allgather", "allreduce"):
+        ours = _time(capsys, op, str(DATA / name), "1MiB")
+        assert ours["time_s"] == pytest.approx(_time(capsys, op, preset, "1MiB")["time_s"],
+                                               rel=1e-12)
+
+
 def test_n300_descriptor_is_the_n300_preset(capsys):
     path = DATA / "n300_mesh_graph_descriptor.textproto"
     ours = _time(capsys, "allgather", str(path), "1MiB")

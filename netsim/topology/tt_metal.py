@@ -28,8 +28,10 @@ T3000 gives the same times as ``--topo t3000``:
   are reached over an Ethernet tunnel instead of PCIe, one plane of every hop is reserved
   for fast dispatch (tt-metal tech_reports/CCLs/CCL_bandwidth.md, "Links available"), so a
   cluster descriptor with chips outside ``chips_with_mmio`` gets one link fewer than its
-  cables. A mesh graph descriptor does not say which chips are on PCIe: Wormhole boards
-  (n300, T3000) tunnel to every other chip, Blackhole boards put every chip on PCIe.
+  cables. A mesh graph descriptor does not say which chips are on PCIe: Wormhole machines
+  of 2 to 8 chips are built of n300 cards (n300, T3000), whose second chip is reached over
+  Ethernet, so they get one link fewer; larger Wormhole machines (Galaxy) and Blackhole
+  ones keep every link, as the galaxy-wh and galaxy-bh presets do.
 
 Inter-mesh graphs (several meshes joined by ``Graph`` connections or ``graph_descriptors``)
 are refused in one line.
@@ -322,6 +324,12 @@ def _cluster(data: dict, source: str):
                     f"{len(coords)} chips; {note}", cables)
 
 
+def _tunnelled(arch: str, dims) -> bool:
+    """Whether a mesh graph descriptor's machine reaches some chips over Ethernet tunnels:
+    Wormhole machines of n300 cards (2 to 8 chips)."""
+    return arch == "wormhole" and 1 < dims[0] * dims[1] <= 8
+
+
 def _mesh_graph_yaml(data: dict, source: str):
     """A mesh graph descriptor in YAML (ChipSpec, Board, Mesh, Graph)."""
     spec = data.get("ChipSpec") or {}
@@ -345,9 +353,9 @@ def _mesh_graph_yaml(data: dict, source: str):
                                                              for d in dims)):
         raise TopologyError(f"{source}: Mesh[0].device_topology: expected [rows, columns], "
                             f"got {dims!r}")
-    torus = str(board.get("type", "Mesh")).lower() == "torus"
+    torus = str(board.get("type", "Mesh")).upper() in ("TORUS", "TORUS_2D")
     return _mesh_or_cables(Path(source).stem, arch, tuple(dims), (torus, torus), min(counts),
-                           arch == "wormhole" and dims[0] * dims[1] > 1, source,
+                           _tunnelled(arch, dims), source,
                            f"{dims[0]}x{dims[1]} {'torus' if torus else 'mesh'}")
 
 
@@ -377,7 +385,7 @@ def topology_from_tt_metal_text(text: str, source: str = "tt-metal descriptor"):
                             f"integer >= 1, got {links!r}")
     kinds = "x".join("ring" if w else "line" for w in wraps[:2])
     return _mesh_or_cables(Path(source).stem, arch, (dims[0], dims[1]), wraps[:2], links,
-                           arch == "wormhole" and dims[0] * dims[1] > 1, source,
+                           _tunnelled(arch, dims), source,
                            f"{dims[0]}x{dims[1]} ({kinds}), {links} channels")
 
 

@@ -152,3 +152,32 @@ def test_cluster_descriptor_errors_name_the_field(tmp_path, capsys):
     assert code == 2 and "ethernet_connections[0]" in err and len(err.strip().splitlines()) == 1
     with pytest.raises(TopologyError, match="takes no options"):
         parse_topology(f"{CLUSTER},links=1")
+
+
+def _blackhole_cluster(tmp_path, pairs, chips=4):
+    # Blackhole cluster descriptors leave `chips` empty (no Ethernet coordinates): the chips
+    # are the keys of `arch` (as tt-metal's 2xp150_disconnected_cluster_desc.yaml)
+    data = {"arch": {i: "blackhole" for i in range(chips)}, "chips": {},
+            "ethernet_connections": [[{"chip": a, "chan": 2 * k}, {"chip": b, "chan": 2 * k + 1}]
+                                     for a, b in pairs for k in range(2)],
+            "chips_with_mmio": [{i: i} for i in range(chips)]}
+    path = tmp_path / "bh.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_blackhole_cluster_descriptor_without_coordinates_keeps_its_cables(tmp_path, capsys):
+    path = _blackhole_cluster(tmp_path, [(0, 1), (1, 2), (2, 3), (3, 0)])
+    topo = parse_topology(str(path))
+    assert topo.num_endpoints == 4 and topo.num_links == 4 * 2 * 2
+    assert sorted(topo.node_names) == ["chip0", "chip1", "chip2", "chip3"]
+    assert "num_links" not in topo.meta["library"]["options"]     # every chip on PCIe
+    record = _time(capsys, "allgather", str(path), "1MiB")
+    assert record["time_s"] > 0
+
+
+def test_a_chip_without_ethernet_links_is_refused(tmp_path, capsys):
+    path = _blackhole_cluster(tmp_path, [], chips=2)
+    code, _, err = run_main(["topo", str(path)], capsys)
+    assert code == 2 and "chip 0 has no Ethernet link" in err
+    assert len(err.strip().splitlines()) == 1

@@ -4,8 +4,9 @@ tt-metal (github.com/tenstorrent/tt-metal) describes a Tenstorrent machine in tw
 
 * a **cluster descriptor** (YAML, written by UMD's ``topology`` tool and by
   ``ttnn.cluster.serialize_cluster_descriptor()``): ``arch`` per chip, ``chips`` (each chip's
-  Ethernet coordinates ``[x, y, rack, shelf]``), ``ethernet_connections`` (one entry per
-  cable: ``[{chip, chan}, {chip, chan}]``) and ``chips_with_mmio`` (the chips on PCIe);
+  Ethernet coordinates ``[x, y, rack, shelf]``; empty on Blackhole), ``ethernet_connections``
+  (one entry per cable: ``[{chip, chan}, {chip, chan}]``) and ``chips_with_mmio`` (the chips
+  on PCIe);
 * a **mesh graph descriptor** (``tt_metal/fabric/mesh_graph_descriptors/``): the fabric's
   logical mesh, as YAML (``ChipSpec: {arch, ethernet_ports: {N, E, S, W}}``, ``Board``,
   ``Mesh``, ``Graph``) or as textproto (``mesh_descriptors { arch, device_topology { dims,
@@ -20,7 +21,9 @@ T3000 gives the same times as ``--topo t3000``:
   (x, y) is node ``y_x`` (row y, column x). Where the cables are exactly the grid's
   neighbour pairs (with the wrap-around pairs of a torus), each with the same number of
   cables, the machine is ``mesh:RxC`` (or ``torus:RxC``) with that many parallel links;
-  otherwise every cable is a link of its own (``count`` parallel links per chip pair);
+  otherwise (or without coordinates) chip ``i`` is node ``chip<i>`` and every cable is a
+  link of its own (``count`` parallel links per chip pair); a chip without a cable is
+  refused;
 * a mesh graph descriptor's ``device_topology`` dims are rows x columns; ``dim_types``
   RING wraps that dimension; ``channels.count`` (textproto) or the fewest
   ``ethernet_ports`` of a side (YAML) is the parallel links per neighbour pair;
@@ -267,16 +270,19 @@ def _mesh_or_cables(name, arch, dims, wraps, links, reserved, source, note):
 def _cluster(data: dict, source: str):
     """A cluster descriptor (chips, ethernet_connections, chips_with_mmio)."""
     chips = data.get("chips") or {}
-    if not isinstance(chips, dict) or not chips:
-        raise TopologyError(f"{source}: chips: expected a mapping of chip id -> "
-                            f"[x, y, rack, shelf], got {chips!r}")
     arch_of = data.get("arch") or {}
-    archs = {_arch(v, f"{source}: arch.{k}") for k, v in (arch_of.items()
-                                                           if isinstance(arch_of, dict) else [])}
+    if not isinstance(chips, dict) or not isinstance(arch_of, dict):
+        raise TopologyError(f"{source}: chips, arch: expected mappings of chip id -> "
+                            f"[x, y, rack, shelf] and chip id -> arch, got {chips!r}, {arch_of!r}")
+    ids = sorted({int(c) for c in chips} | {int(c) for c in arch_of})
+    if not ids:
+        raise TopologyError(f"{source}: arch: no chips")
+    archs = {_arch(v, f"{source}: arch.{k}") for k, v in arch_of.items()}
     if len(archs) != 1:
         raise TopologyError(f"{source}: arch: expected one chip generation for every chip, "
                             f"got {sorted(archs) or 'none'}")
     arch = archs.pop()
+    # Ethernet coordinates: Wormhole descriptors give them; Blackhole ones leave chips empty
     coords: dict[int, tuple[int, ...]] = {}
     for chip, coord in chips.items():
         if not (isinstance(coord, list) and len(coord) >= 2
@@ -286,12 +292,12 @@ def _cluster(data: dict, source: str):
         coords[int(chip)] = tuple(coord)
     racks = {c[2:] for c in coords.values()}
     by_xy = {(c[0], c[1]) for c in coords.values()}
-    gridded = len(racks) == 1 and len(by_xy) == len(coords)
+    gridded = len(coords) == len(ids) and len(racks) == 1 and len(by_xy) == len(coords)
     if gridded:
         xs, ys = sorted({x for x, _ in by_xy}), sorted({y for _, y in by_xy})
         node = {chip: f"{ys.index(c[1])}_{xs.index(c[0])}" for chip, c in coords.items()}
     else:
-        node = {chip: f"chip{chip}" for chip in coords}
+        node = {chip: f"chip{chip}" for chip in ids}
     cables: dict[tuple[str, str], int] = {}
     for i, conn in enumerate(data.get("ethernet_connections") or []):
         ends = [e for e in conn if isinstance(e, dict) and "chip" in e] \
@@ -306,8 +312,9 @@ def _cluster(data: dict, source: str):
     mmio = set()
     for entry in data.get("chips_with_mmio") or []:
         mmio |= {int(k) for k in (entry if isinstance(entry, dict) else {entry: 0})}
-    reserved = bool(mmio) and any(chip not in mmio for chip in coords)
-    note = ", ".join(f"chip {chip} = {node[chip]}" for chip in sorted(coords))
+    reserved = bool(mmio) and any(chip not in mmio for chip in ids)
+    note = ", ".join(f"chip {chip} = {node[chip]}" for chip in ids) if gridded else \
+        "chips named chip<id>"
     name = Path(source).stem
     if gridded:
         dims = (len(ys), len(xs))
@@ -318,10 +325,15 @@ def _cluster(data: dict, source: str):
                 if cables == _grid_cables(dims, wraps, links):
                     return _machine(name, arch, dims, wraps, links, reserved, source,
                                     f"{dims[0]}x{dims[1]} chips; {note}")
-    if not cables and len(coords) == 1:
+    if not cables and len(ids) == 1:
         return _machine(name, arch, (1, 1), (False, False), 1, False, source, note)
+    linked = {n for pair in cables for n in pair}
+    if len(linked) < len(ids):
+        alone = [chip for chip in ids if node[chip] not in linked]
+        raise TopologyError(f"{source}: ethernet_connections: chip {alone[0]} has no "
+                            f"Ethernet link to another chip ({len(alone)} such chips)")
     return _machine(name, arch, (0, 0), (False, False), 0, reserved, source,
-                    f"{len(coords)} chips; {note}", cables)
+                    f"{len(ids)} chips; {note}", cables)
 
 
 def _tunnelled(arch: str, dims) -> bool:

@@ -170,7 +170,7 @@ def test_blackhole_cluster_descriptor_without_coordinates_keeps_its_cables(tmp_p
     path = _blackhole_cluster(tmp_path, [(0, 1), (1, 2), (2, 3), (3, 0)])
     topo = parse_topology(str(path))
     assert topo.num_endpoints == 4 and topo.num_links == 4 * 2 * 2
-    assert sorted(topo.node_names) == ["chip0", "chip1", "chip2", "chip3"]
+    assert list(topo.node_names) == ["chip0", "chip1", "chip2", "chip3"]
     assert "num_links" not in topo.meta["library"]["options"]     # every chip on PCIe
     record = _time(capsys, "allgather", str(path), "1MiB")
     assert record["time_s"] > 0
@@ -181,3 +181,8 @@ def test_a_chip_without_ethernet_links_is_refused(tmp_path, capsys):
     code, _, err = run_main(["topo", str(path)], capsys)
     assert code == 2 and "chip 0 has no Ethernet link" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_chips_are_ranked_by_their_ids(tmp_path):
+    path = _blackhole_cluster(tmp_path, [(i, (i + 1) % 12) for i in range(12)], chips=12)
+    assert list(parse_topology(str(path)).node_names) == [f"chip{i}" for i in range(12)]

@@ -234,9 +234,10 @@ def _machine(name: str, arch: str, dims: tuple[int, int], wraps: tuple[bool, boo
             else "mesh"
         data["generator"] = f"{family}:{dims[0]}x{dims[1]},bw={rate},lat={latency},links={links}"
     else:
+        # numbers in names compare as numbers: chip2 before chip10, 1_2 before 1_10
         nodes = sorted({n for pair in cables for n in pair},
-                       key=lambda n: tuple(int(p) if p.isdigit() else p
-                                           for p in re.split(r"[_-]", n)))
+                       key=lambda n: tuple((0, int(p), "") if p.isdigit() else (1, 0, p)
+                                           for p in re.findall(r"\d+|\D+", n)))
         data["nodes"] = [{"name": n} for n in nodes]
         data["defaults"] = {"bandwidth": rate, "latency": latency}
         data["links"] = [{"src": a, "dst": b, "count": c} for (a, b), c in sorted(cables.items())]

@@ -30,7 +30,9 @@ presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, 
 (:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`); option
 ``sender_rate``: the rate of the one sender worker per link of the all-gather and the
 reduce-scatter, which bounds a link that carries nothing but its sender's block (a 2-chip
-line; :func:`tt_phase`).
+line; :func:`tt_phase`); option ``staging_read_rate``: where the direct reduce-scatter's
+staging outgrows what a worker core reduces in place, the rate at which it is read back
+(:func:`direct_rs_spills`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from .plan import Plan, join
 from .registry import register
 
 __all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
-           "sender_rate",
+           "sender_rate", "direct_rs_spills", "DIRECT_RS_SHARD_BUDGET",
            "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
@@ -246,7 +248,7 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
 
 
 def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float,
-                    alpha: float = 0.0) -> np.ndarray:
+                    alpha: float = 0.0, readback: float | None = None) -> np.ndarray:
     """Add tt-metal's direct (one-shot) reduce-scatter: after the entry cost, every rank
     sends every other rank that rank's block in one message straight through the fabric
     (a contribution from h hops away crosses h links), and each rank reduces the n-1 it
@@ -255,6 +257,9 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
     ``alpha`` (s) is the per-message cost of the sending worker core, which hands off one
     message at a time: a rank's k-th message (nearest destinations first) leaves k x
     ``alpha`` after its first (the executor adds every message's own ``alpha`` on top).
+    ``readback`` (bytes/s, or None): the contributions were staged where the reducing core
+    cannot use them in place (:func:`direct_rs_spills`) and are read back at this rate
+    after the last one arrives.
     """
     n = order.size
     ready = _start(plan, None, launch, n)
@@ -286,11 +291,36 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
     for rank in range(n):
         mine = got[dst == rank]
         done[rank] = int(plan.barriers(mine[None, :])[0]) if mine.size > 1 else int(mine[0])
+    if readback:
+        staged = (n - 1) * HALVES * chunks * plan.piece_bytes     # every other rank's slice
+        done = plan.computes(np.arange(n, dtype=np.int64), staged / readback,
+                             deps=done[:, None])
     return done
 
 
+#: Per worker core, the staging the direct reduce-scatter can use in place as its reduce
+#: buffer (reduce_scatter_minimal_direct, k_l1_shard_budget_bytes = 640 KiB: "the whole
+#: per-core shard (both parity halves, every source, every chunk this core owns)" must fit,
+#: else the staging goes interleaved in L1 and "the reader reads it back over the NoC").
+#: The shard is both halves of every source's slice: 2 x the per-device input, over the
+#: worker cores (one per link).
+DIRECT_RS_SHARD_BUDGET = 640 * 1024
+
+
+def direct_rs_spills(size: float, links: int) -> bool:
+    """Whether the direct reduce-scatter of ``size`` bytes per device (input), with one
+    worker core per link of ``links``, stages more per core than it can reduce in place.
+
+    >>> K = 1024
+    >>> direct_rs_spills(256 * K, 1), direct_rs_spills(512 * K, 1), direct_rs_spills(512 * K, 2)
+    (False, True, False)
+    """
+    return 2 * size / max(links, 1) > DIRECT_RS_SHARD_BUDGET
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
-           direct_rs: bool = False, sender_rate: dict[str, float] | None = None):
+           direct_rs: bool = False, sender_rate: dict[str, float] | None = None,
+           readback: float | None = None):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
@@ -299,7 +329,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     if op in ("reducescatter", "allreduce"):
         if direct_rs:
             done = direct_rs_phase(plan, order, chunks=c, launch=launch,
-                                   alpha=calibrated_alpha(options.topology))
+                                   alpha=calibrated_alpha(options.topology), readback=readback)
         else:
             done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch,
                             sender_rate=(sender_rate or {}).get("reducescatter"))
@@ -431,6 +461,29 @@ def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
     return rates
 
 
+def _rate_option(options: AlgoOptions, key: str) -> float | None:
+    """A rate option of ``options.extra`` (bytes/s or a rate string), None when absent."""
+    value = options.extra.get(key)
+    if value is None:
+        return None
+    try:
+        rate = None if isinstance(value, bool) else parse_rate(value)
+    except (InputError, ValueError, TypeError):
+        rate = None
+    if rate is None or not rate > 0:
+        raise InputError(f"tt_metal option {key} must be a rate > 0 (e.g. 11GB/s), "
+                         f"got {value!r}")
+    return float(rate)
+
+
+def _most_links(topology) -> int:
+    """The most parallel links between any two neighbours of ``topology`` (1 without one)."""
+    if topology is None or topology.num_links == 0:
+        return 1
+    pair = topology.link_src.astype(np.int64) * topology.num_nodes + topology.link_dst
+    return int(np.unique(pair, return_counts=True)[1].max())
+
+
 def links_topology(topology, links: int | None):
     """``topology`` as a CCL using ``links`` parallel links per neighbour pair sees it: the
     links of a pair with P > ``links`` parallel links carry ``links``/P of their rate each.
@@ -465,6 +518,7 @@ def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
     try:
         links = num_links(options)
         sender_rate(options)
+        _rate_option(options, "staging_read_rate")
     except InputError as err:       # (the registry puts the name back in front)
         return str(err).removeprefix("tt_metal ")
     if links is not None and options.topology is not None and num_ranks > 1:
@@ -494,8 +548,11 @@ def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
     ring = closes_ring(num_ranks, options)
     direct = takes_direct_rs(op, num_ranks, size, ring)
     links = num_links(options)
+    readback = None
+    if direct and direct_rs_spills(size, links or _most_links(options.topology)):
+        readback = _rate_option(options, "staging_read_rate")
     schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct,
-                      sender_rate=sender_rate(options))
+                      sender_rate=sender_rate(options), readback=readback)
     meta = dict(schedule.meta)
     if links is not None:
         meta["links"] = links           # the runner uses that many links per pair
@@ -518,8 +575,8 @@ def _register_tt_metal(op: str, what: str) -> None:
     register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
              "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
              "to 512 KiB; options num_links (default: every link), sender_rate (sender "
-             "worker per link)", check=_tt_metal_check,
-             size_linear=linear)(build)
+             "worker per link), staging_read_rate (direct reduce-scatter read-back)",
+             check=_tt_metal_check, size_linear=linear)(build)
 
 
 _register_tt_metal("allgather", "all_gather")

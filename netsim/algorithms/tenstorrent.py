@@ -208,10 +208,9 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
     ``sender_rate`` (bytes/s): the rate at which a chip's sender worker pushes a block (its
     own, or in a reduce-scatter its partial sum) into a link. It binds where the link
     carries that one block and nothing else, and the block goes no further (both links of
-    a 2-chip line). Elsewhere
-    routers forward blocks over the same links, cut-through, and together they keep the
-    busiest link at its own rate; the hop-by-hop steps here would instead make a slow first
-    hop delay every later one, so the worker rate is left out there.
+    a 2-chip line). Elsewhere routers forward blocks over the same links, cut-through, and
+    together they keep the busiest link at its own rate; the hop-by-hop steps here would
+    instead make a slow first hop delay every later one, so the worker rate is left out.
     """
     n = order.size
     ready = _start(plan, previous, launch, n)
@@ -450,22 +449,12 @@ def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
         if phase not in ("allgather", "reducescatter"):
             raise InputError(f"tt_metal option sender_rate: phase {phase!r} is not one of "
                              f"allgather, reducescatter")
-        try:
-            parsed = None if isinstance(rate, bool) else parse_rate(rate)
-        except (InputError, ValueError, TypeError):
-            parsed = None
-        if parsed is None or not parsed > 0:
-            raise InputError(f"tt_metal option sender_rate must be a rate > 0 (e.g. 6.4GB/s),"
-                             f" got {rate!r}")
-        rates[phase] = float(parsed)
+        rates[phase] = _rate(rate, "sender_rate")
     return rates
 
 
-def _rate_option(options: AlgoOptions, key: str) -> float | None:
-    """A rate option of ``options.extra`` (bytes/s or a rate string), None when absent."""
-    value = options.extra.get(key)
-    if value is None:
-        return None
+def _rate(value, key: str) -> float:
+    """Bytes/s of option ``key`` (a number or a rate string such as '11GB/s'), > 0."""
     try:
         rate = None if isinstance(value, bool) else parse_rate(value)
     except (InputError, ValueError, TypeError):
@@ -474,6 +463,12 @@ def _rate_option(options: AlgoOptions, key: str) -> float | None:
         raise InputError(f"tt_metal option {key} must be a rate > 0 (e.g. 11GB/s), "
                          f"got {value!r}")
     return float(rate)
+
+
+def _rate_option(options: AlgoOptions, key: str) -> float | None:
+    """A rate option of ``options.extra``, None when absent."""
+    value = options.extra.get(key)
+    return None if value is None else _rate(value, key)
 
 
 def _most_links(topology) -> int:

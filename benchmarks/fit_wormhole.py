@@ -25,7 +25,11 @@ NOT APPLIED to the Wormhole presets, whose calibration stays fitted to tt-metal'
 fit formulas (benchmarks/fit_calibration.py; tests and docs hold its figures). Result
 (2026-12-06): alpha 0.35 us, launch 13.67 us, gamma 64.2 GB/s, ring_packet_cost 114.3 ns;
 worst error 9.7% from 1 MiB and 19.5% below on the five raw 8-chip curves (the left-out
-512 KiB points -27% and -23%), against the presets' 17.6% and 41.2%. Its per-call cost
+512 KiB points -27% and -23%), against the presets' 17.6% and 23.4% (+4.1% and -5.0%
+at 512 KiB). The fitted figures come from the model without the direct reduce-scatter's
+per-message hand-offs and staging read-back (``direct_rs_phase``); a rerun fits the model
+as it is.
+Its per-call cost
 does not fit 2 chips (4 KiB all_gather measured 7.45 us, the fit's launch alone 13.7 us):
 tt-metal's fixed cost grows with the device count, which one ``launch`` cannot express.
 """

@@ -27,7 +27,12 @@ applies per run (:func:`netsim.topology.calibration.on_fabric`).
 ``tt_metal`` is what ttnn's ops run when called with their defaults (the Tenstorrent
 presets' ``library:``): ``tt_ring`` where the ranks close a ring of neighbours, else
 ``tt_line``; on a ring, a reduce-scatter of at most 512 KiB per device goes direct
-(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`).
+(:func:`direct_rs_phase`); option ``num_links`` (sources at :func:`closes_ring`); option
+``sender_rate``: the rate of the one sender worker per link of the all-gather and the
+reduce-scatter, which bounds a link that carries nothing but its sender's block (a 2-chip
+line; :func:`tt_phase`); option ``staging_read_rate``: where the direct reduce-scatter's
+staging outgrows what a worker core reduces in place, the rate at which it is read back
+(:func:`direct_rs_spills`).
 """
 
 from __future__ import annotations
@@ -37,13 +42,15 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import InputError
-from ..topology.calibration import calibrated_launch
+from ..topology.calibration import calibrated_alpha, calibrated_launch
+from ..units import parse_rate
 from .options import AlgoOptions
 from .orders import rank_order
 from .plan import Plan, join
 from .registry import register
 
 __all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
+           "sender_rate", "direct_rs_spills", "DIRECT_RS_SHARD_BUDGET",
            "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
 #: Every block is cut in two halves (the two directions of a ring share the far chip).
@@ -94,9 +101,12 @@ class _Phase:
     MISSING = -2                                 # nothing held yet: wait for ``ready``
 
     def __init__(self, plan: Plan, order: np.ndarray, chunks: int, reduce: bool,
-                 ready: np.ndarray) -> None:
+                 ready: np.ndarray, fed: np.ndarray | None = None,
+                 sender_rate: float | None = None) -> None:
         n = order.size
         self.plan, self.order, self.chunks, self.reduce = plan, order, chunks, reduce
+        # (n, n) positions: links whose only feeder is the sender's worker (see tt_phase)
+        self.fed, self.sender_rate = fed, sender_rate
         self.ready = np.asarray(ready, dtype=np.int64)   # (n,) op each rank starts after
         self.have = np.full((chunks, n, n, HALVES), self.MISSING, dtype=np.int64)
         self.link_last = np.full((n, n), -1, dtype=np.int64)
@@ -120,6 +130,11 @@ class _Phase:
             later = np.zeros(keys.size, dtype=np.int64)
             np.maximum.at(later, which, np.arange(pair.size))
             later = later[which]
+        worker = None
+        if self.fed is not None:
+            worker = self.fed[hops[:, 0], hops[:, 1]]
+            if not worker.any():
+                worker = None
         for j in range(self.chunks):
             have = self.have[j]
             first = have[src, owner, lo]
@@ -135,7 +150,17 @@ class _Phase:
                         for b, a, z in zip(base.tolist(), lo.tolist(), hi.tolist())]
 
             ids = self.plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
-            got = self._reduced(dst, ids, nbytes) if self.reduce else ids
+            arrived = ids
+            if worker is not None:
+                # the link is the worker's alone: its send lasts at least bytes / sender_rate
+                # (the worker pushes while the link carries), and the block is whole at the
+                # receiver when both are done
+                pushed = self.plan.computes(src[worker], nbytes[worker] / self.sender_rate,
+                                            deps=deps[worker])
+                arrived = ids.copy()
+                arrived[worker] = self.plan.computes(dst[worker], 0.0, deps=np.stack(
+                    [ids[worker], pushed], axis=1))
+            got = self._reduced(dst, arrived, nbytes) if self.reduce else arrived
             link_last = ids if later is None else ids[later]
             have[dst, owner, lo] = got
             have[dst, owner, hi] = got
@@ -175,16 +200,40 @@ def _start(plan: Plan, previous: np.ndarray | None, launch: float, n: int) -> np
 
 
 def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks: int,
-             launch: float, previous: np.ndarray | None = None) -> np.ndarray:
+             launch: float, previous: np.ndarray | None = None,
+             sender_rate: float | None = None) -> np.ndarray:
     """Add one all-gather (``reduce=False``) or reduce-scatter phase; return, per rank, one
-    op after which the rank holds its result."""
+    op after which the rank holds its result.
+
+    ``sender_rate`` (bytes/s): the rate at which a chip's sender worker pushes a block (its
+    own, or in a reduce-scatter its partial sum) into a link. It binds where the link
+    carries that one block and nothing else, and the block goes no further (both links of
+    a 2-chip line). Elsewhere routers forward blocks over the same links, cut-through, and
+    together they keep the busiest link at its own rate; the hop-by-hop steps here would
+    instead make a slow first hop delay every later one, so the worker rate is left out.
+    """
     n = order.size
     ready = _start(plan, previous, launch, n)
     hops = hop_paths(n, ring)
     n_steps = max((h[0] for h in hops), default=0)
+    fed = None
+    if sender_rate:
+        uses = np.zeros((n, n), dtype=np.int64)
+        ends = np.zeros((n, n), dtype=bool)       # a block's first hop is also its last
+        onward = {(owner, src) for k, src, _, owner, _ in hops if k == 2}
+        for k, src, dst, owner, _ in hops:
+            uses[src, dst] += 1
+            if k == 1:
+                ends[src, dst] = (owner, dst) not in onward
+        fed = (uses == 1) & ends
+        if reduce:                  # the same paths backwards
+            fed = fed.T
+        if not fed.any():
+            fed = None
     if reduce:
         hops = _reversed(hops, n_steps)
-    phase = _Phase(plan, np.asarray(order, dtype=np.int64), chunks, reduce, ready)
+    phase = _Phase(plan, np.asarray(order, dtype=np.int64), chunks, reduce, ready, fed,
+                   sender_rate)
     table = np.array([(k, s, d, o, h[0], h[-1]) for k, s, d, o, h in hops],
                      dtype=np.int64).reshape(-1, 6)
     by_step = np.argsort(table[:, 0], kind="stable")        # hop order kept within a step
@@ -197,12 +246,20 @@ def tt_phase(plan: Plan, order: np.ndarray, *, ring: bool, reduce: bool, chunks:
                      for f in finished], dtype=np.int64)
 
 
-def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
-                    ) -> np.ndarray:
+def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float,
+                    alpha: float = 0.0, readback: float | None = None) -> np.ndarray:
     """Add tt-metal's direct (one-shot) reduce-scatter: after the entry cost, every rank
     sends every other rank that rank's block in one message straight through the fabric
     (a contribution from h hops away crosses h links), and each rank reduces the n-1 it
-    receives. Returns, per rank, one op after which it holds its reduced block."""
+    receives. Returns, per rank, one op after which it holds its reduced block.
+
+    ``alpha`` (s) is the per-message cost of the sending worker core, which hands off one
+    message at a time: a rank's k-th message (nearest destinations first) leaves k x
+    ``alpha`` after its first (the executor adds every message's own ``alpha`` on top).
+    ``readback`` (bytes/s, or None): the contributions were staged where the reducing core
+    cannot use them in place (:func:`direct_rs_spills`) and are read back at this rate
+    after the last one arrives.
+    """
     n = order.size
     ready = _start(plan, None, launch, n)
     src_pos, dst_pos = np.nonzero(~np.eye(n, dtype=bool))
@@ -213,18 +270,56 @@ def direct_rs_phase(plan: Plan, order: np.ndarray, *, chunks: int, launch: float
     def pieces() -> list[list[int]]:
         return [[d * HALVES * chunks + k for k in per_block] for d in dst.tolist()]
 
+    deps = ready[src][:, None]
+    if alpha > 0 and n > 2:
+        ahead = (dst_pos - src_pos) % n
+        distance = np.minimum(ahead, n - ahead)
+        # each source's messages by distance (ahead before behind on a tie): its k-th waits
+        # for the k hand-offs before it
+        rank = np.lexsort((ahead, distance, src_pos))
+        k = np.empty(src.size, dtype=np.int64)
+        k[rank] = np.arange(src.size) % (n - 1)
+        later = k > 0
+        waits = plan.computes(src[later], k[later] * alpha, deps=ready[src[later]][:, None])
+        deps = deps.copy()
+        deps[later, 0] = waits
     nbytes = np.full(src.size, HALVES * chunks * plan.piece_bytes)
-    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=ready[src][:, None])
+    ids = plan.sends(src, dst, pieces=pieces, nbytes=nbytes, deps=deps)
     got = plan.reduce(dst, ids, nbytes)
     done = np.empty(n, dtype=np.int64)
     for rank in range(n):
         mine = got[dst == rank]
         done[rank] = int(plan.barriers(mine[None, :])[0]) if mine.size > 1 else int(mine[0])
+    if readback:
+        staged = (n - 1) * HALVES * chunks * plan.piece_bytes     # every other rank's slice
+        done = plan.computes(np.arange(n, dtype=np.int64), staged / readback,
+                             deps=done[:, None])
     return done
 
 
+#: Per worker core, the staging the direct reduce-scatter can use in place as its reduce
+#: buffer (reduce_scatter_minimal_direct, k_l1_shard_budget_bytes = 640 KiB: "the whole
+#: per-core shard (both parity halves, every source, every chunk this core owns)" must fit,
+#: else the staging goes interleaved in L1 and "the reader reads it back over the NoC").
+#: The shard is both halves of every source's slice: 2 x the per-device input, over the
+#: worker cores (one per link).
+DIRECT_RS_SHARD_BUDGET = 640 * 1024
+
+
+def direct_rs_spills(size: float, links: int) -> bool:
+    """Whether the direct reduce-scatter of ``size`` bytes per device (input), with one
+    worker core per link of ``links``, stages more per core than it can reduce in place.
+
+    >>> K = 1024
+    >>> direct_rs_spills(256 * K, 1), direct_rs_spills(512 * K, 1), direct_rs_spills(512 * K, 2)
+    (False, True, False)
+    """
+    return 2 * size / max(links, 1) > DIRECT_RS_SHARD_BUDGET
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: bool,
-           direct_rs: bool = False):
+           direct_rs: bool = False, sender_rate: dict[str, float] | None = None,
+           readback: float | None = None):
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
@@ -232,12 +327,14 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     done = None
     if op in ("reducescatter", "allreduce"):
         if direct_rs:
-            done = direct_rs_phase(plan, order, chunks=c, launch=launch)
+            done = direct_rs_phase(plan, order, chunks=c, launch=launch,
+                                   alpha=calibrated_alpha(options.topology), readback=readback)
         else:
-            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch)
+            done = tt_phase(plan, order, ring=ring, reduce=True, chunks=c, launch=launch,
+                            sender_rate=(sender_rate or {}).get("reducescatter"))
     if op in ("allgather", "allreduce"):
         tt_phase(plan, order, ring=ring, reduce=False, chunks=c, launch=launch,
-                 previous=done)
+                 previous=done, sender_rate=(sender_rate or {}).get("allgather"))
     # tt-metal runs ring CCLs on the deadlock-free ring fabric (calibration 'fabric: auto')
     return plan.build(fabric="ring" if ring else "line")
 
@@ -334,6 +431,54 @@ def num_links(options: AlgoOptions) -> int | None:
     return int(value)
 
 
+def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
+    """The ``sender_rate`` option (``options.extra``) per CCL phase: how fast one sender
+    worker of tt-metal's all-gather / reduce-scatter pushes a block into a link (bytes/s).
+    A rate applies to both phases; a mapping ``{allgather: .., reducescatter: ..}`` to the
+    phases it names. None = as fast as the link takes it.
+
+    >>> sender_rate(AlgoOptions(extra={"sender_rate": {"allgather": "6.36GB/s"}}))
+    {'allgather': 6360000000.0}
+    """
+    value = options.extra.get("sender_rate")
+    if value is None:
+        return None
+    given = value if isinstance(value, dict) else {"allgather": value, "reducescatter": value}
+    rates = {}
+    for phase, rate in given.items():
+        if phase not in ("allgather", "reducescatter"):
+            raise InputError(f"tt_metal option sender_rate: phase {phase!r} is not one of "
+                             f"allgather, reducescatter")
+        rates[phase] = _rate(rate, "sender_rate")
+    return rates
+
+
+def _rate(value, key: str) -> float:
+    """Bytes/s of option ``key`` (a number or a rate string such as '11GB/s'), > 0."""
+    try:
+        rate = None if isinstance(value, bool) else parse_rate(value)
+    except (InputError, ValueError, TypeError):
+        rate = None
+    if rate is None or not rate > 0:
+        raise InputError(f"tt_metal option {key} must be a rate > 0 (e.g. 11GB/s), "
+                         f"got {value!r}")
+    return float(rate)
+
+
+def _rate_option(options: AlgoOptions, key: str) -> float | None:
+    """A rate option of ``options.extra``, None when absent."""
+    value = options.extra.get(key)
+    return None if value is None else _rate(value, key)
+
+
+def _most_links(topology) -> int:
+    """The most parallel links between any two neighbours of ``topology`` (1 without one)."""
+    if topology is None or topology.num_links == 0:
+        return 1
+    pair = topology.link_src.astype(np.int64) * topology.num_nodes + topology.link_dst
+    return int(np.unique(pair, return_counts=True)[1].max())
+
+
 def links_topology(topology, links: int | None):
     """``topology`` as a CCL using ``links`` parallel links per neighbour pair sees it: the
     links of a pair with P > ``links`` parallel links carry ``links``/P of their rate each.
@@ -367,6 +512,8 @@ def _tt_metal_check(num_ranks: int, options: AlgoOptions) -> str | None:
         return reason
     try:
         links = num_links(options)
+        sender_rate(options)
+        _rate_option(options, "staging_read_rate")
     except InputError as err:       # (the registry puts the name back in front)
         return str(err).removeprefix("tt_metal ")
     if links is not None and options.topology is not None and num_ranks > 1:
@@ -395,8 +542,12 @@ def takes_direct_rs(op: str, num_ranks: int, size: float, ring: bool) -> bool:
 def _tt_metal(op: str, num_ranks: int, size: float, options: AlgoOptions):
     ring = closes_ring(num_ranks, options)
     direct = takes_direct_rs(op, num_ranks, size, ring)
-    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct)
     links = num_links(options)
+    readback = None
+    if direct and direct_rs_spills(size, links or _most_links(options.topology)):
+        readback = _rate_option(options, "staging_read_rate")
+    schedule = _build(op, num_ranks, size, options, ring=ring, direct_rs=direct,
+                      sender_rate=sender_rate(options), readback=readback)
     meta = dict(schedule.meta)
     if links is not None:
         meta["links"] = links           # the runner uses that many links per pair
@@ -418,8 +569,9 @@ def _register_tt_metal(op: str, what: str) -> None:
     linear = _no_launch if op == "allgather" else False
     register(op, "tt_metal", f"as ttnn.{what} runs by default: tt_ring where the ranks "
              "close a ring of neighbours, else tt_line; reduce-scatter direct on a ring up "
-             "to 512 KiB; option num_links (default: every link)", check=_tt_metal_check,
-             size_linear=linear)(build)
+             "to 512 KiB; options num_links (default: every link), sender_rate (sender "
+             "worker per link), staging_read_rate (direct reduce-scatter read-back)",
+             check=_tt_metal_check, size_linear=linear)(build)
 
 
 _register_tt_metal("allgather", "all_gather")

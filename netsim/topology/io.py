@@ -245,7 +245,15 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
             raise TopologyError(f"{source}: a SimGrid platform file takes no options "
                                 f"(got {', '.join(sorted(overrides))})")
         return topology_from_simgrid(text, source)
+    from . import tt_metal
+
+    if tt_metal.is_mesh_graph_textproto(text):     # tt-metal's own machine descriptions
+        _no_options(overrides, source, "a tt-metal mesh graph descriptor")
+        return tt_metal.topology_from_tt_metal_text(text, source)
     data, root = _load_yaml_text(text, source)
+    if tt_metal.is_tt_metal_data(data):
+        _no_options(overrides, source, "a tt-metal descriptor")
+        return tt_metal.topology_from_tt_metal(data, source)
     if isinstance(data, dict) and "npus_count" in data:
         # an ASTRA-sim analytical network file: its own format, read where any file is
         from .astra import topology_from_astra
@@ -263,6 +271,12 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
                                   default_name=Path(path).stem)
     finally:
         _LOADING.reset(token)
+
+
+def _no_options(overrides: Mapping[str, Any] | None, source: str, what: str) -> None:
+    if overrides:
+        raise TopologyError(f"{source}: {what} takes no options "
+                            f"(got {', '.join(sorted(overrides))})")
 
 
 def topology_from_dict(data: Any, source: str = "<topology>",

@@ -249,11 +249,11 @@ def load_topology_file(path: str | Path, overrides: Mapping[str, Any] | None = N
 
     if tt_metal.is_mesh_graph_textproto(text):     # tt-metal's own machine descriptions
         _no_options(overrides, source, "a tt-metal mesh graph descriptor")
-        return tt_metal.topology_from_tt_metal_text(text, source)
+        return topology_from_dict(tt_metal.document_from_tt_metal_text(text, source), source)
     data, root = _load_yaml_text(text, source)
     if tt_metal.is_tt_metal_data(data):
         _no_options(overrides, source, "a tt-metal descriptor")
-        return tt_metal.topology_from_tt_metal(data, source)
+        return topology_from_dict(tt_metal.document_from_tt_metal(data, source), source)
     if isinstance(data, dict) and "npus_count" in data:
         # an ASTRA-sim analytical network file: its own format, read where any file is
         from .astra import topology_from_astra

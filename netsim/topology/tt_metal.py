@@ -39,7 +39,8 @@ T3000 gives the same times as ``--topo t3000``:
 Inter-mesh graphs (several meshes joined by ``Graph`` connections or ``graph_descriptors``)
 are refused in one line.
 
->>> topo = topology_from_tt_metal_text('''
+>>> from netsim.topology.io import topology_from_dict
+>>> doc = document_from_tt_metal_text('''
 ... mesh_descriptors {
 ...   name: "M0" arch: WORMHOLE_B0
 ...   device_topology { dims: [ 2, 4 ] }
@@ -47,6 +48,9 @@ are refused in one line.
 ...   channels { count: 2 policy: RELAXED }
 ... }
 ... top_level_instance { mesh { mesh_descriptor: "M0" mesh_id: 0 } }''', "t3k.textproto")
+>>> doc["generator"]
+'mesh:2x4,bw=12.5GB/s,lat=711ns,links=2'
+>>> topo = topology_from_dict(doc, "t3k.textproto")
 >>> topo.family, topo.params["dims"], topo.meta["library"]["options"]["num_links"]
 ('mesh', (2, 4), 1)
 """
@@ -59,8 +63,8 @@ from typing import Any
 
 from ..errors import TopologyError
 
-__all__ = ["ARCHS", "is_tt_metal_data", "is_mesh_graph_textproto", "topology_from_tt_metal",
-           "topology_from_tt_metal_text", "parse_textproto"]
+__all__ = ["ARCHS", "is_tt_metal_data", "is_mesh_graph_textproto", "document_from_tt_metal",
+           "document_from_tt_metal_text", "parse_textproto"]
 
 #: Chip generation -> (Ethernet rate per link per direction, per-hop latency of the 1D fabric,
 #: preset whose calibration and library block apply). Rates and latencies: tt-metal
@@ -206,9 +210,8 @@ def _preset_blocks(arch: str) -> tuple[dict, dict, list]:
 def _machine(name: str, arch: str, dims: tuple[int, int], wraps: tuple[bool, bool],
              links: int, reserved: bool, source: str, note: str,
              cables: dict[tuple[str, str], int] | None = None):
-    """The topology: a generated grid, or explicit ``cables`` where they are not one."""
-    from .io import topology_from_dict
-
+    """The machine as a topology file's content (read by :func:`netsim.topology.io.
+    topology_from_dict`): a generated grid, or explicit ``cables`` where they are not one."""
     rate, latency, preset = ARCHS[arch]
     calibration, library, sources = _preset_blocks(arch)
     if library:
@@ -241,7 +244,7 @@ def _machine(name: str, arch: str, dims: tuple[int, int], wraps: tuple[bool, boo
         data["nodes"] = [{"name": n} for n in nodes]
         data["defaults"] = {"bandwidth": rate, "latency": latency}
         data["links"] = [{"src": a, "dst": b, "count": c} for (a, b), c in sorted(cables.items())]
-    return topology_from_dict(data, source, default_name=name)
+    return data
 
 
 def _grid_cables(dims: tuple[int, int], wraps: tuple[bool, bool], links: int
@@ -372,8 +375,8 @@ def _mesh_graph_yaml(data: dict, source: str):
                            f"{dims[0]}x{dims[1]} {'torus' if torus else 'mesh'}")
 
 
-def topology_from_tt_metal_text(text: str, source: str = "tt-metal descriptor"):
-    """A mesh graph descriptor in textproto form as a netsim machine."""
+def document_from_tt_metal_text(text: str, source: str = "tt-metal descriptor") -> dict:
+    """A mesh graph descriptor in textproto form as a netsim topology file's content."""
     msg = parse_textproto(text, source)
     meshes = msg.get("mesh_descriptors") or []
     top = (msg.get("top_level_instance") or [{}])[0]
@@ -402,8 +405,9 @@ def topology_from_tt_metal_text(text: str, source: str = "tt-metal descriptor"):
                            f"{dims[0]}x{dims[1]} ({kinds}), {links} channels")
 
 
-def topology_from_tt_metal(data: dict, source: str = "tt-metal descriptor"):
-    """A cluster descriptor or a YAML mesh graph descriptor (parsed) as a netsim machine."""
+def document_from_tt_metal(data: dict, source: str = "tt-metal descriptor") -> dict:
+    """A cluster descriptor or a YAML mesh graph descriptor (parsed) as a netsim topology
+    file's content."""
     if "ChipSpec" in data:
         return _mesh_graph_yaml(data, source)
     return _cluster(data, source)

@@ -16,19 +16,22 @@ _OWNERS = {
     "flowresult": ("RESULT_SUFFIXES", "flow_records_fast", "flow_result_columns", "json_bytes",
                    "write_flow_result", "flow_result_csv"),
     "heatmap": ("document_difference", "document_topology", "document_values", "draw_heatmap",
-                "draw_phase_heatmaps", "draw_scenario_heatmaps", "heatmap_paths", "read_result_document",
+                "draw_phase_heatmaps", "draw_scenario_heatmaps", "draw_time_heatmaps",
+                "draw_window_heatmaps", "heatmap_paths", "read_result_document",
                 "write_result_document", "labelled_paths"),
     "html": ("write_scenario_report",),
     "nccl": ("BUSBW_FACTOR", "GB", "NCCL_COLUMNS", "algbw_GBps", "busbw_factor", "busbw_GBps",
              "format_efficiency", "format_GBps", "format_us"),
     "placement_map": ("draw_placement_map",),
     "timeline": ("draw_gantt", "draw_link_timeline"),
+    "windows": ("link_windows",),
 }
 _OWNER = {name: module for module, names in _OWNERS.items() for name in names}
 
 __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NCCL_COLUMNS",
            "format_us", "format_GBps", "format_efficiency",
            "draw_heatmap", "draw_phase_heatmaps", "draw_scenario_heatmaps", "heatmap_paths",
+           "draw_time_heatmaps", "draw_window_heatmaps", "link_windows",
            "draw_curves",
            "draw_bars", "draw_placement_map", "draw_link_timeline", "draw_gantt",
            "figure_format", "write_scenario_report", "write_result_document",

@@ -41,7 +41,7 @@ from ..errors import InputError, RoutingError, unknown_name
 from .collective_groups import group_records
 from .faultspec import fault_summary, resolve_faults, rerouted_flows
 from .library import resolve_default
-from .models import check_model, model_fields, simulate_model
+from .models import check_model, model_fields, simulate_model, timelines_recorded
 from ..report.nccl import BUSBW_FACTOR, algbw_GBps, busbw_GBps
 from ..schedule import MAX_SENDS   # a cap on typos; memory is the gate (_check_scale)
 from ..units import format_time, parse_size
@@ -233,7 +233,8 @@ def _simulate(algo, topology, size: float, nodes: np.ndarray, options, alpha: fl
         return result
     schedule, machine, placement, planes = _placed_build(
         algo, topology, size, nodes, options, router,
-        by_class=not faults and model == "fluid", builds=builds)
+        by_class=not faults and model == "fluid" and not timelines_recorded(),
+        builds=builds)
     if used is not None:
         used[algo.name] = machine
     if kinds is not None:           # payload bytes (before the protocol's wire factor);
@@ -339,7 +340,8 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
     no faults: a fault breaks the symmetry the blocks rely on."""
     from ..engine.blocks import BYTES_PER_BLOCK, simulate_blocks
 
-    if getattr(algo, "blocks", None) is None or model != "fluid" or faults:
+    if getattr(algo, "blocks", None) is None or model != "fluid" or faults \
+            or timelines_recorded():        # a timeline needs every link's flows
         return None
     # the block schedule itself: a few arrays of one entry per block (n sends)
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology,

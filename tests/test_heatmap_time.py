@@ -1,0 +1,131 @@
+"""Link loads over time: windows of a recorded timeline, --at and --windows heatmaps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from netsim.cli import main
+from netsim.engine import simulate
+from netsim.errors import InputError
+from netsim.report.heatmap import draw_time_heatmaps, draw_window_heatmaps
+from netsim.report.windows import link_windows, utilization_at, window_at
+from netsim.run import recording_timelines, run_collective
+from netsim.schedule.traffic import all_to_all, shift
+from netsim.topology import parse_topology, ring
+
+
+@pytest.fixture(scope="module")
+def mesh_run():
+    topo = parse_topology("mesh:3x3,bw=10GB/s,lat=1us")
+    return topo, simulate(topo, all_to_all(9, 1e6), record_timeline=True)
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 50])
+def test_windows_add_up_to_the_link_bytes(mesh_run, count):
+    topo, run = mesh_run
+    w = link_windows(run, count)
+    assert w.bytes.shape == (count, topo.num_links)
+    np.testing.assert_allclose(w.bytes.sum(axis=0), run.link_bytes, rtol=1e-12, atol=1e-6)
+    # no window carries more than the link's bandwidth for the window's length
+    assert (w.utilization <= 1 + 1e-9).all() and (w.bytes >= -1e-9).all()
+    assert w.edges[0] == 0 and w.edges[-1] == pytest.approx(run.makespan)
+
+
+def test_a_lone_flow_fills_its_windows():
+    # 1 MB at 1 GB/s after 1 us of latency: idle in [0, 1 us), then 1.0 until 1.001 ms
+    run = simulate(ring(4, bandwidth=1e9, latency=1e-6), shift(4, 1e6), record_timeline=True)
+    assert run.makespan == pytest.approx(1.001e-3)
+    w = link_windows(run, 143)               # 7 us windows: the first idle for 1 us of 7
+    assert w.utilization[0, 0] == pytest.approx(6 / 7, rel=1e-9)
+    np.testing.assert_allclose(w.utilization[1:, 0], 1.0, rtol=1e-6)
+    assert int((w.bytes.sum(axis=0) > 0).sum()) == 4       # one way round the ring only
+    assert utilization_at(run, 0.5e-6)[0] == 0.0 and utilization_at(run, 5e-4)[0] == 1.0
+    assert window_at(w, 0.0) == 0 and window_at(w, run.makespan) == 142
+
+
+def test_a_timeline_of_part_of_a_run_is_refused(mesh_run):
+    _, run = mesh_run
+    half = dataclasses.replace(run, timeline=run.timeline[: len(run.timeline) // 2])
+    with pytest.raises(InputError, match="does not add up"):
+        link_windows(half, 4)
+    with pytest.raises(InputError, match="kept no timeline"):
+        link_windows(dataclasses.replace(run, timeline=None), 4)
+    with pytest.raises(InputError, match="outside the run"):
+        utilization_at(run, 2 * run.makespan)
+
+
+@pytest.mark.parametrize("topo", ["ring:8", "torus:4x4"])
+def test_recorded_runs_keep_every_link_and_the_same_time(topo):
+    """Ring runs simulate one send per block without a timeline; with one they simulate
+    every op: the same makespan, and a timeline that adds up to the link bytes."""
+    plain = run_collective("allreduce", topo, "ring", "4MiB")
+    with recording_timelines():
+        timed = run_collective("allreduce", topo, "ring", "4MiB")
+    assert plain.result.timeline is None and timed.result.timeline is not None
+    assert timed.time_s == pytest.approx(plain.time_s, rel=1e-12)
+    w = link_windows(timed.result, 5)
+    np.testing.assert_allclose(w.bytes.sum(axis=0), plain.result.link_bytes, rtol=1e-9)
+
+
+def test_small_multiples_one_panel_per_window_on_one_scale(mesh_run):
+    topo, run = mesh_run
+    w = link_windows(run, 5)
+    fig = draw_window_heatmaps(topo, w)
+    panels, bars = fig.axes[:5], fig.axes[5:]
+    assert len(bars) == 1                          # one colour bar: one scale for all
+    titles = [ax.get_title() for ax in panels]
+    assert [t.split(":")[0] for t in titles] == [f"window {k}/5" for k in range(1, 6)]
+    assert titles[-1].endswith(f"-{run.makespan * 1e6:.3g} us")
+    assert bars[0].get_ylim() == pytest.approx((0.0, 1.0))
+    # one scale: a link at the same utilisation in two panels has the same colour
+    colours = [_link_colours(ax) for ax in panels]
+    util = w.utilization
+    a, b = np.unravel_index(np.argmax(util), util.shape)
+    same = [k for k in range(5) if k != a and abs(util[k, b] - util[a, b]) < 1e-12]
+    for k in same:
+        assert colours[k][topo.link_names[b]] == colours[a][topo.link_names[b]]
+
+
+def _link_colours(ax) -> dict[str, tuple]:
+    """Link name -> edge colour of its arrow (arrows carry the link's name as gid)."""
+    out = {}
+    for patch in ax.patches:
+        if patch.get_gid():
+            out[patch.get_gid()] = tuple(np.round(patch.get_edgecolor(), 6))
+    return out
+
+
+def test_at_an_instant_and_in_a_window(mesh_run, tmp_path):
+    topo, run = mesh_run
+    at = run.makespan / 2
+    drawn = draw_time_heatmaps(topo, run, tmp_path / "at.png", at=at, title="a2a")
+    np.testing.assert_allclose(drawn.values, utilization_at(run, at))
+    fig = draw_time_heatmaps(topo, run, at=at, windows=4)
+    assert "in window 3/4" in fig.axes[0].get_title()
+    w = link_windows(run, 4)
+    drawn = draw_time_heatmaps(topo, run, tmp_path / "w.png", at=at, windows=4)
+    np.testing.assert_allclose(drawn.values, w.utilization[window_at(w, at)])
+
+
+def _fails(capsys, *args) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(["coll", "allreduce", "--topo", "ring:4", "--size", "1MiB", *map(str, args)])
+    assert stop.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netsim: error: ")
+    return lines[0]
+
+
+def test_cli_windows_and_at(tmp_path, capsys):
+    out = tmp_path / "x.png"
+    main(["coll", "allreduce", "--topo", "ring:4", "--size", "1MiB", "--windows", "3",
+          "--heatmap", str(out)])
+    assert out.read_bytes().startswith(b"\x89PNG")
+    capsys.readouterr()
+    assert "outside the run" in _fails(capsys, "--at", "1s", "--heatmap", tmp_path / "y.png")
+    assert "give --heatmap FILE" in _fails(capsys, "--windows", "3")
+    assert "--at" in _fails(capsys, "--at", "soon", "--heatmap", tmp_path / "z.png")
+    assert not (tmp_path / "y.png").exists() and not (tmp_path / "z.png").exists()

@@ -129,3 +129,17 @@ def test_cli_windows_and_at(tmp_path, capsys):
     assert "give --heatmap FILE" in _fails(capsys, "--windows", "3")
     assert "--at" in _fails(capsys, "--at", "soon", "--heatmap", tmp_path / "z.png")
     assert not (tmp_path / "y.png").exists() and not (tmp_path / "z.png").exists()
+
+
+def test_run_windows_per_job(tmp_path, capsys):
+    scenario = tmp_path / "two.yaml"
+    scenario.write_text("name: two\ntopology: torus:3x3\njobs:\n"
+                        "  - {kind: traffic, pattern: shift, size: 1MiB}\n"
+                        "  - {kind: collective, op: allreduce, algorithm: ring, size: 1MiB}\n")
+    main(["run", str(scenario), "--windows", "2", "--heatmap", str(tmp_path / "h.png")])
+    assert (tmp_path / "h-1.png").exists() and (tmp_path / "h-2.png").exists()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["run", str(scenario), "--at", "1us"])
+    assert stop.value.code == 2
+    assert "give --heatmap FILE" in capsys.readouterr().err

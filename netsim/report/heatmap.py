@@ -751,14 +751,21 @@ def heatmap_paths(path, num_jobs: int) -> list[Path]:
 
 
 def draw_scenario_heatmaps(outcome, path, *, quantity: str = "utilization",
-                           overwrite: bool = True) -> list[Path]:
+                           overwrite: bool = True, at: float | None = None,
+                           windows: int | None = None) -> list[Path]:
     """One heatmap per job of a scenario outcome (its last result) at :func:`heatmap_paths`;
-    returns the paths written."""
+    with ``at`` or ``windows`` its links over time (:func:`draw_time_heatmaps`; the runs
+    recorded their timelines). Returns the paths written."""
     written = []
     items = scenario_results(outcome, per_job=1)
     for target, job, picked in zip(heatmap_paths(path, len(items)), outcome.jobs, items):
         for label, result, topology in picked:
             name = label if label.startswith(job.name) else f"{job.name}: {label}"
+            if at is not None or windows is not None:
+                draw_time_heatmaps(topology, result, target, at=at, windows=windows,
+                                   title=f"{name} on {topology.name}", overwrite=overwrite)
+                written.append(target)
+                continue
             draw_heatmap(topology, result, quantity=quantity, path=target,
                          title=f"{name} on {topology.name}", overwrite=overwrite)
             written.append(target)

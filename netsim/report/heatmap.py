@@ -328,8 +328,12 @@ def _draw_panels(topology, panels: Mapping[str, Any], path, *, title, label_top:
     unit = min(1.0, 6.0 / max(x1 - x0, y1 - y0, 1.0),
                (16.0 - 1.6) / (columns * max(x1 - x0, 1.0)))
     ax_w, ax_h = (x1 - x0) * unit, (y1 - y0) * unit
-    gap_w, gap_h, top = 0.3, 0.45, (0.75 if title else 0.4)
-    fig_w, fig_h = columns * (ax_w + gap_w) + 1.6, rows * (ax_h + gap_h) + top + 0.35
+    lines = [note] + _fault_caption(topology, failed, degraded)
+    gap_w, gap_h = 0.3, 0.45
+    top = 0.4 + (0.2 * (title.count("\n") + 1) if title else 0.0)
+    bottom = 0.15 + 0.13 * len(lines)                  # the footnote's lines
+    fig_w = columns * (ax_w + gap_w) + 1.6
+    fig_h = rows * ax_h + (rows - 1) * gap_h + top + bottom
     fig = new_figure(fig_w, fig_h)
     peaks = {}
     for n, (label, vals) in enumerate(values.items()):
@@ -354,7 +358,6 @@ def _draw_panels(topology, panels: Mapping[str, Any], path, *, title, label_top:
     _colorbar(bar, norm, cmap_name, "utilization", "", False, span=span)
     if title:
         fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig_h, va="top")
-    lines = [note] + _fault_caption(topology, failed, degraded)
     fig.text(0.08 / fig_w, 0.08 / fig_h, "\n".join(lines), fontsize=7, color="#333333")
     if path is None:
         return fig

@@ -143,3 +143,22 @@ def test_run_windows_per_job(tmp_path, capsys):
         main(["run", str(scenario), "--at", "1us"])
     assert stop.value.code == 2
     assert "give --heatmap FILE" in capsys.readouterr().err
+
+
+def test_a_failed_link_is_drawn_from_the_window_it_failed_in():
+    from netsim.run import parse_fault_option
+
+    with recording_timelines():
+        run = run_collective("allreduce", "mesh:4x4", "ring", "4MiB",
+                             faults=[parse_fault_option("1_1<->1_2@40us", "fail")])
+    w = link_windows(run.result, 4)
+    assert w.edges[1] < 40e-6 < w.edges[2]
+    fig = draw_window_heatmaps(run.machine, w, faults=run.result.meta["faults"])
+    crosses = [sum(line.get_marker() == "x" for line in ax.lines) for ax in fig.axes[:4]]
+    assert crosses == [0, 2, 2, 2]                 # both directions, from window 2 on
+    assert len({round(ax.get_position().x0, 6) for ax in fig.axes[:4]}) == 2   # 2 x 2
+    # the bytes the links carried before they failed are in windows 1 and 2 only
+    lids = [run.machine.link_names.index(n) for n in ("1_1->1_2", "1_2->1_1")]
+    assert w.bytes[0, lids].sum() > 0 and w.bytes[2:, lids].sum() == 0
+    at = draw_time_heatmaps(run.machine, run.result, at=30e-6)
+    assert sum(line.get_marker() == "x" for line in at.axes[0].lines) == 0

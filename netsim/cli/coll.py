@@ -404,7 +404,7 @@ def _check_timed(option: str):
             parse_time(value, "--at")
         if params.get("heatmap") is None:
             raise click.UsageError(f"{option} draws the --heatmap over time: give --heatmap FILE")
-        if params.get("model") not in (None, "fluid"):
+        if params.get("model") == "packet":
             raise click.UsageError(f"{option} needs the fluid model's timeline, not --model "
                                    f"{params.get('model')}")
     return check

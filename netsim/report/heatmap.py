@@ -253,7 +253,7 @@ def draw_window_heatmaps(topology, windows, path=None, *, title: str | None = No
     if tuple(windows.names) == tuple(topology.link_names):
         panels = {label: util[k] for k, label in enumerate(panels)}
     return _draw_panels(topology, panels, path, title=title, label_top=label_top,
-                        overwrite=overwrite, span="window",
+                        overwrite=overwrite, span="window", ends=windows.edges[1:],
                         columns=columns or _columns(topology, windows.count), faults=faults,
                         note="each panel: link utilisation in that time window (its bytes "
                              "over bandwidth x the window), one colour scale")
@@ -289,29 +289,43 @@ def draw_time_heatmaps(topology, result, path=None, *, at: float | None = None,
         raise InputError("draw_time_heatmaps: give at (s), windows (N) or both")
     if windows is None:
         values, span = utilization_at(result, at), f"bandwidth at {format_time(at)}"
-        when = f"at {format_time(at)}"
+        when, end = f"at {format_time(at)}", at
     else:
         cut = link_windows(result, windows)
         k = window_at(cut, at)
         values, span = cut.utilization[k], f"window {window_label(cut, k)}"
+        end = float(cut.edges[k + 1])
         when = f"in window {k + 1}/{cut.count} ({window_label(cut, k)}, holding " \
                f"{format_time(at)})"
     return draw_heatmap(topology, dict(zip(result.link_names, values)), path=path,
                         title=f"{lead}link utilisation {when}", overwrite=overwrite,
-                        faults=faults, span=span,
+                        faults=[f for f in faults or () if float(f.get("time", 0.0)) <= end],
+                        span=span,
                         caption=f"of a run of {format_time(result.makespan)}")
+
+
+def _struck(failed, degraded, faults, topology, end: float | None):
+    """(failed, degraded) of the faults that struck before ``end`` (s; None: all)."""
+    if end is None:
+        return failed, degraded
+    return _fault_links(topology, [f for f in faults if float(f.get("time", 0.0)) < end])
 
 
 def _columns(topology, panels: int) -> int:
     """Panels per row: up to 6 when the machine is drawn taller than wide, else 3."""
     lay = layout(topology)
     x0, x1, y0, y1 = _panel_extent(lay, link_geometry(topology, lay))
-    return min(panels, 6 if (y1 - y0) > 1.5 * (x1 - x0) else 3)
+    most = 6 if (y1 - y0) > 1.5 * (x1 - x0) else 3
+    rows = -(-panels // most)
+    return -(-panels // rows)              # rows as full as they can be: 4 panels are 2x2
 
 
 def _draw_panels(topology, panels: Mapping[str, Any], path, *, title, label_top: int,
-                 overwrite: bool, span: str, columns: int, note: str, faults=None):
-    """Panels on a grid of ``columns``, one colour scale, a colour bar on the right."""
+                 overwrite: bool, span: str, columns: int, note: str, faults=None,
+                 ends: Sequence[float] | None = None):
+    """Panels on a grid of ``columns``, one colour scale, a colour bar on the right. With
+    ``ends`` (s, the time each panel ends) a fault is drawn in the panels that end after
+    it struck only."""
     from .figure import canvas_on, new_figure
 
     values = {label: link_values(topology, v, "utilization") for label, v in panels.items()}
@@ -344,10 +358,12 @@ def _draw_panels(topology, panels: Mapping[str, Any], path, *, title, label_top:
         canvas = canvas_on(ax, lay, geometry)
         _draw_links(canvas, geometry.paths, _colors(vals, norm, cmap_name), vals, topology)
         draw_nodes(ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
-        _draw_faults(canvas, geometry.paths, topology, failed, degraded)
+        struck = _struck(failed, degraded, faults or (), topology,
+                         None if ends is None else float(ends[n]))
+        _draw_faults(canvas, geometry.paths, topology, *struck)
         _label_links(ax, geometry.paths, [i for i in _hottest(vals, label_top + len(failed),
                                                                False)
-                                          if i not in failed][:label_top], vals, "",
+                                          if i not in struck[0]][:label_top], vals, "",
                      "utilization")
         ax.set_title(label, fontsize=9)
         known = vals[np.isfinite(vals)]

@@ -9,8 +9,8 @@ pytest.importorskip("plotly", reason="the interactive report needs Plotly (netsi
 
 from netsim.cli import main  # noqa: E402
 from netsim.engine import simulate  # noqa: E402
-from netsim.report.interactive import (busiest_links_figure, network_figure,  # noqa: E402
-                                       write_interactive_report)
+from netsim.report.interactive import (COLOUR_BINS, busiest_links_figure,  # noqa: E402
+                                       network_figure, write_interactive_report)
 from netsim.report.layout import link_geometry  # noqa: E402
 from netsim.report.windows import link_windows  # noqa: E402
 from netsim.schedule.traffic import all_to_all  # noqa: E402
@@ -35,7 +35,7 @@ def test_one_frame_per_window_on_one_scale(run):
         assert f"window {k + 1}/6" in frame.layout.title.text
         # every link drawn once per frame, in the bin of its colour: each of its pieces
         # (a wrap-around link has two) ends with a None
-        drawn = sum(sum(x is None for x in trace.x) for trace in frame.data[:-1])
+        drawn = sum(sum(x is None for x in trace.x) for trace in frame.data[:COLOUR_BINS])
         assert drawn == sum(len(pieces) for pieces in link_geometry(topo).paths)
 
 
@@ -90,3 +90,18 @@ class _Outcome:
         self.records = [{"job": "j"}]
         self.jobs = [SimpleNamespace(name="j", kind="traffic", records=self.records,
                                      results={"j": result}, topologies={"j": topo})]
+
+
+def test_failed_links_from_the_window_they_failed_in():
+    from netsim.run import parse_fault_option, recording_timelines, run_collective
+
+    with recording_timelines():
+        run = run_collective("allreduce", "mesh:4x4", "ring", "4MiB",
+                             faults=[parse_fault_option("1_1<->1_2@40us", "fail")])
+    fig = network_figure(run.machine, run.result, windows=4)
+    failed = [len([x for x in frame.data[COLOUR_BINS].x if x is None])
+              for frame in fig.frames]
+    assert failed == [0, 2, 2, 2]                       # both directions, from window 2
+    lid = run.machine.link_names.index("1_1->1_2")
+    assert "failed at 40 us" in fig.frames[1].data[-1].text[lid]
+    assert "failed" not in fig.frames[0].data[-1].text[lid]

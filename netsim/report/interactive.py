@@ -115,7 +115,8 @@ def network_figure(topology, result, *, windows: int = WINDOWS, title: str = "")
     play/pause buttons, one colour scale for all windows (0 to the largest of 1 and any
     window's value). Hovering on a link's marker (its middle) gives its name, ends, bytes
     and utilisation in the window and over the run, its peak number of concurrent flows
-    and the ops in flight in that window. Failed links are drawn dashed red. Returns a
+    and the ops in flight in that window. Failed links are drawn dashed red from the window
+    they failed in. Returns a
     ``plotly.graph_objects.Figure``."""
     go = _require_plotly()
     from plotly.colors import sample_colorscale
@@ -157,29 +158,35 @@ def network_figure(topology, result, *, windows: int = WINDOWS, title: str = "")
                 xs += lines[i][0] + [None]
                 ys += lines[i][1] + [None]
             data.append(go.Scatter(x=xs, y=ys))
+        struck = {i: t for i, t in failed.items() if t < cut.edges[k + 1]}
+        data.append(_failed_trace(go, lines, struck))
         text = [f"<b>{names[i]}</b> ({ends[i][0]} to {ends[i][1]})<br>"
                 f"window {k + 1}/{cut.count}, {labels[k]}: utilisation {util[k, i]:.2f}, "
                 f"{format_size(moved[k, i], binary=False)}<br>"
                 f"whole run: utilisation {run_util[i]:.2f}, "
                 f"{format_size(run_bytes[i], binary=False)}, "
                 f"at most {int(peak[i])} flows at once<br>{in_flight[k]}"
-                + ("<br><b>failed</b>" if i in failed else "")
+                + (f"<br><b>failed at {format_time(struck[i])}</b>" if i in struck else "")
                 for i in range(len(names))]
         data.append(go.Scatter(x=middle[:, 0], y=middle[:, 1],
                                marker={"color": util[k].round(4).tolist()}, text=text))
         return data
 
     data = frame_data(0)
-    for b, trace in enumerate(data[:-1]):
+    for b, trace in enumerate(data[:COLOUR_BINS]):
         trace.update(mode="lines", line={"color": colours[b], "width": 2.2},
                      hoverinfo="skip", showlegend=False, name=f"bin {b}")
+    data[COLOUR_BINS].update(mode="lines", hoverinfo="skip", name="failed links",
+                             showlegend=bool(failed),
+                             line={"color": _FAILED, "width": 2.5, "dash": "dash"})
+    planes = max((len(ids) for ids in topology.pair_links.values()), default=1)
     data[-1].update(mode="markers", hoverinfo="text", showlegend=False, name="links",
-                    marker={"size": 7, "colorscale": "Viridis", "cmin": 0.0, "cmax": top,
+                    marker={"size": 7 if planes <= 2 else 5, "colorscale": "Viridis",
+                            "cmin": 0.0, "cmax": top,
                             "line": {"width": 0.5, "color": "#333333"},
                             "colorbar": {"title": {"text": "utilisation<br>in the window",
                                                    "side": "right"}}})
-    fixed = _node_traces(go, topology, lay, geometry) + _failed_traces(go, lines, failed,
-                                                                       names)
+    fixed = _node_traces(go, topology, lay, geometry)
     frames = [go.Frame(name=f"w{k}", data=frame_data(k), traces=list(range(len(data))),
                        layout={"title": {"text": _title(title, k, cut.count, labels[k])}})
               for k in range(cut.count)]
@@ -244,16 +251,14 @@ def _node_traces(go, topology, lay, geometry) -> list:
     return out
 
 
-def _failed_traces(go, lines, failed, names) -> list:
-    if not failed:
-        return []
+def _failed_trace(go, lines, struck):
+    """The failed links (drawn dashed red over their colour) of one frame."""
     xs: list = []
     ys: list = []
-    for i in failed:
+    for i in struck:
         xs += lines[i][0] + [None]
         ys += lines[i][1] + [None]
-    return [go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name="failed links",
-                       line={"color": _FAILED, "width": 2.5, "dash": "dash"})]
+    return go.Scatter(x=xs, y=ys)
 
 
 def busiest_links_figure(topology, result, *, windows: int = WINDOWS, top: int = 8,

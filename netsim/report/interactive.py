@@ -199,6 +199,8 @@ def network_figure(topology, result, *, windows: int = WINDOWS, title: str = "")
         plot_bgcolor="white", height=_height(lay), margin={"l": 20, "r": 20, "t": 60,
                                                            "b": 20},
         hovermode="closest",
+        legend={"x": 0.0, "y": 1.0, "xanchor": "left", "yanchor": "top",
+                "bgcolor": "rgba(255,255,255,0.8)"},      # clear of the colour bar
         # the steps are named by their start (a span per step would overlap its
         # neighbours); the title says the whole span
         sliders=[{"active": 0, "x": 0.12, "len": 0.88, "y": 0.0, "pad": {"t": 40},

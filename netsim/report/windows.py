@@ -63,7 +63,8 @@ def check_timeline(result) -> list:
     timeline = getattr(result, "timeline", None)
     if timeline is None:
         raise InputError(f"the run on {result.topology} kept no timeline (the packet model "
-                         f"keeps none; fluid runs: simulate(..., record_timeline=True))")
+                         f"and rings run on their blocks keep none; fluid runs: "
+                         f"simulate(..., record_timeline=True))")
     return timeline
 
 

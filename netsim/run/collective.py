@@ -340,8 +340,10 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
     no faults: a fault breaks the symmetry the blocks rely on."""
     from ..engine.blocks import BYTES_PER_BLOCK, simulate_blocks
 
-    if getattr(algo, "blocks", None) is None or model != "fluid" or faults \
-            or timelines_recorded():        # a timeline needs every link's flows
+    if getattr(algo, "blocks", None) is None or model != "fluid" or faults:
+        return None
+    if timelines_recorded() and _ring_sends(algo.op, nodes.size, int(options.chunks or 1)) \
+            <= _TIMELINE_SENDS:             # a timeline needs every link's flows
         return None
     # the block schedule itself: a few arrays of one entry per block (n sends)
     _check_scale(algo.op, nodes.size, int(options.chunks or 1), topology,
@@ -362,6 +364,11 @@ def _simulate_blocks(algo, topology, size: float, nodes: np.ndarray, options, al
         used[algo.name] = machine
     _note_overhead(result, blocks.meta.get("overhead", alpha))
     return result
+
+
+#: Inside recording_timelines(), a ring of up to this many sends is simulated send by send
+#: (its timeline covers every link); a larger one still runs on its blocks and keeps none.
+_TIMELINE_SENDS = 50_000
 
 
 def fabric_topology(topology, schedule):

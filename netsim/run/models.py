@@ -43,7 +43,8 @@ _TIMELINES: ContextVar[bool] = ContextVar("netsim_record_timelines", default=Fal
 def recording_timelines() -> Iterator[None]:
     """Fluid runs inside this block record ``Result.timeline`` (link rates per interval),
     and runs that would simulate a symmetric part for the whole (ring blocks, alike
-    in-network planes) simulate every op instead, so the timeline covers every link.
+    in-network planes) simulate every op instead, so the timeline covers every link (a
+    ring of more than 50,000 sends still runs on its blocks, and keeps no timeline).
 
     >>> from netsim.topology import ring
     >>> from netsim.schedule.traffic import shift

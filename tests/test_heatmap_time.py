@@ -72,21 +72,33 @@ def test_recorded_runs_keep_every_link_and_the_same_time(topo):
 
 def test_small_multiples_one_panel_per_window_on_one_scale(mesh_run):
     topo, run = mesh_run
-    w = link_windows(run, 5)
+    w = link_windows(run, 3)
     fig = draw_window_heatmaps(topo, w)
-    panels, bars = fig.axes[:5], fig.axes[5:]
+    panels, bars = fig.axes[:3], fig.axes[3:]
     assert len(bars) == 1                          # one colour bar: one scale for all
     titles = [ax.get_title() for ax in panels]
-    assert [t.split(":")[0] for t in titles] == [f"window {k}/5" for k in range(1, 6)]
+    assert [t.split(":")[0] for t in titles] == [f"window {k}/3" for k in range(1, 4)]
     assert titles[-1].endswith(f"-{run.makespan * 1e6:.3g} us")
     assert bars[0].get_ylim() == pytest.approx((0.0, 1.0))
-    # one scale: a link at the same utilisation in two panels has the same colour
-    colours = [_link_colours(ax) for ax in panels]
+    # one scale: equal utilisations get equal colours, in any panel, and a panel whose
+    # largest value is 0.4 is not drawn as full (a shift on a ring: 0.25 ms of latency,
+    # then 1 ms at full rate; the other direction idle throughout)
+    topo = ring(4, bandwidth=1e9, latency=0.25e-3)
+    w = link_windows(simulate(topo, shift(4, 1e6), record_timeline=True), 3)
+    assert w.utilization[:, 0] == pytest.approx([0.4, 1.0, 1.0])
+    fig = draw_window_heatmaps(topo, w)
+    colours = [_link_colours(ax) for ax in fig.axes[:3]]
     util = w.utilization
-    a, b = np.unravel_index(np.argmax(util), util.shape)
-    same = [k for k in range(5) if k != a and abs(util[k, b] - util[a, b]) < 1e-12]
-    for k in same:
-        assert colours[k][topo.link_names[b]] == colours[a][topo.link_names[b]]
+    seen: dict[float, set] = {}
+    panels_of: dict[float, set] = {}
+    for k in range(3):
+        for i, name in enumerate(topo.link_names):
+            seen.setdefault(round(float(util[k, i]), 9), set()).add(colours[k][name])
+            panels_of.setdefault(round(float(util[k, i]), 9), set()).add(k)
+    assert all(len(c) == 1 for c in seen.values())
+    assert any(len(ks) > 1 for ks in panels_of.values())     # a value in several panels
+    name = topo.link_names[0]
+    assert colours[0][name] != colours[1][name] == colours[2][name]
 
 
 def _link_colours(ax) -> dict[str, tuple]:
@@ -162,3 +174,14 @@ def test_a_failed_link_is_drawn_from_the_window_it_failed_in():
     assert w.bytes[0, lids].sum() > 0 and w.bytes[2:, lids].sum() == 0
     at = draw_time_heatmaps(run.machine, run.result, at=30e-6)
     assert sum(line.get_marker() == "x" for line in at.axes[0].lines) == 0
+
+
+def test_a_machine_sized_ring_stays_on_its_blocks():
+    """A 160-rank ring all-reduce (50,880 sends) is past the cap: it runs on its blocks,
+    keeps no timeline and takes the same time."""
+    with recording_timelines():
+        timed = run_collective("allreduce", "ring:160", "ring", "1MiB")
+    assert timed.result.timeline is None
+    assert timed.time_s == run_collective("allreduce", "ring:160", "ring", "1MiB").time_s
+    with pytest.raises(InputError, match="rings run on their blocks keep none"):
+        link_windows(timed.result, 4)

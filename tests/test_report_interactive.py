@@ -105,3 +105,15 @@ def test_failed_links_from_the_window_they_failed_in():
     lid = run.machine.link_names.index("1_1->1_2")
     assert "failed at 40 us" in fig.frames[1].data[-1].text[lid]
     assert "failed" not in fig.frames[0].data[-1].text[lid]
+
+
+def test_placement_jobs_are_drawn_over_time(tmp_path):
+    """A placement job's kept result records its timeline in the report: its TP and DP
+    phases are in the hover's ops in flight."""
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    page = tmp_path / "r.html"
+    main(["run", str(root / "scenarios" / "placement-training-t3000.yaml"), "--report",
+          str(page)])
+    text = page.read_text()
+    assert "Not over time" not in text and text.count("Plotly.newPlot") == 4
+    assert "ops in flight (" in text

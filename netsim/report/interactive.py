@@ -80,12 +80,13 @@ def _midpoints(geometry) -> np.ndarray:
 
 
 def _in_topology_order(topology, names: Sequence[str], values: np.ndarray) -> np.ndarray:
-    """Columns of ``values`` (result link order, ``names``) in the topology's link order."""
+    """Columns of ``values`` (result link order, ``names``) in the topology's link order;
+    0 for a link the run's machine did not have (a fabric of fewer planes)."""
     if tuple(names) == tuple(topology.link_names):
         return values
     column = {name: k for k, name in enumerate(names)}
-    order = [column[name] for name in topology.link_names]
-    return values[:, order]
+    padded = np.concatenate([values, np.zeros((values.shape[0], 1))], axis=1)
+    return padded[:, [column.get(name, len(names)) for name in topology.link_names]]
 
 
 def _ops_in_flight(result, edges: np.ndarray) -> list[str]:

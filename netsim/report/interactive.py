@@ -14,8 +14,10 @@ is installed, and ``netsim run --report`` writes the static page
 >>> from netsim.schedule.traffic import shift
 >>> run = simulate(ring(4), shift(4, 1e6), record_timeline=True)
 >>> fig = network_figure(ring(4), run, windows=5)            # doctest: +SKIP
->>> len(fig.frames), fig.layout.sliders[0].steps[0].label    # doctest: +SKIP
-(5, '0-0.2 ms')
+>>> len(fig.frames), fig.layout.sliders[0].steps[1].label    # doctest: +SKIP
+(5, '4')
+>>> fig.layout.title.text                                    # doctest: +SKIP
+'link utilisation in window 1/5 (0-4 us)'
 
 Plotly is imported inside the functions only.
 """

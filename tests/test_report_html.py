@@ -69,9 +69,14 @@ def test_bad_sections_and_figures():
         render_html("t", [Figure(b"GIF89a")])
 
 
-def test_netsim_run_writes_report_and_heatmap(tmp_path, capsys):
+def test_netsim_run_writes_report_and_heatmap(tmp_path, capsys, monkeypatch):
+    """Without Plotly the report is this static page (tests/test_report_interactive.py:
+    the interactive one)."""
+    import netsim.cli.run
     from netsim.report.heatmap import heatmap_paths
     from netsim.run.scenario import default_scenario_path, load_scenario
+
+    monkeypatch.setattr(netsim.cli.run, "interactive_report", lambda: False)
 
     jobs = len(load_scenario(default_scenario_path()).jobs)
     report, heatmap = tmp_path / "r.html", tmp_path / "h.png"

@@ -14,6 +14,7 @@ that sees the runs and records after the simulation), so e.g. ``--measured FILE.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -22,11 +23,11 @@ import click
 
 from ..run import CollectiveRun, requirement_text, run_sweep, sweep_sizes
 from ..run import candidates_text, nccl_tests_log
-from ..run import ideal_links_note, ran_text, resolve_default
+from ..run import ideal_links_note, ran_text, recording_timelines, resolve_default
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
-from ..units import format_size, format_time, parse_rate
+from ..units import format_size, format_time, parse_rate, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
@@ -248,7 +249,9 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         ranks, gpus_per_thread = measured_run_options(
             extras["measured"], op, ranks=ranks, placed=axis is not None or nodes is not None,
             runs_as=runs_as, gpus_per_thread=gpus_per_thread)
-    with ProgressBar(len(message_sizes), f"{op}") as bar:      # one tick per size
+    timed = extras.get("at") is not None or extras.get("windows") is not None
+    with ProgressBar(len(message_sizes), f"{op}") as bar, \
+            (recording_timelines() if timed else nullcontext()):   # --at/--windows: over time
         # one sweep, not one per size: the sizes share its router and what it keeps
         runs = run_sweep(
             op, topology, algorithm, message_sizes, each=lambda _run: bar.advance(),
@@ -306,9 +309,19 @@ add_report_option(
 
 # --heatmap FILE: the link heatmap of every size run (FILE-64MiB.png ... for several sizes).
 def _heatmap(path, runs, records, overwrite, topology):
-    from ..report import draw_heatmap
+    from ..report import draw_heatmap, draw_time_heatmaps
 
+    params = click.get_current_context().params
+    at, windows = params.get("at"), params.get("windows")
     for run, target in zip(runs, _heatmap_outputs(path, [run.size_bytes for run in runs])):
+        if at is not None or windows is not None:     # the links over time (--at/--windows)
+            draw_time_heatmaps(run.machine or topology, run.result, target,
+                               at=None if at is None else parse_time(at, "--at"),
+                               windows=windows, overwrite=overwrite,
+                               title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
+                                     f"{run.topology}")
+            wrote(target)
+            continue
         # the machine the run used: a ring-fabric run's links carry less (fabric: auto)
         draw_heatmap(run.machine or topology, run.result, path=target, overwrite=overwrite,
                      title=f"{run.op} {run.algorithm}, {format_size(run.size_bytes)}, "
@@ -380,6 +393,36 @@ add_report_option(
                       "and an error panel)."),
     ReportHook(apply=_plot, check=_check_figure,
                outputs=lambda path, sizes: [path]))
+
+
+def _check_timed(option: str):
+    """--at and --windows shape the --heatmap: refused without it, or with the packet
+    model (it keeps no timeline)."""
+    def check(value, overwrite) -> None:
+        params = click.get_current_context().params
+        if option == "--at":
+            parse_time(value, "--at")
+        if params.get("heatmap") is None:
+            raise click.UsageError(f"{option} draws the --heatmap over time: give --heatmap FILE")
+        if params.get("model") == "packet":
+            raise click.UsageError(f"{option} needs the fluid model's timeline, not --model "
+                                   f"{params.get('model')}")
+    return check
+
+
+# --at TIME / --windows N: the --heatmap at one instant, or in N windows over the run
+add_report_option(
+    click.Option(["--at"], metavar="TIME", default=None,
+                 help="With --heatmap: link utilisation at that instant (e.g. 1.2ms), or "
+                      "in the window of --windows N that holds it."),
+    ReportHook(apply=lambda value, runs, records, overwrite, topology: [],
+               check=_check_timed("--at")))
+add_report_option(
+    click.Option(["--windows"], metavar="N", type=click.IntRange(1, 1000), default=None,
+                 help="With --heatmap: N maps, one per equal time window of the run, on "
+                      "one colour scale."),
+    ReportHook(apply=lambda value, runs, records, overwrite, topology: [],
+               check=_check_timed("--windows")))
 # --log: the --plot's busbw axis logarithmic (small sizes are not flattened against zero)
 add_report_option(
     click.Option(["--log"], is_flag=True, default=False,

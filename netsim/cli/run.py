@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import click
 
+from ..report import interactive_report
 from ..run import default_scenario_path, load_scenario, run_scenario, workload_scenario
-from ..units import format_size, format_time
+from ..run import recording_timelines
+from ..units import format_size, format_time, parse_time
 from .options import (check_outputs, check_writable, emit,
                       fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
@@ -21,10 +25,17 @@ __all__ = ["command"]
 @output_option
 @overwrite_option
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
-              help="Also write a self-contained HTML report (tables and figures).")
+              help="Also write a self-contained HTML report: interactive (links over time, "
+                   "hover, zoom) with pip install 'netsim[report]', else tables and figures.")
 @click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
               help="Also draw each job's link heatmap (.png/.svg/.pdf); FILE-1.png, "
                    "FILE-2.png ... when there are several jobs.")
+@click.option("--at", metavar="TIME", default=None,
+              help="With --heatmap: link utilisation at that instant (e.g. 1.2ms), or in "
+                   "the window of --windows N that holds it.")
+@click.option("--windows", type=click.IntRange(1, 1000), default=None, metavar="N",
+              help="With --heatmap: N maps per job, one per equal time window of its run, "
+                   "on one colour scale.")
 @fault_options
 @click.option("--workload", metavar="PATTERN", default=None,
               help="Run Chakra traces, one per rank (trace.%d.et), instead of a scenario; "
@@ -38,8 +49,8 @@ __all__ = ["command"]
 @click.option("--comm-groups", type=click.Path(dir_okay=False), default=None,
               help="Process groups of --workload: ASTRA-sim's communicator-group JSON "
                    "({\"1\": [0, 1, 2, 3], ...}).")
-def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degrade_links,
-            workload, topo_spec, algorithm, comm_groups):
+def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail_links,
+            degrade_links, workload, topo_spec, algorithm, comm_groups):
     """Run SCENARIO (default: the built-in scenarios/default.yaml) and print its results.
     Fault options apply to every job, as a `faults:` list in the scenario's header does."""
     if output:
@@ -52,7 +63,13 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
                                 comm_groups=comm_groups) if workload
               else load_scenario(path))
     _check_figures(output, report, heatmap, len(loaded.jobs), overwrite)
-    outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
+    at_s = parse_time(at, "--at") if at is not None else None
+    if (at is not None or windows is not None) and not heatmap:
+        raise click.UsageError("--at and --windows draw the --heatmap over time: give "
+                               "--heatmap FILE")
+    timed = at is not None or windows is not None or (report and interactive_report())
+    with recording_timelines() if timed else nullcontext():     # figures over time
+        outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
     if fmt == "table":
         title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
@@ -63,7 +80,7 @@ def command(scenario, fmt, output, overwrite, report, heatmap, fail_links, degra
                "records": to_jsonable(records)}
         text = format_records(records, fmt, document=doc)
     emit(text, output, overwrite)
-    _write_figures(outcome, report, heatmap, overwrite)
+    _write_figures(outcome, report, heatmap, overwrite, at_s, windows)
 
 
 # Long texts and NCCL's parts left out of the table (they stay in JSON and CSV: ``nccl``
@@ -126,13 +143,19 @@ def _check_figures(output, report, heatmap, num_jobs: int, overwrite: bool) -> N
                   overwrite=overwrite)
 
 
-def _write_figures(outcome, report, heatmap, overwrite: bool) -> None:
+def _write_figures(outcome, report, heatmap, overwrite: bool, at=None, windows=None) -> None:
     from ..report import draw_scenario_heatmaps
     from ..report import write_scenario_report
 
     if heatmap:
-        for target in draw_scenario_heatmaps(outcome, heatmap, overwrite=overwrite):
+        for target in draw_scenario_heatmaps(outcome, heatmap, overwrite=overwrite, at=at,
+                                             windows=windows):
             wrote(target)
-    if report:
+    if report and interactive_report():     # the links over time, hover and zoom
+        from ..report import write_interactive_report
+
+        write_interactive_report(report, outcome, overwrite=overwrite)
+        wrote(report)
+    elif report:
         write_scenario_report(report, outcome, overwrite=overwrite)
         wrote(report)

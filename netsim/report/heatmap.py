@@ -35,7 +35,9 @@ from ..units import format_time
 from .figure import Canvas, draw_nodes, figure_for, save_figure
 from .layout import Layout, layout, link_geometry, wrap_links
 
-__all__ = ["HeatmapDrawing", "QUANTITIES", "draw_heatmap", "link_values", "display_unit",
+__all__ = ["HeatmapDrawing", "QUANTITIES", "draw_heatmap", "draw_window_heatmaps",
+           "draw_time_heatmaps", "link_values",
+           "display_unit",
            "canonical_quantity", "result_document", "write_result_document",
            "read_result_document", "document_topology", "document_values",
            "document_difference", "scenario_results", "heatmap_paths", "labelled_paths",
@@ -143,7 +145,7 @@ def display_unit(quantity: str, values: np.ndarray) -> tuple[str, float]:
 def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
                  title: str | None = None, diverging: bool = False, label_top: int = 3,
                  caption: str | None = None, overwrite: bool = True, ax=None,
-                 faults: Sequence[Mapping[str, Any]] | None = None):
+                 faults: Sequence[Mapping[str, Any]] | None = None, span: str = "run"):
     """Draw ``topology`` with each directed link coloured by its value; save to ``path``.
 
     ``values``: a Result, a mapping link name -> value or ``num_links`` numbers in SI units
@@ -159,7 +161,8 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
 
     In a notebook: with ``ax=`` (matplotlib axes) it draws there (the colour bar takes
     room from ``ax``), or with neither ``ax`` nor ``path`` on a new figure, and returns the
-    matplotlib Figure (saved too if ``path`` is given).
+    matplotlib Figure (saved too if ``path`` is given). ``span`` names what utilisation is
+    a fraction of in the colour bar's label ("run"; "window 0.4-0.8 ms").
     """
     from .figure import canvas_on
 
@@ -185,7 +188,7 @@ def draw_heatmap(topology, values, *, quantity: str = "utilization", path=None,
     draw_nodes(canvas.ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
     _draw_faults(canvas, paths, topology, failed, degraded)
     _label_links(canvas.ax, paths, hottest, shown, unit, quantity, diverging)
-    _colorbar(canvas, norm, cmap_name, quantity, unit, diverging)
+    _colorbar(canvas, norm, cmap_name, quantity, unit, diverging, span=span)
     canvas.ax.set_title(title or _default_title(topology, quantity, diverging), fontsize=11)
     saved = save_figure(canvas.fig, path, overwrite) if path is not None else None
     if ax is not None or path is None:
@@ -214,41 +217,164 @@ def draw_phase_heatmaps(topology, panels: Mapping[str, Any], path=None, *,
     >>> [ax.get_title() for ax in fig.axes[:2]]
     ['a', 'b']
     """
-    from .figure import canvas_on, new_figure
-
     if not panels:
         raise InputError("draw_phase_heatmaps: no phases to draw")
+    return _draw_panels(topology, panels, path, title=title, label_top=label_top,
+                        overwrite=overwrite, span="phase", columns=len(panels),
+                        note="each panel: link utilisation while that phase runs (its bytes "
+                             "over bandwidth x its time), one colour scale")
+
+
+def draw_window_heatmaps(topology, windows, path=None, *, title: str | None = None,
+                         label_top: int = 2, columns: int | None = None,
+                         overwrite: bool = True, faults=None):
+    """Small multiples over a run: one utilisation map per time window of ``windows`` (a
+    :class:`~netsim.report.windows.LinkWindows`), on one colour scale (0 to the largest
+    of 1 and any window's value), each panel titled with its time span. Up to 3 panels per
+    row (6 for a machine drawn taller than wide) unless ``columns`` says
+    otherwise. Failed and degraded links (``faults``, as in
+    ``Result.meta["faults"]``) are drawn as in :func:`draw_heatmap`. Saves to ``path``
+    (returns the largest utilisation per panel) or returns the Figure.
+
+    >>> from netsim.topology import ring
+    >>> from netsim.engine import simulate
+    >>> from netsim.schedule.traffic import shift
+    >>> from netsim.report.windows import link_windows
+    >>> run = simulate(ring(4), shift(4, 1e6), record_timeline=True)
+    >>> fig = draw_window_heatmaps(ring(4), link_windows(run, 4))
+    >>> [ax.get_title().split(":")[0] for ax in fig.axes[:4]]
+    ['window 1/4', 'window 2/4', 'window 3/4', 'window 4/4']
+    """
+    from .windows import window_label
+
+    util = windows.utilization
+    panels = {f"window {k + 1}/{windows.count}: {window_label(windows, k)}":
+              dict(zip(windows.names, util[k])) for k in range(windows.count)}
+    if tuple(windows.names) == tuple(topology.link_names):
+        panels = {label: util[k] for k, label in enumerate(panels)}
+    return _draw_panels(topology, panels, path, title=title, label_top=label_top,
+                        overwrite=overwrite, span="window", ends=windows.edges[1:],
+                        columns=columns or _columns(topology, windows.count), faults=faults,
+                        note="each panel: link utilisation in that time window (its bytes "
+                             "over bandwidth x the window), one colour scale")
+
+
+def draw_time_heatmaps(topology, result, path=None, *, at: float | None = None,
+                       windows: int | None = None, title: str = "", overwrite: bool = True):
+    """A run's links over time, from its timeline: with ``at`` (s) alone one map of the
+    utilisation at that instant; with ``windows`` (N) small multiples of N equal windows
+    (:func:`draw_window_heatmaps`); with both, the one window of N that holds ``at``.
+    ``title`` is the run's name; the figure's title adds the time. Returns what
+    :func:`draw_heatmap` or :func:`draw_window_heatmaps` return.
+
+    >>> from netsim.topology import ring
+    >>> from netsim.engine import simulate
+    >>> from netsim.schedule.traffic import shift
+    >>> run = simulate(ring(4), shift(4, 1e6), record_timeline=True)
+    >>> fig = draw_time_heatmaps(ring(4), run, at=1e-5)
+    >>> fig.axes[0].get_title()
+    'link utilisation at 10 us'
+    """
+    from ..units import format_time
+    from .windows import link_windows, utilization_at, window_at, window_label
+
+    faults = (result.meta or {}).get("faults")
+    lead = f"{title}:\n" if title else ""         # the run's name, the time below it
+    if windows is not None and at is None:
+        return draw_window_heatmaps(topology, link_windows(result, windows), path,
+                                    title=f"{lead}link utilisation over time "
+                                          f"(makespan {format_time(result.makespan)})",
+                                    overwrite=overwrite, faults=faults)
+    if at is None:
+        raise InputError("draw_time_heatmaps: give at (s), windows (N) or both")
+    if windows is None:
+        values, span = utilization_at(result, at), f"bandwidth at {format_time(at)}"
+        when, end = f"at {format_time(at)}", at
+    else:
+        cut = link_windows(result, windows)
+        k = window_at(cut, at)
+        values, span = cut.utilization[k], f"window {window_label(cut, k)}"
+        end = float(cut.edges[k + 1])
+        when = f"in window {k + 1}/{cut.count} ({window_label(cut, k)}, holding " \
+               f"{format_time(at)})"
+    return draw_heatmap(topology, dict(zip(result.link_names, values)), path=path,
+                        title=f"{lead}link utilisation {when}", overwrite=overwrite,
+                        faults=[f for f in faults or () if float(f.get("time", 0.0)) <= end],
+                        span=span,
+                        caption=f"of a run of {format_time(result.makespan)}")
+
+
+def _struck(failed, degraded, faults, topology, end: float | None):
+    """(failed, degraded) of the faults that struck before ``end`` (s; None: all)."""
+    if end is None:
+        return failed, degraded
+    return _fault_links(topology, [f for f in faults if float(f.get("time", 0.0)) < end])
+
+
+def _columns(topology, panels: int) -> int:
+    """Panels per row: up to 6 when the machine is drawn taller than wide, else 3."""
+    lay = layout(topology)
+    x0, x1, y0, y1 = _panel_extent(lay, link_geometry(topology, lay))
+    most = 6 if (y1 - y0) > 1.5 * (x1 - x0) else 3
+    rows = -(-panels // most)
+    return -(-panels // rows)              # rows as full as they can be: 4 panels are 2x2
+
+
+def _draw_panels(topology, panels: Mapping[str, Any], path, *, title, label_top: int,
+                 overwrite: bool, span: str, columns: int, note: str, faults=None,
+                 ends: Sequence[float] | None = None):
+    """Panels on a grid of ``columns``, one colour scale, a colour bar on the right. With
+    ``ends`` (s, the time each panel ends) a fault is drawn in the panels that end after
+    it struck only."""
+    from .figure import canvas_on, new_figure
+
     values = {label: link_values(topology, v, "utilization") for label, v in panels.items()}
     finite = np.concatenate([v[np.isfinite(v)] for v in values.values()])
     norm, cmap_name = _scale("utilization", finite, False)
     lay = layout(topology)
     geometry = link_geometry(topology, lay)
+    failed, degraded = _fault_links(topology, faults or ())
     x0, x1, y0, y1 = (float(geometry_edge) for geometry_edge in _panel_extent(lay, geometry))
-    unit = min(1.0, 6.0 / max(x1 - x0, y1 - y0, 1.0))         # inches per layout unit
-    ax_w, ax_h = (x1 - x0) * unit, (y1 - y0) * unit
     k = len(values)
-    fig_w, fig_h = k * (ax_w + 0.3) + 1.6, ax_h + 1.2
+    columns = max(1, min(int(columns), k))
+    rows = -(-k // columns)
+    # inches per layout unit: a panel at most 6 in across, the figure at most 16 in wide
+    unit = min(1.0, 6.0 / max(x1 - x0, y1 - y0, 1.0),
+               (16.0 - 1.6) / (columns * max(x1 - x0, 1.0)))
+    ax_w, ax_h = (x1 - x0) * unit, (y1 - y0) * unit
+    lines = [note] + _fault_caption(topology, failed, degraded)
+    gap_w, gap_h = 0.3, 0.45
+    top = 0.4 + (0.2 * (title.count("\n") + 1) if title else 0.0)
+    bottom = 0.15 + 0.13 * len(lines)                  # the footnote's lines
+    fig_w = columns * (ax_w + gap_w) + 1.6
+    fig_h = rows * ax_h + (rows - 1) * gap_h + top + bottom
     fig = new_figure(fig_w, fig_h)
     peaks = {}
     for n, (label, vals) in enumerate(values.items()):
-        ax = fig.add_axes(((0.15 + n * (ax_w + 0.3)) / fig_w, 0.35 / fig_h, ax_w / fig_w,
-                           ax_h / fig_h))
+        row, col = divmod(n, columns)
+        bottom = fig_h - top - (row + 1) * ax_h - row * gap_h
+        ax = fig.add_axes(((0.15 + col * (ax_w + gap_w)) / fig_w, bottom / fig_h,
+                           ax_w / fig_w, ax_h / fig_h))
         canvas = canvas_on(ax, lay, geometry)
         _draw_links(canvas, geometry.paths, _colors(vals, norm, cmap_name), vals, topology)
         draw_nodes(ax, topology, lay, canvas.scale, ghosts=geometry.ghosts)
-        _label_links(ax, geometry.paths, _hottest(vals, label_top, False), vals, "",
+        struck = _struck(failed, degraded, faults or (), topology,
+                         None if ends is None else float(ends[n]))
+        _draw_faults(canvas, geometry.paths, topology, *struck)
+        _label_links(ax, geometry.paths, [i for i in _hottest(vals, label_top + len(failed),
+                                                               False)
+                                          if i not in struck[0]][:label_top], vals, "",
                      "utilization")
         ax.set_title(label, fontsize=9)
         known = vals[np.isfinite(vals)]
         peaks[label] = float(known.max()) if known.size else 0.0
-    bar = Canvas(fig, ax, unit, ((fig_w - 1.2) / fig_w, 0.35 / fig_h, 0.16 / fig_w,
-                                  min(ax_h, 4.0) / fig_h))
-    _colorbar(bar, norm, cmap_name, "utilization", "", False, span="phase")
+    bar_h = min(rows * ax_h + (rows - 1) * gap_h, 4.0)
+    bar = Canvas(fig, ax, unit, ((fig_w - 1.2) / fig_w, (fig_h - top - bar_h) / fig_h,
+                                  0.16 / fig_w, bar_h / fig_h))
+    _colorbar(bar, norm, cmap_name, "utilization", "", False, span=span)
     if title:
         fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig_h, va="top")
-    fig.text(0.08 / fig_w, 0.08 / fig_h, "each panel: link utilisation while that phase "
-             "runs (its bytes over bandwidth x its time), one colour scale", fontsize=7,
-             color="#333333")
+    fig.text(0.08 / fig_w, 0.08 / fig_h, "\n".join(lines), fontsize=7, color="#333333")
     if path is None:
         return fig
     save_figure(fig, path, overwrite)
@@ -311,7 +437,8 @@ def _draw_links(canvas: Canvas, paths, colors, shown, topology) -> None:
             canvas.ax.add_artist(FancyArrowPatch(
                 path=MplPath(piece), arrowstyle="-|>" if last else "-",
                 mutation_scale=max(4.0, width * 3.2), color=colors[i], linewidth=width,
-                zorder=2 + rank / (len(order) + 1), shrinkA=0, shrinkB=0, capstyle="butt"))
+                zorder=2 + rank / (len(order) + 1), shrinkA=0, shrinkB=0, capstyle="butt",
+                gid=topology.link_names[i] if last else None))   # SVG id: the link's name
 
 
 FAILED_COLOR, DEGRADED_COLOR = "#d62728", "#ff7f0e"
@@ -643,14 +770,21 @@ def heatmap_paths(path, num_jobs: int) -> list[Path]:
 
 
 def draw_scenario_heatmaps(outcome, path, *, quantity: str = "utilization",
-                           overwrite: bool = True) -> list[Path]:
+                           overwrite: bool = True, at: float | None = None,
+                           windows: int | None = None) -> list[Path]:
     """One heatmap per job of a scenario outcome (its last result) at :func:`heatmap_paths`;
-    returns the paths written."""
+    with ``at`` or ``windows`` its links over time (:func:`draw_time_heatmaps`; the runs
+    recorded their timelines). Returns the paths written."""
     written = []
     items = scenario_results(outcome, per_job=1)
     for target, job, picked in zip(heatmap_paths(path, len(items)), outcome.jobs, items):
         for label, result, topology in picked:
             name = label if label.startswith(job.name) else f"{job.name}: {label}"
+            if at is not None or windows is not None:
+                draw_time_heatmaps(topology, result, target, at=at, windows=windows,
+                                   title=f"{name} on {topology.name}", overwrite=overwrite)
+                written.append(target)
+                continue
             draw_heatmap(topology, result, quantity=quantity, path=target,
                          title=f"{name} on {topology.name}", overwrite=overwrite)
             written.append(target)

@@ -38,7 +38,8 @@ _OWNERS = {
                 "resolve_default"),
     "flows": ("simulate_flows",),
     "models": ("MODELS", "flow_records_with_model", "link_records_with_queues",
-               "model_fields", "simulate_model", "parse_packet_option"),
+               "model_fields", "simulate_model", "parse_packet_option",
+               "recording_timelines", "timelines_recorded"),
     "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
                  "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
     # `netsim validate`: every published measurement against the default command.

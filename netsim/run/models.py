@@ -19,7 +19,9 @@ signed) and ``op_error_mean`` (mean of absolute values). Positive: the fluid mod
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -28,9 +30,39 @@ from ..errors import InputError, NetsimError, unknown_name
 
 __all__ = ["MODELS", "check_model", "simulate_model", "op_errors", "model_error",
            "model_fields", "flow_records_with_model", "link_records_with_queues",
-           "parse_packet_option"]
+           "parse_packet_option", "recording_timelines", "timelines_recorded"]
 
 MODELS = ("fluid", "packet", "both")
+
+# Set by recording_timelines(): fluid runs in that block keep their timeline (a figure over
+# time asks for it without every layer between the command and the engine passing a flag).
+_TIMELINES: ContextVar[bool] = ContextVar("netsim_record_timelines", default=False)
+
+
+@contextmanager
+def recording_timelines() -> Iterator[None]:
+    """Fluid runs inside this block record ``Result.timeline`` (link rates per interval),
+    and runs that would simulate a symmetric part for the whole (ring blocks, alike
+    in-network planes) simulate every op instead, so the timeline covers every link (a
+    ring of more than 50,000 sends still runs on its blocks, and keeps no timeline).
+
+    >>> from netsim.topology import ring
+    >>> from netsim.schedule.traffic import shift
+    >>> with recording_timelines():
+    ...     r = simulate_model(ring(4), shift(4, 1e6))
+    >>> r.timeline is not None, timelines_recorded()
+    (True, False)
+    """
+    token = _TIMELINES.set(True)
+    try:
+        yield
+    finally:
+        _TIMELINES.reset(token)
+
+
+def timelines_recorded() -> bool:
+    """Inside :func:`recording_timelines`?"""
+    return _TIMELINES.get()
 
 
 def check_model(model: str, packet=None) -> str:
@@ -52,6 +84,7 @@ def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", 
     :class:`~netsim.packet.PacketOptions`) or both (module docstring). ``tolerance`` is the
     fluid engine's approximate mode (relative; 0 = exact; :func:`netsim.engine.simulate`)."""
     check_model(model, packet)
+    record_timeline = record_timeline or _TIMELINES.get()
     if model != "packet":
         fluid = simulate(topology, schedule, placement, router=router, overhead=overhead,
                          not_before=not_before, progress=progress,

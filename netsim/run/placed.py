@@ -19,8 +19,8 @@ import numpy as np
 
 from ..algorithms.bounds import Bound, lower_bound, reduction_bound
 from ..engine import Result
-from .checks import check_built, check_scale
-from .models import simulate_model
+from .checks import check_built, check_scale, ring_sends
+from .models import simulate_model, timelines_recorded
 
 __all__ = ["simulate_algorithm", "run_bounds", "built_bound", "fabric_topology",
            "node_bytes", "used_links", "unannotated", "Built", "KEEP_BUILT_OPS"]
@@ -46,7 +46,8 @@ def simulate_algorithm(algo, topology, size: float, nodes: np.ndarray, options, 
         return result
     schedule, machine, placement, planes = placed_build(
         algo, topology, size, nodes, options, router,
-        by_class=not faults and model == "fluid", builds=builds)
+        by_class=not faults and model == "fluid" and not timelines_recorded(),
+        builds=builds)
     if used is not None:
         used[algo.name] = machine
     if kinds is not None:           # payload bytes (before the protocol's wire factor);
@@ -163,6 +164,9 @@ def simulate_blocks_of(algo, topology, size: float, nodes: np.ndarray, options, 
 
     if getattr(algo, "blocks", None) is None or model != "fluid" or faults:
         return None
+    if timelines_recorded() and ring_sends(algo.op, nodes.size, _chunks(algo, size, options)) \
+            <= TIMELINE_SENDS:              # a timeline needs every link's flows
+        return None
     # the block schedule itself: a few arrays of one entry per block (n sends)
     check_scale(algo.op, nodes.size, _chunks(algo, size, options), topology,
                 per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name)
@@ -182,6 +186,11 @@ def simulate_blocks_of(algo, topology, size: float, nodes: np.ndarray, options, 
         used[algo.name] = machine
     note_overhead(result, blocks.meta.get("overhead", alpha))
     return result
+
+
+#: Inside recording_timelines(), a ring of up to this many sends is simulated send by send
+#: (its timeline covers every link); a larger one still runs on its blocks and keeps none.
+TIMELINE_SENDS = 50_000
 
 
 def fabric_topology(topology, schedule):

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engine import Result, route_schedule, simulate
+from .models import timelines_recorded
 from .placed import fabric_topology
 from ..errors import InputError
 from ..schedule import SEND
@@ -230,12 +231,14 @@ class StepModel:
         loads = self.loads(self.step(placement, algorithms))
         return loads.bound_s, loads.hop_bytes
 
-    def _simulate(self, placement: np.ndarray, algorithms: dict[str, str] | None):
+    def _simulate(self, placement: np.ndarray, algorithms: dict[str, str] | None,
+                  record: bool = False):
         algorithms = algorithms if algorithms is not None else self.resolve(placement)
         step = self.step(placement, algorithms)
         # the fabric the step's collectives run on (tt_ring: the ring fabric of an auto one)
         result = simulate(fabric_topology(self.topology, step.schedule), step.schedule,
-                          step.placement, router=self.router, overhead=self.overhead)
+                          step.placement, router=self.router, overhead=self.overhead,
+                          record_timeline=record)
         phase_s = {}
         for p in step.phases:
             release, finish = result.tag_span(p.name)
@@ -252,7 +255,9 @@ class StepModel:
                  strategy: str | None = None, keep_result: bool = True) -> StepScore:
         """Simulate the step under ``placement`` (see the module docstring)."""
         placement = np.asarray(placement, dtype=np.int64)
-        step, result, phase_s, step_s = self._simulate(placement, algorithms)
+        # a kept result records its timeline for figures over time (recording_timelines)
+        step, result, phase_s, step_s = self._simulate(
+            placement, algorithms, record=keep_result and timelines_recorded())
         loads = self.loads(step)
         util = loads.step_bytes / (self.topology.bandwidth * step_s) if step_s > 0 \
             else np.zeros(self.topology.num_links)

@@ -17,7 +17,7 @@ from netsim.algorithms.options import AlgoOptions
 from netsim.algorithms.registry import get_algorithm
 from netsim.algorithms.rings import bidir_ring_schedule, ring_blocks, ring_schedule
 from netsim.budget import set_max_memory
-from netsim.engine import executor, simulate
+from netsim.engine import EngineConfig, simulate
 from netsim.engine.blocks import simulate_blocks
 from netsim.errors import ResourceError, ScheduleError
 from netsim.run import run_collective
@@ -61,12 +61,8 @@ def _same_run(topo, blocks, nodes, overhead):
     """The block run, checked member by member against the reference engine (no symmetry
     classes, no compiled loop, the reference max-min solver) on the full schedule."""
     fast = simulate_blocks(topo, blocks, nodes, overhead=overhead)
-    reference = executor.REFERENCE
-    executor.REFERENCE = True
-    try:
-        full = simulate(topo, blocks.expand(), nodes, overhead=overhead)
-    finally:
-        executor.REFERENCE = reference
+    full = simulate(topo, blocks.expand(), nodes, overhead=overhead,
+                    config=EngineConfig(loop="reference"))
     if fast is None:
         return None
     scale = full.makespan

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ScheduleError
 from ..schedule import SEND, Schedule
-from .config import EngineConfig, EnginePath, choose_path
+from .config import EngineConfig, EnginePath, choose_path, describe
 from .executor import ProgressCallback, execute
 from .faults import Fault, degrade_links, fail_links, fail_nodes
 from .maxmin import max_min_rates
@@ -23,7 +23,7 @@ from .result import Result
 
 __all__ = ["simulate", "execute", "max_min_rates", "Result", "ProgressCallback",
            "default_placement", "route_schedule", "Fault", "fail_links", "degrade_links",
-           "fail_nodes", "EngineConfig", "EnginePath", "choose_path"]
+           "fail_nodes", "EngineConfig", "EnginePath", "choose_path", "describe"]
 
 
 def default_placement(topology, num_ranks: int) -> np.ndarray:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..errors import InputError
 
 __all__ = ["EngineConfig", "EnginePath", "LOOPS", "choose_path", "require_work_space",
-           "compiled_available"]
+           "compiled_available", "describe"]
 
 #: Values of :attr:`EngineConfig.loop`: ``auto`` lets :func:`choose_path` pick; the others
 #: force one path (the conformance tests run each against ``reference``).
@@ -191,3 +191,25 @@ def require_work_space(config: EngineConfig, path: EnginePath, *, subflows: int,
     require_memory(incidences * per_incidence + subflows * per_sub,
                    f"the engine's {path.loop} loop on {subflows:,} flows ({incidences:,} "
                    f"path links)", advice="a smaller case", budget=config.memory_budget)
+
+
+def describe(engine: dict) -> str:
+    """``Result.meta["engine"]`` in one line (what ``-v`` prints).
+
+    >>> describe({"loop": "classes", "solver": "rate classes", "numpy_events": 3,
+    ...           "tolerance": 0.0, "symmetry": {"classes": False, "flows": 72}})
+    'engine: loop classes after 3 numpy events, solver rate classes; 72 flows, no symmetry classes; exact'
+    """
+    loop = engine.get("loop", "?")
+    text = f"engine: loop {loop}"
+    if loop != "numpy":
+        text += f" after {engine.get('numpy_events', 0)} numpy events"
+    text += f", solver {engine.get('solver', '?')}"
+    sym = engine.get("symmetry") or {}
+    if sym.get("classes"):
+        text += (f"; {sym['flows']:,} flows as {sym['simulated']:,} classes "
+                 f"(x{sym['reduction']:.4g})")
+    elif "flows" in sym:
+        text += f"; {sym['flows']:,} flows, no symmetry classes"
+    tolerance = engine.get("tolerance", 0.0)
+    return text + (f"; tolerance {tolerance:g}" if tolerance else "; exact")

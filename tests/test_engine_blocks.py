@@ -138,7 +138,10 @@ def test_collective_runs_give_the_full_builds_numbers(spec, op, order):
     options = AlgoOptions(order=order)
     fast = run_collective(op, spec, algo, "64MiB", options=options)
     full = run_collective(op, spec, replace(algo, blocks=None), "64MiB", options=options)
-    assert fast.record() == full.record()
+    # the same numbers; the engine's record says how each was reduced
+    engines = fast.record().pop("engine"), full.record().pop("engine")
+    assert {**fast.record(), "engine": None} == {**full.record(), "engine": None}
+    assert "blocks" in engines[0]["symmetry"] or engines[0] == engines[1]
     assert np.array_equal(fast.result.link_bytes, full.result.link_bytes) or \
         np.allclose(fast.result.link_bytes, full.result.link_bytes, rtol=1e-12)
 

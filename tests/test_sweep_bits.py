@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from netsim.engine import EngineConfig, kernel, simulate
-from netsim.run.collective import run_collective
 
 CASES = [
     ("allreduce", "galaxy-wh", "direct", "1MiB"),

@@ -62,13 +62,16 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
     of every send (one value). Per-op arrays of the result are the full schedule's (op
     ``b * m + i``), kept per block until read (:class:`~netsim.engine.result.PerBlock`):
     the run needs memory per block, not per send; link loads are every link's.
-    ``config`` is the engine's (:class:`~netsim.engine.config.EngineConfig`).
+    ``config`` is the engine's (:class:`~netsim.engine.config.EngineConfig`); None too
+    when it turns the symmetry search off.
     """
     from . import route_schedule
 
     one = blocks.block()
     routes = route_schedule(topology, one, np.asarray(placement, dtype=np.int64), router)
     config = EngineConfig() if config is None else config
+    if not config.searches_symmetry:          # the reference, or a loop on flows only
+        return None
     classes = find_classes(one, routes, topology.bandwidth, overhead=float(overhead),
                            min_subflows=0, config=config)
     if classes is None or int(classes.op.max()) != 0:

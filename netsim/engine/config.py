@@ -49,8 +49,8 @@ class EngineConfig:
     ``loop``: one of :data:`LOOPS`. ``auto`` (default) picks by size (:func:`choose_path`);
     ``reference`` is the numpy loop solving cold over every draining flow at every event,
     with no symmetry search: what every other path is tested against; ``numpy`` the numpy
-    loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop from
-    the first event on (``classes`` runs on flows, so it turns the symmetry search off).
+    loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
+    the first event (``classes`` runs on flows, so it turns the symmetry search off).
     Runs with faults or a recorded timeline always take the numpy loop.
 
     ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
@@ -130,7 +130,7 @@ class EnginePath:
     ``solver`` (``cold``: progressive filling over every draining flow at every event;
     ``warm``: from the last solution; ``incremental``: refill what the event changed;
     ``rate classes``: the same on classes of flows that move together) and ``numpy_work``,
-    the numpy loop's work after which the compiled ``loop`` takes over (0: from the first
+    the numpy loop's work after which the compiled ``loop`` takes over (0: after the first
     event; None for the numpy loop)."""
 
     loop: str
@@ -196,9 +196,9 @@ def require_work_space(config: EngineConfig, path: EnginePath, *, subflows: int,
 def describe(engine: dict) -> str:
     """``Result.meta["engine"]`` in one line (what ``-v`` prints).
 
-    >>> describe({"loop": "classes", "solver": "rate classes", "numpy_events": 3,
+    >>> describe({"loop": "kernel", "solver": "warm", "numpy_events": 3,
     ...           "tolerance": 0.0, "symmetry": {"classes": False, "flows": 72}})
-    'engine: loop classes after 3 numpy events, solver rate classes; 72 flows, no symmetry classes; exact'
+    'engine: loop kernel after 3 numpy events, solver warm; 72 flows, no symmetry classes; exact'
     """
     loop = engine.get("loop", "?")
     text = f"engine: loop {loop}"

@@ -508,9 +508,10 @@ class _Execution:
         spare = (np.empty(self.schedule.num_ops + 1, dtype=i64), np.empty(max(n_sub, 1)),
                  np.empty(max(n_sub, 1), dtype=i64))
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
+        warm = self.path.solver != "cold"
         while True:
-            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links,
-                                               ht, hq, ints, floats, self.path.solver != "cold", *spare)
+            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links, ht, hq, ints,
+                                  floats, warm, *spare)
             if status == kernel.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
             self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])

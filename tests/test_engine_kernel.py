@@ -49,6 +49,29 @@ def test_a_link_without_capacity_is_refused_by_the_compiled_loop(loop):
         simulate(topo, b.build(), config=EngineConfig(loop=loop))
 
 
+@pytest.mark.parametrize("loop", COMPILED_LOOPS)
+def test_tolerance_merges_completions_within_its_window_and_no_others(loop):
+    """Two lone flows ending at 1 s and 1.0005 s (1 GB/s each): a tolerance of 1e-3
+    merges them into one event at the later time, 1e-4 does not, in every compiled loop
+    (after the first event: the one that starts them)."""
+    from netsim.topology import ring
+
+    topo = ring(4, bandwidth=1e9)
+    b = ScheduleBuilder(4)
+    b.send(0, 1, 1e9)
+    b.send(2, 3, 1.0005e9)
+    schedule = b.build()
+    config = EngineConfig(loop=loop, symmetry=False)
+    exact = simulate(topo, schedule, config=config)
+    assert exact.events == 3 and exact.meta["engine"]["loop"] == loop
+    merged = simulate(topo, schedule, tolerance=1e-3, config=config)
+    assert merged.events == 2
+    np.testing.assert_allclose(merged.op_finish, [1.0005, 1.0005], rtol=1e-12)
+    np.testing.assert_allclose(merged.link_bytes, exact.link_bytes)
+    apart = simulate(topo, schedule, tolerance=1e-4, config=config)
+    np.testing.assert_allclose(apart.op_finish, exact.op_finish, rtol=1e-12)
+
+
 def test_numba_loads_without_scipy_linalg_and_still_compiles_blas_code():
     """engine.numba_loader defers numba's BLAS probe: loading the compiled loop leaves
     scipy.linalg unimported, numba's flag ends as its own probe sets it with scipy installed,

@@ -40,7 +40,8 @@ REFERENCE = EngineConfig(loop="reference")
 #: One configuration per path; symmetry searched at every size where the path allows it.
 PATHS = {
     "auto": EngineConfig(),
-    "numpy": EngineConfig(loop="numpy", symmetry_min_subflows=0),
+    # the warm start at every solve, however few flows drain
+    "numpy": EngineConfig(loop="numpy", symmetry_min_subflows=0, warm_min_incidences=0),
     "numpy-cold-numpy-search": EngineConfig(loop="numpy", warm=False, symmetry_min_subflows=0,
                                             symmetry_compiled_from=None),
     "kernel": EngineConfig(loop="kernel", symmetry_min_subflows=0, symmetry_compiled_from=0),

@@ -55,7 +55,7 @@ PATHS = {
 COMPILED = {"kernel", "kernel-by-link", "kernel-by-pass", "incremental", "classes",
             "hand-over"}
 MERGE_WINDOW = 1e-9
-SETTINGS = dict(deadline=None, max_examples=25,
+SETTINGS = dict(deadline=None, max_examples=80,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -102,8 +102,8 @@ def memory_budget() -> int:
 def memory_room() -> int:
     """Bytes this process may still add now: under ``--max-memory``, the budget less the
     process's resident memory; else what the machine has available (which already
-    leaves out what this process holds). For optional work space, such as a faster loop
-    that has a leaner fallback."""
+    leaves out what this process holds). For optional work space that changes no result,
+    such as a cache (the engine's path never depends on it: netsim.engine.config)."""
     chosen = _MAX_MEMORY.get()
     if chosen is None:
         return available_memory()

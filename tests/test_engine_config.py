@@ -103,3 +103,14 @@ def test_verbose_shows_the_engine_in_one_line_and_json_carries_it(capsys):
     assert len(lines) == 1 and "alltoall 1 MiB: engine: loop numpy" in lines[0]
     code, out, _ = run_main([*argv, "--format", "json"], capsys)
     assert json.loads(out)["records"][0]["engine"]["loop"] == "numpy"
+
+
+def test_flows_verbose_and_json_name_the_engine(capsys):
+    import json
+    from pathlib import Path
+
+    flows = str(Path(__file__).resolve().parents[1] / "examples" / "flows" / "incast.json")
+    code, out, err = run_main(["-v", "flows", flows, "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["engine"]["symmetry"]["flows"] == 4
+    assert sum("engine: loop numpy" in line for line in err.splitlines()) == 1

@@ -15,8 +15,7 @@ candidates simulated and pruned; and the same sweep's CPU time with ``prune=Fals
 (every candidate simulated), with a check that both pick the same algorithms and times.
 For the sweeps it also prints what one sweep keeps across its sizes (:func:`reuse_sweep`):
 its CPU time in a warm process against every size run alone, the schedules built and
-scaled (:mod:`netsim.run.scaled_builds`), the symmetry searches recalled, and whether the
-records are the same.
+scaled (:mod:`netsim.run.scaled_builds`) and whether the records are the same.
 Every case also runs as the command, in a fresh process, and prints its wall and CPU time
 (``/usr/bin/time``-like: children's user + system) and peak memory.
 
@@ -31,8 +30,7 @@ events from 1 GiB up) takes about 2 s, 0.22-0.25 s per size from 1 GiB. t3000 0.
 against 0.61 s; galaxy 3.65 s against 9.4 s.
 
 With what a sweep keeps across its sizes (one router; size-linear schedules built once per
-depth and scaled, 33 built and 242 scaled; 18 of 35 symmetry searches recalled; NVLS
-chunks tiled): dgx in process 2.13 s (build 0.11, bound 0.17, simulate 1.56) where the
+depth and scaled, 33 built and 242 scaled; NVLS chunks tiled): dgx in process 2.13 s (build 0.11, bound 0.17, simulate 1.56) where the
 same machine and load gave 2.67 s (build 0.58) before; the command 2.87 s wall against
 3.32 s (bytecode not cached), the same records.
 """
@@ -129,10 +127,8 @@ def staged_sweep(case: str, compare: bool) -> dict:
 def reuse_sweep(case: str) -> dict:
     """What one sweep keeps across its sizes, in this (warm) process: CPU time of the sweep
     as ``run_sweep`` runs it (one router, size-linear schedules built once per depth and
-    scaled: :mod:`netsim.run.scaled_builds`; symmetry searches recalled:
-    :mod:`netsim.engine.symmetry`) against every size run alone (a router per size, every
-    schedule built, every search done), with a check that the records are the same."""
-    import netsim.engine.symmetry as symmetry
+    scaled: :mod:`netsim.run.scaled_builds`) against every size run alone (a router per
+    size, every schedule built), with a check that the records are the same."""
     import netsim.run.collective as collective
     from netsim.run.scaled_builds import ScaledBuilds
     from netsim.topology import parse_topology
@@ -140,33 +136,16 @@ def reuse_sweep(case: str) -> dict:
     op, topo_name, sizes = SWEEPS[case]
     topo = parse_topology(topo_name)
     collective.run_collective(op, topo, "auto", "64MiB")     # imports and kernels loaded
-    searches = {"calls": 0, "recalled": 0}
-    recall = symmetry._recall
-
-    def counted(*args):
-        searches["calls"] += 1
-        found = recall(*args)
-        searches["recalled"] += found is not None
-        return found
-
     builds = ScaledBuilds()
-    symmetry._recall = counted
-    try:
-        start = time.process_time()
-        kept = collective.run_sweep(op, topo, "auto", sizes, builds=builds)
-        reuse = time.process_time() - start
-    finally:
-        symmetry._recall = recall
-    default, symmetry.RECALL = symmetry.RECALL, 0
-    try:
-        start = time.process_time()
-        alone = [collective.run_collective(op, topo, "auto", size)
-                 for size in collective.sweep_sizes(sizes)]
-        fresh = time.process_time() - start
-    finally:
-        symmetry.RECALL = default
+    start = time.process_time()
+    kept = collective.run_sweep(op, topo, "auto", sizes, builds=builds)
+    reuse = time.process_time() - start
+    start = time.process_time()
+    alone = [collective.run_collective(op, topo, "auto", size)
+             for size in collective.sweep_sizes(sizes)]
+    fresh = time.process_time() - start
     return {"reuse": reuse, "alone": fresh, "built": builds.built, "scaled": builds.scaled,
-            **searches, "same": [r.record() for r in kept] == [r.record() for r in alone]}
+            "same": [r.record() for r in kept] == [r.record() for r in alone]}
 
 
 def main(argv: list[str]) -> None:
@@ -185,8 +164,7 @@ def main(argv: list[str]) -> None:
             r = reuse_sweep(case)
             print(f"{case:7s} kept across sizes: cpu {r['reuse']:.2f} s against "
                   f"{r['alone']:.2f} s with every size alone; schedules {r['built']} built, "
-                  f"{r['scaled']} scaled; symmetry searches {r['recalled']} of "
-                  f"{r['calls']} recalled; same records: {r['same']}", flush=True)
+                  f"{r['scaled']} scaled; same records: {r['same']}", flush=True)
         c = timed_command(case)
         print(f"{case:7s} command: wall {c['wall']:.2f} s, cpu {c['cpu']:.2f} s, peak "
               f"{c['peak_mib']:.0f} MiB", flush=True)

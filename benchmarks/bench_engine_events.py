@@ -21,16 +21,17 @@ per flow: the process's peak over the flows simulated) and the makespan. ``--ref
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
 its wall time and the largest relative difference of the per-op finish times;
 ``--kernel`` also runs it with engine.kernel's loop where the incremental one
-(engine.incremental) would take over (``executor.INCREMENTAL_MIN_SUBS = None``);
+(engine.incremental) would take over (``EngineConfig(incremental_min_subflows=None)``);
 ``--flows`` also runs it with the incremental loop on flows (engine.incremental) where
-the one on rate classes (engine.classes) would run (``executor.CLASSES = False``);
+the one on rate classes (engine.classes) would run (``EngineConfig(classes=False)``);
 ``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
 flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
 compiled loop ran; its wall time then includes importing numba and loading the cached
 compiled loop, about 0.3 s once per process (the first run after an install also compiles
-it, about 15-25 s). ``loop`` names the compiled loop that ran (``classes``:
-engine.classes; ``incremental``: engine.incremental on flows; ``kernel``). ``classes``
+it, about 15-25 s). ``loop`` names the loop of the last run (``Result.meta["engine"]``:
+``classes``: engine.classes; ``incremental``: engine.incremental on flows; ``kernel``;
+``numpy``). ``classes``
 is the flow classes simulated where the symmetry search found some (summed over runs).
 
     python benchmarks/bench_engine_events.py [--reference] [--kernel] [--flows]
@@ -48,6 +49,12 @@ import tempfile
 import time
 
 import numpy as np
+
+#: The engine configuration of each mode (fields of netsim.engine.EngineConfig).
+MODES = {"fast": {}, "kernel": {"incremental_min_subflows": None},
+         "flows": {"classes": False}, "nosym": {"symmetry": False},
+         "numpy": {"loop": "numpy"}, "reference": {"loop": "reference"}}
+CONFIG = None           # the EngineConfig of this process's mode (set in one())
 
 CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "flows16", "flows32",
          "nvl72", "dgx", "fattree_ring"]
@@ -72,7 +79,7 @@ def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
         nbytes = float(1 << 20)
     schedule = sends_from_arrays(n, src, dst, nbytes, tag="alltoall")
     routes = route_schedule(topology, schedule, topology.endpoints)
-    return [execute(topology, schedule, routes)]
+    return [execute(topology, schedule, routes, config=CONFIG)]
 
 
 def _coll(topo: str, algo: str = "auto", **kwargs):
@@ -123,14 +130,15 @@ def one(name: str, mode: str, out: str) -> dict:
         return solver(*args, **kwargs)
 
     executor.max_min_rates_csr = maxmin.max_min_rates_csr = counted
-    if mode == "reference":
-        executor.REFERENCE = True
-    if mode == "kernel":
-        executor.INCREMENTAL_MIN_SUBS = None
-    if mode == "flows":
-        executor.CLASSES = False
-    executor.SYMMETRY = mode in ("fast", "numpy", "kernel", "flows")
-    executor.KERNEL = mode != "numpy"
+    global CONFIG
+    import functools
+
+    from netsim.engine import blocks, config
+
+    CONFIG = config.EngineConfig(**MODES[mode])
+    # the collective runner passes no configuration: make this mode's the default
+    executor.EngineConfig = blocks.EngineConfig = functools.partial(config.EngineConfig,
+                                                                    **MODES[mode])
     loaded = "numba" in sys.modules
     start = time.perf_counter()
     results = run_case(name)
@@ -142,9 +150,7 @@ def one(name: str, mode: str, out: str) -> dict:
             "events": sum(r.events for r in results), "solver_calls": passes[0],
             "wall_s": round(wall, 3),
             "kernel": "numba" in sys.modules and not loaded,   # the compiled loop ran
-            # the last compiled loop imported: engine.classes imports engine.incremental
-            "loop": next((m for m in ("classes", "incremental", "kernel")
-                          if f"netsim.engine.{m}" in sys.modules), "numpy"),
+            "loop": results[-1].meta["engine"]["loop"],
             "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             # the whole process's peak (interpreter and libraries included) per flow
             "bytes_per_flow": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

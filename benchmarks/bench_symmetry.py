@@ -95,26 +95,29 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"unknown case {unknown[0]!r}; one of {', '.join(CASES)}")
     start = time.perf_counter()
     import numba  # noqa: F401
-    kernels = symmetry._compiled(0)
+    from netsim.engine import EngineConfig
+
+    kernels = symmetry._compiled(0, EngineConfig(symmetry_compiled_from=0))
     kernels._k_relabel(np.zeros(1, np.int64), np.zeros(1, np.uint64))
     print(f"numba_load_s={time.perf_counter() - start:.3f}", flush=True)
 
     def numpy_search(schedule, routes, capacity, **kwargs):
-        symmetry.COMPILED = False
-        try:
-            return symmetry.find_classes(schedule, routes, capacity, **kwargs)
-        finally:
-            symmetry.COMPILED = True
+        return symmetry.find_classes(schedule, routes, capacity, **{
+            **kwargs, "config": EngineConfig(symmetry_compiled_from=None)})
+
+    def compiled_search(schedule, routes, capacity, **kwargs):
+        return symmetry.find_classes(schedule, routes, capacity, **{
+            **kwargs, "config": EngineConfig(symmetry_compiled_from=0)})
 
     for name in names:
         calls = record(name)
         if not calls:
             print(f"case={name} searches=0")
             continue
-        for find in (numpy_search, symmetry.find_classes):      # warm up
+        for find in (numpy_search, compiled_search):      # warm up
             find(calls[0][0], calls[0][1], calls[0][2], **calls[0][3])
         before = min(search(calls, numpy_search)[0] for _ in range(repeat))
-        runs = [search(calls, symmetry.find_classes) for _ in range(repeat)]
+        runs = [search(calls, compiled_search) for _ in range(repeat)]
         after = min(seconds for seconds, _ in runs)
         slow = search(calls, numpy_search)[1]
         fast = runs[0][1]

@@ -36,25 +36,16 @@ def case(k: int, seed: int):
 
 
 def main(argv: list[str]) -> None:
-    from netsim.engine import executor, simulate
+    from netsim.engine import EngineConfig, simulate
 
     k, seed = int(argv[0]), int(argv[1])
     topo, schedule = case(k, seed)
-    loops = [("classes", {"CLASSES": True}), ("incremental", {"CLASSES": False})]
-    if "--kernel" in argv:
-        loops.append(("kernel", {"INCREMENTAL_MIN_SUBS": None, "INCREMENTAL_FLAT": False}))
-    executor.KERNEL_AFTER_WORK = 0
+    loops = ["classes", "incremental"] + (["kernel"] if "--kernel" in argv else [])
     first = None
-    for name, settings in loops:
-        saved = {key: getattr(executor, key) for key in settings}
-        executor.INCREMENTAL_MIN_SUBS = 0
-        for key, value in settings.items():
-            setattr(executor, key, value)
+    for name in loops:
         start = time.perf_counter()
-        result = simulate(topo, schedule)
+        result = simulate(topo, schedule, config=EngineConfig(loop=name))
         wall = time.perf_counter() - start
-        for key, value in saved.items():
-            setattr(executor, key, value)
         if first is None:
             first = result
         diff = float(np.max(np.abs(result.op_finish - first.op_finish)) / first.makespan)

@@ -102,8 +102,8 @@ def memory_budget() -> int:
 def memory_room() -> int:
     """Bytes this process may still add now: under ``--max-memory``, the budget less the
     process's resident memory; else what the machine has available (which already
-    leaves out what this process holds). For optional work space, such as a faster loop
-    that has a leaner fallback."""
+    leaves out what this process holds). For optional work space that changes no result,
+    such as a cache (the engine's path never depends on it: netsim.engine.config)."""
     chosen = _MAX_MEMORY.get()
     if chosen is None:
         return available_memory()
@@ -117,14 +117,18 @@ def memory_room() -> int:
     return chosen - resident
 
 
-def require_memory(need: float, what: str, *, advice: str = "a smaller case") -> None:
+def require_memory(need: float, what: str, *, advice: str = "a smaller case",
+                   budget: int | None = None) -> None:
     """Refuse, with one line, a build of ``what`` estimated to need ``need`` bytes when
-    that is above the budget; ``advice`` says how to need less."""
-    budget = memory_budget()
+    that is above the budget (``budget`` bytes if given, else :func:`memory_budget`);
+    ``advice`` says how to need less."""
+    given = budget is not None
+    budget = budget if given else memory_budget()
     if need > budget:
         from .units import format_size
 
-        origin = "--max-memory" if _MAX_MEMORY.get() is not None else "available on this machine"
+        origin = ("memory budget" if given else
+                  "--max-memory" if _MAX_MEMORY.get() is not None else "available on this machine")
         raise ResourceError(f"{what} would need about {format_size(need)} of memory, above "
                             f"the {format_size(budget)} {origin} ({advice}, or "
                             f"--max-memory SIZE to allow more)")

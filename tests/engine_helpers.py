@@ -46,3 +46,16 @@ def random_walk(topo, rng, max_links: int) -> tuple[int, list[int]]:
         path.append(link)
         at = int(topo.link_dst[link])
     return at, path
+
+
+def lognormal_alltoall(shape, seed):
+    """A mesh and an all-to-all on it with log-normal sizes around 100 kB."""
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import mesh
+
+    n = shape[0] * shape[1]
+    src, dst = np.divmod(np.arange(n * n), n)
+    src, dst = src[src != dst], dst[src != dst]
+    nbytes = np.rint(np.random.default_rng(seed).lognormal(np.log(1e5), 1.0, src.size))
+    return mesh(shape, bandwidth=1e9, latency=0.0), sends_from_arrays(n, src, dst, nbytes,
+                                                                     tag="a2a")

@@ -1,13 +1,7 @@
 """The compiled loop on rate classes (engine.classes) equals the reference.
 
-The property tests of the compiled loop (``test_engine_kernel``, which re-runs those of
-the fast paths and of the symmetry classes) run again with the incremental loop forced on
-from the first event of every run and on rate classes wherever paths are unweighted:
-random DAGs with dependencies, computes, barriers, empty and self sends, release floors,
-per-op overheads, per-hop latencies, parallel paths and tolerance, each against the
-reference (numpy, cold solve at every event) within 1e-9 relative, with the same number of
-events. Runs with symmetry weights take engine.incremental (``test_engine_incremental``).
-The loop's own cases are imbalanced all-to-alls, where classes split, rise, freeze and
+Random cases of every kind run on every path in tests/test_engine_conformance.py. The
+loop's own cases are imbalanced all-to-alls, where classes split, rise, freeze and
 merge at nearly every event; they run here on meshes and tori, with and without per-hop
 latency, symmetric and not.
 """
@@ -16,41 +10,36 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsim.engine import executor, simulate
+from netsim.engine import EngineConfig, execute, route_schedule, simulate
 from netsim.schedule import ScheduleBuilder, sends_from_arrays
 from netsim.topology import mesh, torus
 
+from engine_helpers import lognormal_alltoall
+
 pytest.importorskip("numba")
 
-from test_engine_kernel import (  # noqa: E402  (re-run under the fixture below)
-    test_a_hand_over_at_any_event_matches_the_reference as test_classes_hand_over,
-    test_a_link_without_capacity_is_refused_by_the_compiled_loop as
-    test_classes_refuse_a_link_without_capacity,
-    test_both_ways_of_filling_match_the_reference as test_classes_both_fillings,
-    test_kernel_alltoall as test_classes_alltoall,
-    test_kernel_collectives as test_classes_collectives,
-    test_kernel_dependent_phases as test_classes_dependent_phases,
-    test_kernel_nvswitch_box as test_classes_nvswitch_box,
-    test_kernel_overheads as test_classes_overheads,
-    test_kernel_random_dags as test_classes_random_dags,
-    test_kernel_random_machines as test_classes_random_machines,
-    test_kernel_release_floors as test_classes_release_floors,
-    test_kernel_tolerance as test_classes_tolerance,
-    test_the_compiled_loop_runs_and_reports_progress as test_classes_progress,
-)
-from test_engine_fastpaths import SETTINGS, assert_same_run  # noqa: E402
-from test_engine_incremental import loops_used  # noqa: E402,F401  (its fixture)
-from test_engine_symmetry import search_every_case  # noqa: E402,F401  (its fixture)
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CLASSES = EngineConfig(loop="classes")
+REFERENCE = EngineConfig(loop="reference")
+REL = 1e-9                    # the engine's merge window (tests/test_engine_conformance.py)
 
 
-@pytest.fixture(autouse=True)
-def classes_loop_for_every_run(monkeypatch):
-    monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
-    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", 0)
-    monkeypatch.setattr(executor, "CLASSES", True)
+def assert_same_run(topo, schedule, not_before=None):
+    """The classes loop against the reference, op for op and link for link."""
+    routes = route_schedule(topo, schedule, np.asarray(topo.endpoints[:schedule.num_ranks]))
+    fast = execute(topo, schedule, routes, not_before=not_before, config=CLASSES)
+    ref = execute(topo, schedule, routes, not_before=not_before, config=REFERENCE)
+    assert fast.meta["engine"]["loop"] == "classes"
+    scale = max(float(ref.makespan), 1e-30)
+    for name in ("op_release", "op_start", "op_finish"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=1e-12,
+                                   atol=REL * scale, err_msg=name)
+    np.testing.assert_allclose(fast.link_bytes, ref.link_bytes, rtol=1e-12, atol=1e-9)
+    assert fast.events == ref.events
+    return fast
 
 
 def _alltoall(maker, shape, sizes, latency=0.0):
@@ -141,9 +130,6 @@ def test_flows_released_out_of_id_order_are_found_on_their_links(seed, backwards
     it, widened as they start. Waves of imbalanced sends released one after another by
     release floors, the last-built wave first when ``backwards`` (a later wave's sends
     have lower ids), so windows narrowed past finished flows widen again at either end."""
-    from netsim.engine import execute, route_schedule
-    from test_engine_fastpaths import REL, reference_engine
-
     rng = np.random.default_rng(seed)
     n, waves = 9, 4
     b = ScheduleBuilder(n)
@@ -157,49 +143,32 @@ def test_flows_released_out_of_id_order_are_found_on_their_links(seed, backwards
         wave = waves - 1 - wave
     not_before = wave * rng.uniform(5e-5, 2e-4)     # overlapping the wave before, or not
     topo = mesh((3, 3), bandwidth=1e9, latency=0.0)
-    routes = route_schedule(topo, schedule, topo.endpoints)
-    fast = execute(topo, schedule, routes, not_before=not_before)
-    with reference_engine():
-        ref = execute(topo, schedule, routes, not_before=not_before)
-    np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL, atol=1e-18)
-    assert fast.events == ref.events
+    assert_same_run(topo, schedule, not_before)
 
 
-def test_flat_schedules_take_the_classes_loop(loops_used):
-    """With the default gate an unweighted schedule without dependencies runs in
-    engine.classes and equals the reference."""
+def test_flat_unweighted_schedules_take_the_classes_loop():
+    """Under ``auto`` (handing over from the first event) an unweighted schedule without
+    dependencies runs in engine.classes; symmetry weights (a torus all-to-all's classes)
+    are not for rate classes: that run takes engine.incremental."""
     rng = np.random.default_rng(4)
+    config = EngineConfig(numpy_work=0, symmetry_min_subflows=0)
     topo, schedule = _alltoall(mesh, (3, 4), np.rint(rng.lognormal(np.log(1e5), 1.0, 132)))
-    assert_same_run(topo, schedule)
-    assert loops_used and set(loops_used) == {"netsim.engine.classes"}
-
-
-def test_weighted_paths_take_the_flow_loop(monkeypatch, loops_used):
-    """Symmetry weights (a torus all-to-all's classes) are not for rate classes: the
-    run takes engine.incremental and equals the reference."""
-    from netsim.engine import symmetry
-
-    monkeypatch.setattr(symmetry, "MIN_SUBFLOWS", 0)
+    assert simulate(topo, schedule, config=config).meta["engine"]["loop"] == "classes"
     topo, schedule = _alltoall(torus, (4, 4), np.full(240, 1e5))
-    result = assert_same_run(topo, schedule)
-    assert result.meta.get("symmetry_classes")
-    assert "netsim.engine.classes" not in loops_used
+    engine = simulate(topo, schedule, config=config).meta["engine"]
+    assert engine["symmetry"]["classes"] and engine["loop"] == "incremental"
 
 
 @pytest.mark.parametrize("shape", [(4, 11), (6, 11)])
-def test_checks_judge_saturation_relative_to_the_level(monkeypatch, loops_used, shape):
+def test_checks_judge_saturation_relative_to_the_level(shape):
     """The log-normal all-to-alls on which engine.incremental's capacity-relative check
     once drifted (``test_engine_incremental``): the classes loop, whose checks judge
     saturation the same way, agrees with engine.kernel's full re-solve to rounding, with
     the same events."""
-    from test_engine_incremental import _lognormal_alltoall
-
-    topo, schedule = _lognormal_alltoall(shape, 1)
-    ours = simulate(topo, schedule)
-    assert set(loops_used) == {"netsim.engine.classes"}
-    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", None)   # engine.kernel
-    monkeypatch.setattr(executor, "INCREMENTAL_FLAT", False)
-    full = simulate(topo, schedule)
+    topo, schedule = lognormal_alltoall(shape, 1)
+    ours = simulate(topo, schedule, config=CLASSES)
+    full = simulate(topo, schedule, config=EngineConfig(loop="kernel", symmetry=False))
+    assert ours.meta["engine"]["loop"] == "classes"
     assert ours.events == full.events
     assert np.max(np.abs(ours.op_finish - full.op_finish)) <= 1e-12 * full.makespan
 

@@ -1,42 +1,39 @@
 """Symmetry classes (engine.symmetry) are exact: the quotient run equals the full run.
 
-The reference engine (``executor.REFERENCE``) simulates every flow, cold, at every event.
-With the search threshold at 0, every case below goes through the class search; where it
-finds classes the run is on one representative per class. Per-op times must agree within
-1e-9 relative and per-link bytes, busy time and peak flow counts exactly (up to rounding),
-on symmetric cases (collectives on rings, tori, meshes, fat-trees and an NVSwitch box) and
-asymmetric ones (random DAGs on random machines, imbalanced all-to-all, release floors).
+The reference engine (``EngineConfig(loop="reference")``) simulates every flow, cold, at
+every event. With the search threshold at 0, every case below goes through the class
+search; where it finds classes the run is on one representative per class. Per-op times
+must agree within 1e-9 relative and per-link bytes, busy time and peak flow counts exactly
+(up to rounding), on symmetric cases (collectives on rings, tori, meshes, fat-trees and an
+NVSwitch box) and release floors; random DAGs on random machines are in
+tests/test_engine_conformance.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from netsim.engine import executor, simulate, symmetry
+from netsim.engine import EngineConfig, simulate, symmetry
 from netsim.schedule import ScheduleBuilder, sends_from_arrays
 from netsim.topology import fat_tree, mesh, ring, torus
 
-from test_engine_fastpaths import SETTINGS, reference_engine
 from test_invariants import collective_cases, random_dag, machines
 
 REL = 1e-9
-
-
-@pytest.fixture(autouse=True)
-def search_every_case(monkeypatch):
-    monkeypatch.setattr(symmetry, "MIN_SUBFLOWS", 0)
-    # The compiled search wherever numba is installed (the numpy one is compared with it
-    # below, partition for partition).
-    monkeypatch.setattr(symmetry, "COMPILED_AFTER", 0)
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Every case searched, compiled wherever numba is installed (the numpy search is compared
+#: with it below, partition for partition).
+SEARCH = EngineConfig(symmetry_min_subflows=0, symmetry_compiled_from=0)
+NUMPY_SEARCH = EngineConfig(symmetry_min_subflows=0, symmetry_compiled_from=None)
+REFERENCE = EngineConfig(loop="reference")
 
 
 def assert_same_as_reference(topo, schedule, placement=None, not_before=None):
-    fast = _run(topo, schedule, placement, not_before)
-    with reference_engine():
-        ref = _run(topo, schedule, placement, not_before)
+    fast = _run(topo, schedule, placement, not_before, SEARCH)
+    ref = _run(topo, schedule, placement, not_before, REFERENCE)
     scale = max(float(np.nanmax(np.abs(ref.op_finish))) if ref.op_finish.size else 0.0, 1e-30)
     for name in ("op_release", "op_start", "op_finish"):
         np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=REL,
@@ -48,15 +45,15 @@ def assert_same_as_reference(topo, schedule, placement=None, not_before=None):
     return fast
 
 
-def _run(topo, schedule, placement, not_before):
+def _run(topo, schedule, placement, not_before, config):
     if not_before is None:
-        return simulate(topo, schedule, placement)
+        return simulate(topo, schedule, placement, config=config)
     from netsim.engine import execute, route_schedule
     from netsim.engine import default_placement
 
     placement = default_placement(topo, schedule.num_ranks) if placement is None else placement
     routes = route_schedule(topo, schedule, np.asarray(placement))
-    return execute(topo, schedule, routes, not_before=not_before)
+    return execute(topo, schedule, routes, not_before=not_before, config=config)
 
 
 def test_a_ring_of_neighbour_sends_is_one_class_and_takes_b_over_bw():
@@ -106,28 +103,21 @@ def test_collectives_match_the_reference(case, size):
 @given(st.sampled_from(["ring", "innetwork", "oneshot", "dbtree"]),
        st.sampled_from([1e4, 1e6]), st.integers(1, 3))
 def test_an_nvswitch_box_matches_the_reference(algo, size, chunks):
-    from netsim.run import run_collective
+    from netsim.algorithms import build_schedule
     from netsim.algorithms.options import AlgoOptions
+    from netsim.topology import parse_topology
 
-    def run():
-        return run_collective("allreduce", "dgx-h100", algo, size,
-                              options=AlgoOptions(chunks=chunks)).result
-
-    fast = run()
-    with reference_engine():
-        ref = run()
+    topo = parse_topology("dgx-h100")
+    nodes = np.asarray(topo.endpoints[:8])
+    options = AlgoOptions(chunks=chunks, topology=topo, placement=nodes)
+    schedule = build_schedule("allreduce", algo, 8, size, options)
+    extra = schedule.meta.get("extra_placement") or []
+    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    fast = simulate(topo, schedule, placement, config=SEARCH)
+    ref = simulate(topo, schedule, placement, config=REFERENCE)
     np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
     np.testing.assert_allclose(fast.link_busy, ref.link_busy, rtol=REL, atol=1e-15)
     np.testing.assert_array_equal(fast.link_peak_flows, ref.link_peak_flows)
-
-
-@settings(max_examples=80, **SETTINGS)
-@given(machines, st.data())
-def test_random_dags_on_random_machines_match_the_reference(topo, data):
-    endpoints = np.asarray(topo.endpoints)
-    ranks = data.draw(st.integers(1, min(6, endpoints.size)))
-    placement = np.asarray(data.draw(st.permutations(endpoints.tolist()))[:ranks])
-    assert_same_as_reference(topo, data.draw(random_dag(ranks)), placement)
 
 
 @settings(max_examples=40, **SETTINGS)
@@ -161,9 +151,8 @@ def test_the_fat_tree_timeline_expands_to_every_link():
     topo = fat_tree(4, bandwidth=1e9)
     n = topo.num_endpoints
     schedule = sends_from_arrays(n, np.arange(n), (np.arange(n) + n // 2) % n, 1e6)
-    fast = simulate(topo, schedule, record_timeline=True)
-    with reference_engine():
-        ref = simulate(topo, schedule, record_timeline=True)
+    fast = simulate(topo, schedule, record_timeline=True, config=SEARCH)
+    ref = simulate(topo, schedule, record_timeline=True, config=REFERENCE)
     assert len(fast.timeline) == len(ref.timeline)
     for (a0, a1, au, al), (b0, b1, bu, bl) in zip(fast.timeline, ref.timeline):
         assert a0 == pytest.approx(b0) and a1 == pytest.approx(b1)
@@ -228,9 +217,8 @@ def test_per_op_overheads_split_classes_and_match_the_reference(seed):
     topo = ring(8, bandwidth=1e9, latency=1e-7)
     schedule = sends_from_arrays(8, np.arange(8), (np.arange(8) + 1) % 8, 1e6)
     overhead = rng.choice([0.0, 2e-4], size=8)
-    fast = simulate(topo, schedule, overhead=overhead)
-    with reference_engine():
-        ref = simulate(topo, schedule, overhead=overhead)
+    fast = simulate(topo, schedule, overhead=overhead, config=SEARCH)
+    ref = simulate(topo, schedule, overhead=overhead, config=REFERENCE)
     np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
     np.testing.assert_allclose(fast.op_finish, overhead + 1e-7 + 1e-3, rtol=1e-12)
 
@@ -254,9 +242,9 @@ def _both_searches(topo, schedule, placement=None, not_before=None, overhead=0.0
     routes = route_schedule(topo, schedule, np.asarray(placement))
     if len(routes.sub_req) == 0:                    # find_classes stops before searching
         return None, None
-    kernels = symmetry._compiled(0)
+    kernels = symmetry._compiled(0, SEARCH)
     assert kernels is not None
-    args = (schedule, routes, topo.bandwidth, not_before, overhead)
+    args = (schedule, routes, topo.bandwidth, not_before, overhead, SEARCH)
     return symmetry._find_numpy(*args), symmetry._find_compiled(kernels, *args)
 
 
@@ -327,7 +315,7 @@ def test_the_compiled_equitable_check_agrees_with_the_numpy_one(rows, cols, nx, 
     y = rng.integers(0, ny, size=cols).astype(np.int64)
     x = np.unique(x, return_inverse=True)[1].astype(np.int64)   # dense ids
     y = np.unique(y, return_inverse=True)[1].astype(np.int64)
-    k = symmetry._compiled(0)
+    k = symmetry._compiled(0, SEARCH)
     expected = symmetry._equitable(x, ptr, nb, y)
     assert k._k_equitable(x, int(x.max()) + 1, ptr, nb, y, int(y.max()) + 1) == expected
     alone = np.arange(rows, dtype=np.int64)
@@ -341,7 +329,7 @@ def test_the_compiled_relabel_codes_pairs_exactly():
     rng = np.random.default_rng(7)
     old = rng.integers(0, 50, size=20_000).astype(np.int64)
     key = rng.integers(0, 300, size=20_000).astype(np.uint64)
-    codes, count = symmetry._compiled(0)._k_relabel(old, key)
+    codes, count = symmetry._compiled(0, SEARCH)._k_relabel(old, key)
     pairs = old * 300 + key.astype(np.int64)
     assert count == np.unique(pairs).size
     assert _same_partition(codes, np.unique(pairs, return_inverse=True)[1].astype(np.int64))

@@ -1,10 +1,8 @@
 """The same point gives the same bits alone, inside a size sweep, and in a resumed sweep.
 
-What made them differ: the symmetry search runs on numpy or compiled depending on what the
-process did before (numba imported yet or not), and the two numbered their classes
-differently; the quotient run visits classes in id order, so the last bit of a time could
-change (allreduce direct 1MiB on galaxy-wh: 0x1.b86968bf1bf19p-14 s alone, ...18p-14 after
-a 64KiB run in the same process).
+The symmetry search runs on numpy or compiled (by its size); the quotient run visits
+classes in id order, so both must number their classes alike for the last bit of a time
+not to depend on which ran.
 """
 
 from __future__ import annotations
@@ -13,10 +11,10 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from netsim.engine import kernel, symmetry
-from netsim.run.collective import run_collective
+from netsim.engine import EngineConfig, kernel, simulate
 
 CASES = [
     ("allreduce", "galaxy-wh", "direct", "1MiB"),
@@ -25,26 +23,33 @@ CASES = [
     ("allreduce", "torus:4x4,bw=50GB/s,lat=1us", "halving_doubling", "16MiB"),
     ("allreduce", "dgx-h100", "default", "64MiB"),
 ]
-
-
-def _time(case, search, monkeypatch) -> float:
-    op, topo, algo, size = case
-    monkeypatch.setattr(symmetry, "_recalled", [])       # searched, not recalled
-    if search == "numpy":
-        monkeypatch.setattr(symmetry, "_compiled", lambda work: None)
-    else:
-        monkeypatch.setattr(symmetry, "COMPILED_AFTER", 0)
-    return run_collective(op, topo, algo, size).time_s
+#: Schedules whose symmetry search both ways must give the same bits.
+SEARCHED = [
+    ("allreduce", "galaxy-wh", "direct", 2**20),
+    ("allgather", "galaxy-wh", "ring", 2**20),
+    ("allreduce", "torus:4x4,bw=50GB/s,lat=1us", "halving_doubling", 16 * 2**20),
+    ("alltoall", "mesh:4x4", "direct", 2**20),
+]
 
 
 @pytest.mark.skipif(not kernel.AVAILABLE, reason="needs numba (the fast extra)")
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1].split(',')[0]}-{c[2]}")
-def test_numpy_and_compiled_symmetry_searches_give_the_same_bits(case, monkeypatch):
-    with monkeypatch.context() as patch:
-        compiled = _time(case, "compiled", patch)
-    with monkeypatch.context() as patch:
-        numpy = _time(case, "numpy", patch)
-    assert numpy.hex() == compiled.hex()
+@pytest.mark.parametrize("case", SEARCHED, ids=lambda c: f"{c[0]}-{c[1].split(',')[0]}-{c[2]}")
+def test_numpy_and_compiled_symmetry_searches_give_the_same_bits(case):
+    from netsim.algorithms import build_schedule
+    from netsim.algorithms.options import AlgoOptions
+    from netsim.topology import parse_topology
+
+    op, spec, algo, size = case
+    topo = parse_topology(spec)
+    nodes = np.asarray(topo.endpoints)
+    schedule = build_schedule(op, algo, nodes.size, size,
+                              AlgoOptions(topology=topo, placement=nodes))
+    runs = [simulate(topo, schedule, nodes, config=EngineConfig(symmetry_compiled_from=at,
+                                                               symmetry_min_subflows=0))
+            for at in (None, 0)]
+    assert runs[0].meta["engine"]["symmetry"]["classes"]
+    assert runs[0].makespan.hex() == runs[1].makespan.hex()
+    assert runs[0].op_finish.tobytes() == runs[1].op_finish.tobytes()
 
 
 _ALONE = """

@@ -65,7 +65,7 @@ def plane_classes(nodes: np.ndarray, topo, switches: list[int]) -> list[list[int
 
 
 #: Planes built per class: two, not one, so that the engine's symmetry search, which gives
-#: up when its classes are more than half the flows (engine.symmetry.MAX_CLASS_SHARE),
+#: up when its classes are more than half the flows (EngineConfig.symmetry_max_class_share),
 #: still finds the classes inside a plane (they merge the two copies): one NVLS plane alone
 #: has as many classes as half its flows, and without them the engine solves every flow
 #: (GB200 NVL72, 4 GB: 164 s against about 60 s).

@@ -260,6 +260,7 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             progress=bar.reporter(), faults=faults, axis=axis,
             nodes=nodes, model=model, packet=packet, tolerance=tolerance)
     records = [run.record() for run in runs]
+    _log_engine(runs)
     if runs and ideal_links_note(runs[0].machine, alpha_s):   # as compare marks its rows:
         for record in records:                                 # --plot's legend says so
             record["ideal_links"] = True
@@ -287,6 +288,18 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             return
         emit(format_records(records, fmt, columns=columns,
                             title=_title(runs, alpha_s, axis)), output, overwrite)
+
+
+def _log_engine(runs) -> None:
+    """-v: what the engine ran for each size, one line each (Result.meta["engine"])."""
+    import logging
+
+    from ..engine import describe
+
+    for run in runs:
+        if "engine" in run.result.meta:
+            logging.getLogger("netsim").info("%s %s: %s", run.op, format_size(run.size_bytes),
+                                             describe(run.result.meta["engine"]))
 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).

@@ -69,6 +69,13 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
             raise
         raise type(err)(f"{flow_file}: {err}") from None
     faults = _fault_records(specs, result)
+    engine = result.meta.get("engine")
+    if engine is not None:          # -v: what the engine ran, in one line
+        import logging
+
+        from ..engine import describe
+
+        logging.getLogger("netsim").info(describe(engine))
     if suffix in (".npz", ".parquet"):
         write_flow_result(result, output, overwrite=overwrite)
         wrote(output)
@@ -79,7 +86,8 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
             data = json_bytes(envelope(flow_records_fast(result), makespan=result.makespan,
                                        events=result.events, links=result.link_records(),
                                        **({"faults": faults} if faults else {}),
-                                       **({"tolerance": tolerance} if tolerance else {})))
+                                       **({"tolerance": tolerance} if tolerance else {}),
+                                       **({"engine": engine} if engine else {})))
         if output is None:
             click.echo(data, nl=False)
         else:
@@ -91,6 +99,7 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
             "makespan": result.makespan, "events": result.events,
             "links": link_records_with_queues(result), **({"faults": faults} if faults else {}),
             **({"model": model} if model != "fluid" else {}),
+            **({"engine": engine} if engine else {}),
             **({"model_error": error} if error else {})})
     elif fmt == "csv":
         text = flow_result_csv(result) if not error else format_records(flow_rows, "csv")

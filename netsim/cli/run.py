@@ -71,6 +71,14 @@ def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail
     with recording_timelines() if timed else nullcontext():     # figures over time
         outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
     records = outcome.records
+    for record in records:          # -v: what the engine ran for each job, one line each
+        if isinstance(record, dict) and record.get("engine"):
+            import logging
+
+            from ..engine import describe
+
+            name = record.get("job", record.get("op", "job"))
+            logging.getLogger("netsim").info("%s: %s", name, describe(record["engine"]))
     if fmt == "table":
         title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
                                                else "")

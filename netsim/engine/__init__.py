@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ScheduleError
 from ..schedule import SEND, Schedule
+from .config import EngineConfig, EnginePath, choose_path, describe
 from .executor import ProgressCallback, execute
 from .faults import Fault, degrade_links, fail_links, fail_nodes
 from .maxmin import max_min_rates
@@ -22,7 +23,7 @@ from .result import Result
 
 __all__ = ["simulate", "execute", "max_min_rates", "Result", "ProgressCallback",
            "default_placement", "route_schedule", "Fault", "fail_links", "degrade_links",
-           "fail_nodes"]
+           "fail_nodes", "EngineConfig", "EnginePath", "choose_path", "describe"]
 
 
 def default_placement(topology, num_ranks: int) -> np.ndarray:
@@ -61,20 +62,21 @@ def route_schedule(topology, schedule: Schedule, placement: np.ndarray, router=N
 def simulate(topology, schedule: Schedule, placement: Sequence[int] | None = None, *,
              router=None, overhead=0.0, not_before: np.ndarray | None = None,
              progress: ProgressCallback | None = None, record_timeline: bool = False,
-             faults=(), tolerance: float = 0.0) -> Result:
+             faults=(), tolerance: float = 0.0, config: EngineConfig | None = None) -> Result:
     """Run ``schedule`` on ``topology`` with rank r on node ``placement[r]``.
 
     ``overhead`` is a per-message cost at the sender (s; one value, or one per op);
     ``not_before`` an optional earliest release time per op (s); ``faults`` links that fail
     or degrade (see
     :mod:`netsim.engine.faults`); ``tolerance`` the approximate mode's relative window
-    (default 0: exact; see :func:`~netsim.engine.executor.execute`). Returns a
-    :class:`Result`.
+    (default 0: exact; see :func:`~netsim.engine.executor.execute`); ``config`` the
+    engine's tunables (:class:`EngineConfig`; the path taken is in
+    ``result.meta["engine"]``). Returns a :class:`Result`.
     """
     placement = _checked_placement(topology, schedule, placement)
     routes = route_schedule(topology, schedule, placement, router)
     result = execute(topology, schedule, routes, overhead=overhead, not_before=not_before,
                      progress=progress, record_timeline=record_timeline, faults=faults,
-                     tolerance=tolerance)
+                     tolerance=tolerance, config=config)
     result.placement = placement
     return result

@@ -40,7 +40,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..schedule import SEND, BlockSchedule, Schedule
-from .executor import _Execution, _make_result
+from .config import EngineConfig
+from .executor import _Execution, _make_result, symmetry_meta
 from .result import PerBlock, Result
 from .symmetry import QuotientRoutes, find_classes, quotient
 
@@ -52,8 +53,8 @@ BYTES_PER_BLOCK = 2048
 
 
 def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, router=None,
-                    overhead: float = 0.0, progress=None,
-                    tolerance: float = 0.0) -> Result | None:
+                    overhead: float = 0.0, progress=None, tolerance: float = 0.0,
+                    config: EngineConfig | None = None) -> Result | None:
     """The :class:`Result` of the expanded schedule, computed on one send per block; None
     when one block's sends are not a single symmetry class (see the module docstring).
 
@@ -61,13 +62,18 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
     of every send (one value). Per-op arrays of the result are the full schedule's (op
     ``b * m + i``), kept per block until read (:class:`~netsim.engine.result.PerBlock`):
     the run needs memory per block, not per send; link loads are every link's.
+    ``config`` is the engine's (:class:`~netsim.engine.config.EngineConfig`); None too
+    when it turns the symmetry search off.
     """
     from . import route_schedule
 
     one = blocks.block()
     routes = route_schedule(topology, one, np.asarray(placement, dtype=np.int64), router)
+    config = EngineConfig() if config is None else config
+    if not config.searches_symmetry:          # the reference, or a loop on flows only
+        return None
     classes = find_classes(one, routes, topology.bandwidth, overhead=float(overhead),
-                           min_subflows=0)
+                           min_subflows=0, config=config)
     if classes is None or int(classes.op.max()) != 0:
         return None
     q1, r1, capacity, _, _ = quotient(one, routes, topology.bandwidth, classes, None,
@@ -87,7 +93,7 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
         sub_latency=np.tile(r1.sub_latency, n_blocks))
     run = _Execution(topology, schedule, q_routes, overhead=float(overhead), not_before=None,
                      progress=progress, record_timeline=False, capacity=capacity,
-                     weight=q_routes.path_weight, tolerance=tolerance).run()
+                     weight=q_routes.path_weight, tolerance=tolerance, config=config).run()
     # every block puts one block's bytes on each link
     hops = np.diff(np.asarray(routes.path_ptr, dtype=np.int64))
     one_bytes = np.bincount(np.asarray(routes.path_links, dtype=np.intp),
@@ -103,7 +109,10 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
         run.events, n_blocks * len(routes.sub_req), None,
         {"symmetry_classes": {"ops": int(n_blocks), "flows": int(len(run.sub_op)),
                               "links": int(run.n_links)},
-         "blocks": {"blocks": int(n_blocks), "sends_per_block": int(m)}})
+         "blocks": {"blocks": int(n_blocks), "sends_per_block": int(m)},
+         "engine": {**run.engine_meta(),
+                    "symmetry": {**symmetry_meta(n_blocks * len(routes.sub_req),
+                                                 len(run.sub_op)), "blocks": int(n_blocks)}}})
 
 
 def _block_quotient(blocks: BlockSchedule, q1: Schedule) -> Schedule:

@@ -59,8 +59,8 @@ difference of progress); this keeps classes from fragmenting. The result is the 
 progressive filling as engine.incremental's on a grouping in which every member of a
 class has the same rate and bottleneck, so its argument (module docstring there) carries
 over. Unweighted paths only (symmetry weights take engine.incremental).
-``tests/test_engine_classes.py`` re-runs the compiled loop's property tests with this loop
-forced on, against the reference within 1e-9 and with the same events.
+``tests/test_engine_conformance.py`` runs it (``EngineConfig(loop="classes")``) against
+the reference on random cases, within the 1e-9 merge window and with the same events.
 """
 
 from __future__ import annotations

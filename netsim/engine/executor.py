@@ -6,25 +6,28 @@ its links' latencies) -> it drains its bytes at its max-min fair rate -> complet
 flow of B bytes on a path of capacity C and latency L thus takes L + B/C.
 
 State lives in numpy arrays indexed by op or by sub-flow (a send split over parallel paths
-is several sub-flows). Time advances on a SimPy clock from one event to the next: the
-earliest of a timed event (a sub-flow's latency expiring, a compute or a release time) and
-the earliest fluid completion. All completions at one instant are one event, and rates are
-re-solved only when the set of draining flows changed.
+is several sub-flows). Time advances from one event to the next: the earliest of a timed
+event (a sub-flow's latency expiring, a compute or a release time; a heap ordered by time,
+then push order) and the earliest fluid completion. All completions at one instant are
+one event, and rates are re-solved only when the set of draining flows changed.
+
+Which loop runs (this numpy loop, or a compiled one taking over from it) and whether flows
+are first reduced to symmetry classes is decided by :func:`.config.choose_path` from the
+input's sizes and an :class:`~.config.EngineConfig`, and recorded in
+``Result.meta["engine"]``.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
-import importlib.util
 import itertools
 from typing import Callable
 
 import numpy as np
-import simpy
 
 from ..errors import InputError, SimulationError
 from ..schedule import BARRIER, COMPUTE, SEND, Schedule
+from .config import EngineConfig, EnginePath, choose_path, require_work_space
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
 from .symmetry import find_classes, quotient
@@ -32,69 +35,11 @@ from .tolerance import check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
 
-#: True: solve every event cold over all draining flows (``max_min_rates_csr``), without
-#: the warm start and its bookkeeping. The reference the fast paths are tested against.
-REFERENCE = False
-
-#: False: never use the compiled event loop (engine.kernel), even when numba is installed.
-KERNEL = True
-#: The numpy loop hands over to the compiled loop once its work (draining incidences
-#: summed over events, plus KERNEL_EVENT_WORK per event: the fixed cost of a numpy event,
-#: 150-300 us, is that of about 20,000 incidences) passes KERNEL_AFTER_WORK: runs with few
-#: events or few flows end in numpy in well under a second, without importing numba and
-#: loading the compiled loop (about 0.3 s once per process).
-KERNEL_AFTER_WORK = 5_000_000
-KERNEL_EVENT_WORK = 20_000
-#: False: the compiled loop solves cold at every event (no warm start).
-KERNEL_WARM = True
-#: The compiled loop refills only what each event changes (engine.incremental) instead of
-#: re-solving every draining flow (engine.kernel) for runs of at least this many
-#: sub-flows (after symmetry classes), whose incidences number at most
-#: INCREMENTAL_MAX_INCIDENCES (it keeps 40 B per incidence). Below it an event's full
-#: re-solve is cheap and the kernel's arithmetic is the reference's own, operation for
-#: operation; None: never. Measured (benchmarks/bench_engine_events.py): 8x8 log-normal
-#: all-to-all (4,032 flows) 0.40 s vs 0.66 s in the loop, 12x12 (20,592) 15.7 s vs
-#: 31 s, NVL72 all-reduce 256 MB (172,800 classes) 2.1 s vs 15.1 s.
-INCREMENTAL_MIN_SUBS: int | None = 20_000
-#: The incremental loop's work space: per incidence its place in the link's list and the
-#: refill's chains (5 x 8 B), per sub-flow two finish heaps, positions, rates and lists
-#: (17 x 8 B). Where that does not fit in what the run may still add
-#: (budget.memory_room), engine.kernel's loop, which needs none, runs instead.
-INCREMENTAL_BYTES_PER_INCIDENCE = 40
-INCREMENTAL_BYTES_PER_SUB = 136
-#: Schedules without dependencies (a flow file, an all-to-all) use the incremental loop at
-#: any size. The gate above is for dependencies: there a rounding-level difference can
-#: move a completion across the merge window and, through the successors it releases, an
-#: op's finish by far more (dgx-h100 NVLS 1 GiB: 0.18 % of the makespan on 7,198 of 38,912
-#: ops, makespan equal to 1.8e-14). Without dependencies a completion moves by at most the
-#: window (1e-9 relative): 8x8 log-normal 0.41 s vs 0.84 s (finish times within 2.3e-14),
-#: 16x16 with 1 us per hop 0.98 s vs 2.26 s (8.3e-15), in one process after a first run.
-INCREMENTAL_FLAT = True
-INCREMENTAL_MAX_INCIDENCES = 16_000_000
-#: Where the incremental loop runs on unweighted paths, run it on rate classes
-#: (engine.classes): flows held back by one link at one level move as one. Measured
-#: (benchmarks/bench_engine_events.py --flows): log-normal all-to-all on a 12x12 mesh
-#: 2.5 s vs 9.7 s, 16x16 about 17 s vs 180-210 s; 8x8 0.67 s vs 0.94 s per process
-#: (since pinned classes: 12x12 1.6 s, 16x16 8.8-9.1 s). Its work space: per incidence an
-#: entry (8 x 8 B), its hash slot (up to 32 B) and its place in the per-link flow lists;
-#: per sub-flow its class rows, member links and heap places (those of the finish heaps
-#: and of the pinned classes' heap).
-CLASSES = True
-CLASSES_BYTES_PER_INCIDENCE = 104
-CLASSES_BYTES_PER_SUB = 300
-
-#: False: never look for symmetry classes (engine.symmetry); every flow is simulated.
-SYMMETRY = True
-
 #: ``progress(events_done, simulated_time_s)``, called every few events.
 ProgressCallback = Callable[[int, float], None]
 
 _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
 _REL_TOL = 1e-9  # completions within this relative time of an event join it
-#: Below this many draining incidences a cold solve costs less than the warm start's
-#: bookkeeping (levels noted at removals, gained water levels): measured on the NVLS
-#: quotient of dgx-h100 (benchmarks/bench_engine_events.py).
-WARM_MIN_INCIDENCES = 2048
 
 
 def _per_op(overhead, n_ops: int) -> np.ndarray:
@@ -156,8 +101,10 @@ class _Execution:
                  not_before: np.ndarray | None, progress: ProgressCallback | None,
                  record_timeline: bool, faults=(), progress_every: int = 64,
                  capacity: np.ndarray | None = None,
-                 weight: np.ndarray | None = None, tolerance: float = 0.0) -> None:
+                 weight: np.ndarray | None = None, tolerance: float = 0.0,
+                 config: EngineConfig | None = None, path: EnginePath | None = None) -> None:
         self.topo, self.schedule, self.routes = topology, schedule, routes
+        self.config = EngineConfig() if config is None else config
         n_ops = schedule.num_ops
         # ``capacity`` and ``weight`` describe a symmetry quotient (engine.symmetry): links
         # are link classes, and a path incidence counts for ``weight`` flows of its class.
@@ -228,9 +175,15 @@ class _Execution:
         self._seq = itertools.count()
         self.events = 0
         self.now = 0.0
-        self.work = 0                 # draining incidences summed over events (KERNEL_*)
-        self.hand_over = False
+        self.work = 0                 # draining incidences summed over events (numpy_work)
+        self.numpy_events = None      # events run before the compiled loop took over
         self.faults = sorted(faults, key=lambda f: f.time)
+        self.path = path if path is not None else choose_path(
+            self.config, ops=n_ops, subflows=n_sub, incidences=int(self.path_len.sum()),
+            dependencies=int(self.succ_idx.size), weighted=self.path_weight is not None,
+            faults=bool(self.faults), timeline=self.timeline is not None)
+        require_work_space(self.config, self.path, subflows=n_sub,
+                           incidences=int(self.path_len.sum()))
 
     # -- timed events -----------------------------------------------------------------
     def _push(self, times: np.ndarray, kind: int, ids: np.ndarray) -> None:
@@ -369,14 +322,15 @@ class _Execution:
         links, lengths = self.active_links, self.path_len[self.active]
         new = self.is_new[self.active]
         weights = None if self.path_weight is None else self.active_weight
-        small = links.size < WARM_MIN_INCIDENCES
-        if REFERENCE or small or self.level is None or new.sum() * 2 > new.size:
+        small = links.size < self.config.warm_min_incidences
+        cold = self.path.solver == "cold"
+        if cold or small or self.level is None or new.sum() * 2 > new.size:
             rate = max_min_rates_csr(lengths, links, self.capacity, weights)  # cold: mostly new
         else:
             rate = max_min_rates_warm(lengths, links, self.capacity, self.rate[self.active],
                                       new, self.level, self.lost, weights)
         self.rate[self.active] = rate
-        if small:                       # no warm start next time: no levels to keep
+        if small or cold:               # no warm start next time: no levels to keep
             self.level = None
         elif self.level is None:
             self.level = np.full(self.n_links, np.inf)
@@ -464,7 +418,7 @@ class _Execution:
         dependent op starts before its data could be there (:mod:`.tolerance`)."""
         return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
-    def _process(self, env: simpy.Environment):
+    def run(self) -> "_Execution":
         for fault in self.faults:
             if fault.time <= 0:
                 self._apply_fault(fault, 0.0)
@@ -473,23 +427,13 @@ class _Execution:
         ready = np.flatnonzero(self.waiting == 0)
         self._finish(self._release(ready, 0.0), 0.0)
         self._solve()
-        compiled = self._compiled_allowed()
-        while True:
-            before = self.now
-            if self._step() == np.inf:
-                return
-            self.work += self.active_links.size + KERNEL_EVENT_WORK
-            if compiled and self.work > KERNEL_AFTER_WORK and _numba_installed():
-                self.hand_over = True           # the compiled loop goes on from here
-                return
-            yield env.timeout(self.now - before)
-
-    def run(self) -> "_Execution":
-        env = simpy.Environment()
-        env.process(self._process(env))
-        env.run()
-        if self.hand_over:
-            self._run_compiled()
+        hand_over = self.path.numpy_work
+        while self._step() != np.inf:
+            self.work += self.active_links.size + self.config.event_work
+            if hand_over is not None and self.work > hand_over:
+                self.numpy_events = self.events     # the compiled loop goes on from here
+                self._run_compiled()
+                break
         if np.isnan(self.op_finish).any():
             stuck = int(np.flatnonzero(np.isnan(self.op_finish))[0])
             raise SimulationError(f"op {stuck} never finished: its dependencies never completed")
@@ -497,34 +441,15 @@ class _Execution:
             self.progress(self.events, self.now)
         return self
 
-    def _compiled_allowed(self) -> bool:
-        """May the compiled loop take over? Not for the reference, faults or a timeline."""
-        return KERNEL and not REFERENCE and not self.faults and self.timeline is None
-
-    def _incremental(self) -> bool:
-        """Does the compiled loop refill per event (engine.incremental)? See
-        INCREMENTAL_MIN_SUBS and INCREMENTAL_FLAT."""
-        incidences, subs = int(self.path_len.sum()), len(self.sub_op)
-        if INCREMENTAL_MIN_SUBS is None or incidences > INCREMENTAL_MAX_INCIDENCES:
-            return False
-        if not (subs >= INCREMENTAL_MIN_SUBS or (INCREMENTAL_FLAT and self.succ_idx.size == 0)):
-            return False
-        return self._work_space_fits(INCREMENTAL_BYTES_PER_INCIDENCE, INCREMENTAL_BYTES_PER_SUB)
-
-    def _classes(self) -> bool:
-        """Does the incremental loop run on rate classes (engine.classes)? On unweighted
-        paths, where its work space fits."""
-        if not CLASSES or self.path_weight is not None:
-            return False
-        return self._work_space_fits(CLASSES_BYTES_PER_INCIDENCE, CLASSES_BYTES_PER_SUB)
-
-    def _work_space_fits(self, per_incidence: int, per_sub: int) -> bool:
-        """Does a loop's work space (bytes per path incidence and per sub-flow) fit in
-        what the run may still add (budget.memory_room)?"""
-        from ..budget import memory_room
-
-        need = int(self.path_len.sum()) * per_incidence + len(self.sub_op) * per_sub
-        return need <= memory_room()
+    def engine_meta(self) -> dict:
+        """What ran (``Result.meta["engine"]``): the loop, its solver, the events the
+        numpy loop ran before a compiled loop took over, the tolerance."""
+        ran = self.path.loop if self.numpy_events is not None else "numpy"
+        numpy_events = self.events if self.numpy_events is None else self.numpy_events
+        solver = self.path.solver if ran == self.path.loop else \
+            ("warm" if self.config.warm else "cold")
+        return {"loop": ran, "solver": solver, "numpy_events": int(numpy_events),
+                "tolerance": self.tolerance}
 
     def _run_compiled(self) -> None:
         """Go on with the event loop as compiled code (engine.kernel), from the state the
@@ -532,11 +457,10 @@ class _Execution:
         from . import kernel
 
         loop = kernel.run_events
-        if self._incremental():
+        if self.path.loop == "incremental":
             from .incremental import run_events as loop
-            if self._classes():
-                from .classes import run_events as loop
-        _say_if_compiling(loop)
+        elif self.path.loop == "classes":
+            from .classes import run_events as loop
         i64, f64 = np.int64, np.float64
 
         def arr(values, dtype):
@@ -548,7 +472,7 @@ class _Execution:
         ints[kernel.I_EVENTS] = self.events
         ints[kernel.I_ACTIVE] = self.active.size
         level = np.full(self.n_links, np.inf)     # I_SOLVED = 0: the first solve is cold
-        floats = np.array([self.now, self.tolerance, kernel.LINK_SCAN_FACTOR])
+        floats = np.array([self.now, self.tolerance, self.config.link_scan_factor])
         # The queued events in (time, push order): a sorted array is a heap.
         queued = sorted(self.heap, key=lambda entry: entry[:2])
         ids = [np.atleast_1d(entry[3]) for entry in queued]
@@ -584,9 +508,10 @@ class _Execution:
         spare = (np.empty(self.schedule.num_ops + 1, dtype=i64), np.empty(max(n_sub, 1)),
                  np.empty(max(n_sub, 1), dtype=i64))
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
+        warm = self.path.solver != "cold"
         while True:
-            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links,
-                                               ht, hq, ints, floats, KERNEL_WARM, *spare)
+            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links, ht, hq, ints,
+                                  floats, warm, *spare)
             if status == kernel.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
             self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])
@@ -650,30 +575,12 @@ class _Execution:
     def _result(self) -> Result:
         every = np.arange(len(self.sub_op))
         self._credit(every, self.sub_bytes - self.credited)
+        meta = {"engine": {**self.engine_meta(), "symmetry": symmetry_meta(len(self.sub_op))}}
+        if self.fault_log:
+            meta["faults"] = self.fault_log
         return _make_result(self.topo, self.schedule, self.op_release, self.op_start,
                             self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
-                            self.events, len(self.sub_op), self.timeline,
-                            {"faults": self.fault_log} if self.fault_log else {})
-
-
-def _say_if_compiling(loop) -> None:
-    """One line on an interactive terminal when the compiled loop is not cached yet: the
-    first long run after an install compiles it (15-40 s), which would look like a hang."""
-    import os
-    import sys
-
-    try:
-        cached = os.path.exists(loop._cache._cache_file._index_path)
-    except AttributeError:          # another numba's cache layout: say nothing
-        return
-    if not cached and sys.stderr.isatty():
-        print("netsim: compiling the engine's event loop for this machine (once, 20-40 s)",
-              file=sys.stderr, flush=True)
-
-
-@functools.cache
-def _numba_installed() -> bool:
-    return importlib.util.find_spec("numba") is not None
+                            self.events, len(self.sub_op), self.timeline, meta)
 
 
 def _make_result(topo, schedule, release, start, finish, link_bytes, link_busy, link_peak,
@@ -712,13 +619,29 @@ def _expanded(topology, schedule: Schedule, routes, classes, run: "_Execution") 
                         len(routes.sub_req), timeline,
                         {"symmetry_classes": {"ops": int(run.schedule.num_ops),
                                               "flows": int(len(run.sub_op)),
-                                              "links": int(run.n_links)}})
+                                              "links": int(run.n_links)},
+                         "engine": {**run.engine_meta(),
+                                    "symmetry": symmetry_meta(len(routes.sub_req),
+                                                              len(run.sub_op))}})
+
+
+def symmetry_meta(flows: int, simulated: int | None = None) -> dict:
+    """``Result.meta["engine"]["symmetry"]``: whether classes were found, the flows, the
+    representatives simulated and the reduction factor (flows per representative)."""
+    if simulated is None:
+        return {"classes": False, "flows": int(flows)}
+    return {"classes": True, "flows": int(flows), "simulated": int(simulated),
+            "reduction": float(flows / max(simulated, 1))}
 
 
 def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
             not_before: np.ndarray | None = None, progress: ProgressCallback | None = None,
-            record_timeline: bool = False, faults=(), tolerance: float = 0.0) -> Result:
+            record_timeline: bool = False, faults=(), tolerance: float = 0.0,
+            config: EngineConfig | None = None) -> Result:
     """Simulate ``schedule`` whose sends are already routed (``routes``, in send-op order).
+
+    ``config`` (:class:`~netsim.engine.config.EngineConfig`, default its defaults) holds
+    the engine's tunables; the path taken is in ``Result.meta["engine"]``.
 
     ``faults`` is a sequence of :class:`~netsim.engine.faults.Fault`: links that fail or
     degrade at a given time; flows are moved off failed links from that moment.
@@ -726,7 +649,8 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     (a workload whose collectives model different libraries).
 
     Without faults, flows that cannot be told apart are simulated once per class
-    (:mod:`netsim.engine.symmetry`); the result is the same, member by member.
+    (:mod:`netsim.engine.symmetry`, unless ``config`` says not to); the result is the
+    same, member by member.
 
     ``tolerance`` (relative, default 0 = exact) is the approximate mode: flows due within
     ``tolerance`` x t of a completion at time t complete together, at the last of them, so
@@ -739,12 +663,13 @@ def execute(topology, schedule: Schedule, routes, *, overhead=0.0,
     tolerance = check_tolerance(tolerance)
     if not_before is not None:
         not_before = _times("not_before", not_before)
+    config = EngineConfig() if config is None else config
     options = dict(overhead=overhead, progress=progress, record_timeline=record_timeline,
-                   tolerance=tolerance)
+                   tolerance=tolerance, config=config)
     classes = None
-    if SYMMETRY and not REFERENCE and not faults:
+    if config.searches_symmetry and not faults:
         classes = find_classes(schedule, routes, topology.bandwidth, not_before=not_before,
-                               overhead=overhead)
+                               overhead=overhead, config=config)
     if classes is None:
         from ..budget import require_engine
 

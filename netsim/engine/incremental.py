@@ -43,9 +43,9 @@ the level (not of the capacity: what it lets pass lands on the rates), "no flow 
 is judged to :data:`_TOP`; a check is scheduled whenever a link is within :data:`_NEAR`
 of its capacity, since a needless check costs time while a missed one would cost
 exactness.
-``tests/test_engine_incremental.py`` re-runs the compiled loop's property tests (random
-DAGs, symmetry weights, latencies, release floors, tolerance, hand-over at any event) with
-this loop forced on, against the reference within 1e-9 and with the same events.
+``tests/test_engine_conformance.py`` runs it (``EngineConfig(loop="incremental")``) on
+random DAGs, symmetry weights, latencies, release floors and faults against the
+reference, within the 1e-9 merge window and with the same events.
 
 Numba note: helpers called per flow or per incidence are written out in the loops, or take
 a batch per call, because each call (even inlined) paid reference counting per array

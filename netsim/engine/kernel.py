@@ -6,9 +6,9 @@ all-to-all, staggered joins, pipelined collectives) is then dominated by that ov
 by arithmetic. This module runs the same loop as compiled code over the executor's own arrays
 (:class:`~netsim.engine.executor._Execution`): the same events, the same merging windows, the
 same max-min fair rates (progressive filling, one bottleneck link at a time in order of its
-fair share), so its results equal the numpy loop's to rounding (``tests/test_engine_kernel.py``
-checks that on random schedules, with dependencies, computes, barriers, release times,
-latencies, parallel paths, symmetry weights and tolerance).
+fair share), so its results equal the numpy loop's to rounding
+(``tests/test_engine_conformance.py`` checks that on random schedules, with dependencies,
+computes, barriers, release times, latencies, parallel paths and symmetry weights).
 
 numba is an optional dependency (``pip install netsim[fast]``): without it
 :data:`AVAILABLE` is False and the executor keeps its numpy loop. Runs with faults or a
@@ -44,12 +44,9 @@ _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIE
 _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 _REL_TOL = 1e-9                          # the executor's merging window (executor._REL_TOL)
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
-#: A solve fills one bottleneck link at a time when (links carrying flows)^2 is below this
-#: times the flows to fill, else in parallel passes (engine.kernel._solve). Measured: 64
-#: is within 5% of the better way on 8x8 and 12x12 log-normal, 16x16 staggered and 24x24
-#: all-to-alls (8 made the 12x12 log-normal case 1.5x slower). Read at each run
-#: (``floats[F_SCAN]``), so tests can force either way.
-LINK_SCAN_FACTOR = 64.0
+# A solve fills one bottleneck link at a time when (links carrying flows)^2 is below
+# floats[F_SCAN] times the flows to fill, else in parallel passes (_solve): the
+# configuration's link_scan_factor (netsim.engine.config.EngineConfig).
 
 # Integer and float scalars of a run, kept in small arrays between calls (a paused run
 # resumes where it stopped).

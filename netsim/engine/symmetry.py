@@ -31,12 +31,11 @@ cost compression, never correctness.
 With numba installed (the ``fast`` extra) the search runs compiled (:func:`_k_search`):
 the same start colours, rounds and exact checks, with hash tables and counting sorts in
 place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
-(benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search renumbers its classes by first
-appearance as the compiled one numbers them, so both give the same arrays: which one ran
-(it depends on what the process did before, see :func:`_compiled`) must not change a
-result's last bits (the quotient run visits classes in id order; a 1 MiB all-reduce on
-galaxy-wh took 0x1.b86968bf1bf19p-14 s alone, ...18p-14 after a 64 KiB one). Small searches stay on numpy until numba pays
-(:func:`_compiled`).
+(benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search
+renumbers its classes by first appearance as the compiled one numbers them, so both give
+the same arrays, and which one ran never changes a result's last bits (the quotient run
+visits classes in id order). Small searches run on numpy, whose cost is below that of
+loading numba (:attr:`~.config.EngineConfig.symmetry_compiled_from`).
 
 >>> from netsim.topology import ring
 >>> from netsim.schedule import sends_from_arrays
@@ -51,7 +50,6 @@ galaxy-wh took 0x1.b86968bf1bf19p-14 s alone, ...18p-14 after a 64 KiB one). Sma
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -59,34 +57,9 @@ import numpy as np
 
 from ..schedule import SEND, Schedule
 
-__all__ = ["Classes", "find_classes", "MIN_SUBFLOWS"]
+from .config import EngineConfig
 
-#: Below this many sub-flows the search costs more than it can save; 0 in the tests.
-MIN_SUBFLOWS = 512
-#: Give up (simulate every flow) when the classes are more than this share of the sub-flows.
-MAX_CLASS_SHARE = 0.5
-#: Refinement rounds before giving up; the depth colours make a few rounds the rule.
-MAX_ROUNDS = 48
-#: Above this many path incidences the search is skipped: its arrays would crowd the run
-#: (a 4,096-rank ring has 33.5M). Measured with the compiled search (CPU): a 32x32 mesh
-#: all-to-all (22M incidences) finds 130,512 classes of 1,047,552 flows and runs in 10.6 s
-#: against 22.6 s; a 24x24 one (5.3M) 2.1 s against 3.9 s; GB200 NVL72 NVLS all-reduce at
-#: 4 GB (12M) 345,600 classes of 12.1M flows, 58 s, where it did not end in 14 min.
-MAX_INCIDENCES = 24_000_000
-#: False: the numpy search only, even with numba installed (tests compare the two).
-COMPILED = True
-#: Incidences (path links + dependencies + sub-flows) from which the search imports numba
-#: when nothing has yet; below, the numpy search is cheaper than the import (see _compiled).
-#: Measured: numpy searches 0.35-0.55 us per incidence (32x32 ring, dgx-h100 sweep, 16x16
-#: mesh all-to-all), the compiled one 3-7x less; importing numba and loading the kernels
-#: costs about 0.3 s since engine.numba_loader defers numba's scipy.linalg import (0.75 s
-#: before). So 0.5M incidences is about 0.2 s of numpy, and runs that large hand their
-#: event loop to numba anyway: a 16x16 mesh all-to-all at 1 us per hop (0.76M) now searches
-#: compiled, 1.30-1.41 s against 1.48-1.67 s on numpy (whole run, 3 fresh processes each);
-#: a 12x12 one (0.2M) stays on numpy, within 5% of compiled. The same 16x16 all-to-all at
-#: zero latency (30 events: its loop stays numpy) pays for the load: 0.40-0.41 s against
-#: 0.36-0.43 s (bench_engine_events.py flows16).
-COMPILED_AFTER = 500_000
+__all__ = ["Classes", "find_classes"]
 
 
 @dataclass(frozen=True)
@@ -207,35 +180,41 @@ def _equitable(x_cls: np.ndarray, ptr: np.ndarray, nb: np.ndarray, y_cls: np.nda
 
 def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
                  not_before: np.ndarray | None = None, overhead=0.0,
-                 min_subflows: int | None = None) -> Classes | None:
+                 min_subflows: int | None = None,
+                 config: EngineConfig | None = None) -> Classes | None:
     """An equitable partition of ops, sub-flows and links, or None if it would not pay.
 
     None when there are fewer than ``min_subflows`` sub-flows (default
-    :data:`MIN_SUBFLOWS`), when the sub-flow classes are more than
-    :data:`MAX_CLASS_SHARE` of the sub-flows, or when refinement does not settle within
-    :data:`MAX_ROUNDS` rounds. ``capacity`` is bytes/s per link (the capacities the run
+    ``config.symmetry_min_subflows``), more path incidences than
+    ``config.symmetry_max_incidences``, when the sub-flow classes are more than
+    ``config.symmetry_max_class_share`` of the sub-flows, or when refinement does not
+    settle within ``config.symmetry_max_rounds`` rounds (:class:`~.config.EngineConfig`,
+    default its defaults). ``capacity`` is bytes/s per link (the capacities the run
     starts with).
     """
+    config = EngineConfig() if config is None else config
     n_sub = len(routes.sub_req)
-    if n_sub == 0 or n_sub < (MIN_SUBFLOWS if min_subflows is None else min_subflows):
+    floor = config.symmetry_min_subflows if min_subflows is None else min_subflows
+    if n_sub == 0 or n_sub < floor or len(routes.path_links) > config.symmetry_max_incidences:
         return None
-    if len(routes.path_links) > MAX_INCIDENCES:
-        return None
-    kernels = _compiled(len(routes.path_links) + len(schedule.dep_idx) + n_sub)
+    kernels = _compiled(len(routes.path_links) + len(schedule.dep_idx) + n_sub, config)
     if kernels is not None:
-        return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead)
-    return _find_numpy(schedule, routes, capacity, not_before, overhead)
+        return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead,
+                              config)
+    return _find_numpy(schedule, routes, capacity, not_before, overhead, config)
 
 
-def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead) -> Classes | None:
+def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead,
+                config: EngineConfig) -> Classes | None:
     """:func:`find_classes` with numpy only: sorts where the compiled search hashes."""
+    share, max_rounds = config.symmetry_max_class_share, config.symmetry_max_rounds
     n_sub = len(routes.sub_req)
     n_ops, n_links = schedule.num_ops, len(capacity)
     send_ops = np.flatnonzero(schedule.kind == SEND)
     sub_op = send_ops[routes.sub_req]
     sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
     sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
-    if sub.max() + 1 > MAX_CLASS_SHARE * n_sub:       # e.g. sizes all different: no classes
+    if sub.max() + 1 > share * n_sub:       # e.g. sizes all different: no classes
         return None
     path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
     path_links = np.asarray(routes.path_links, dtype=np.int64)
@@ -256,11 +235,11 @@ def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead) -> C
     link = _codes(np.asarray(capacity, dtype=float))
     counts = (-1, -1, -1)
     rng = np.random.default_rng(0x5EED)
-    for rounds in range(MAX_ROUNDS):
+    for rounds in range(max_rounds):
         new_counts = (int(op.max()) + 1 if n_ops else 0, int(sub.max()) + 1,
                       int(link.max()) + 1 if n_links else 0)
-        if new_counts[1] > MAX_CLASS_SHARE * n_sub or \
-                np.unique(op[sub_op]).size > MAX_CLASS_SHARE * n_sub:   # see _k_search
+        if new_counts[1] > share * n_sub or \
+                np.unique(op[sub_op]).size > share * n_sub:   # see _k_search
             return None
         if new_counts == counts:
             break
@@ -635,27 +614,19 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
 #: ones after it (_k_search last) call it compiled.
 _KERNEL_NAMES = ("_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
                  "_k_distinct", "_k_search")
-_kernels = None
-_numpy_work = 0                  # incidences searched with numpy in this process
+_kernels = None                  # the compiled kernels, once loaded
 
 
-def _compiled(work: int):
-    """The compiled kernels (a namespace), or None for the numpy search.
-
-    None when :data:`COMPILED` is off, numba is missing, or numba is not yet imported and
-    the searches of this process (``work`` incidences now, plus those searched with numpy
-    so far) stay below :data:`COMPILED_AFTER`: importing numba and loading the cached
-    kernels costs about 0.3 s once per process, more than the numpy search of a small
-    problem; a sweep of small problems pays numpy until it has spent about that much, then
-    switches (rent, then buy: never more than twice the better choice).
-    """
-    global _kernels, _numpy_work
-    if not COMPILED:
+def _compiled(work: int, config: EngineConfig | None = None):
+    """The compiled kernels (a namespace), or None for the numpy search: None when numba
+    is missing or the search is smaller than ``config.symmetry_compiled_from`` incidences
+    (``work``), where the numpy search costs less than loading the kernels (about 0.3 s
+    once per process). Both searches find the same arrays."""
+    global _kernels
+    threshold = (EngineConfig() if config is None else config).symmetry_compiled_from
+    if threshold is None or work < threshold:
         return None
     if _kernels is None:
-        if "numba" not in sys.modules and _numpy_work + work < COMPILED_AFTER:
-            _numpy_work += work
-            return None
         from .numba_loader import load
         numba = load()
         if numba is None:                   # pragma: no cover - exercised without numba only
@@ -673,8 +644,8 @@ def _bits(values) -> np.ndarray:
     return (np.asarray(values, dtype=float).reshape(-1) + 0.0).view(np.uint64)
 
 
-def _find_compiled(k, schedule: Schedule, routes, capacity, not_before,
-                   overhead) -> Classes | None:
+def _find_compiled(k, schedule: Schedule, routes, capacity, not_before, overhead,
+                   config: EngineConfig | None = None) -> Classes | None:
     """:func:`find_classes` with the compiled kernels (:func:`_k_search`): the same
     refinement (start colours, sums of random 64-bit values per neighbour colour, stop when
     no class count grows) and exact checks, with hash tables in place of sorts; class ids
@@ -694,93 +665,8 @@ def _find_compiled(k, schedule: Schedule, routes, capacity, not_before,
              np.asarray(schedule.dep_idx, dtype=np.int64), sub_op,
              np.asarray(routes.path_ptr, dtype=np.int64),
              np.asarray(routes.path_links, dtype=np.int64))
-    known = _recall(keys, graph)
-    if known is not None:
-        return known
+    config = EngineConfig() if config is None else config
     found, op, sub, link = k._k_search(
-        keys[0], keys[1], keys[2][0], *graph, MAX_ROUNDS, int(MAX_CLASS_SHARE * n_sub),
-        0x5EED << 8)
-    if not found:
-        return None
-    classes = Classes(op=op, sub=sub, link=link)
-    _remember(keys, graph, classes)
-    return classes
-
-
-# --- Searches recalled (the compiled search's results, exact) ------------------------------
-# A size sweep simulates the same schedule at several sizes (a pipelined collective keeps
-# its depth from 1 GiB up: dgx-h100 NVLS searches 165,888 sub-flows five times). The search
-# sees the attributes only through which ops (sub-flows, links) have equal ones: the start
-# colours number the distinct tuples by first appearance, and everything after works on
-# those numbers and the graph. So when the graph is the same (arrays equal) and the
-# attributes split the elements the same way, the search returns the same arrays, and
-# checking that costs a few passes instead of a search. The check goes through the classes
-# found last time (the start colours are coarser than the classes, which only split them):
-# every element's attributes must equal those of its class's first member, and each
-# attribute's values at those first members must map one to one onto its values there
-# last time (enough for the tuples to group alike; a bytes value doubled, say).
-
-#: Searches kept for recall (the latest first); each holds its graph's arrays.
-RECALL = 2
-#: A search is kept while its graph's arrays (held until it is evicted) take at most this
-#: share of what the process may still add (:func:`netsim.budget.memory_room`). A fixed
-#: 4M-entry cap skipped the 256-rank direct all-reduce on dgx-h100-cluster (18M entries,
-#: 145 MB, 6 classes): its search, 0.65 s, ran again at each of 16 sizes of a sweep.
-RECALL_MAX_SHARE = 1 / 16
-_recalled: list[tuple] = []
-
-
-def _recall(keys: tuple, graph: tuple) -> Classes | None:
-    """The classes of an earlier search whose result this one would repeat, or None."""
-    for at, entry in enumerate(_recalled):
-        settings, old_graph, firsts, old_rows, classes = entry
-        if settings != (MAX_ROUNDS, MAX_CLASS_SHARE) or any(
-                a.shape != b.shape for a, b in zip(graph, old_graph)) \
-                or any(a.shape[1] != len(c) for a, c in zip(keys, _members(classes))):
-            continue
-        if not all(np.array_equal(a, b) for a, b in zip(graph, old_graph)):
-            continue
-        if all(_split_alike(*args)
-               for args in zip(keys, _members(classes), firsts, old_rows)):
-            _recalled.insert(0, _recalled.pop(at))      # (entries hold arrays: no ==)
-            return classes
-    return None
-
-
-def _remember(keys: tuple, graph: tuple, classes: Classes) -> None:
-    from ..budget import memory_room
-
-    if sum(a.nbytes for a in graph) > RECALL_MAX_SHARE * memory_room():
-        return
-    firsts = tuple(_first_members(cls) for cls in _members(classes))
-    rows = tuple(key[:, first] for key, first in zip(keys, firsts))
-    _recalled.insert(0, ((MAX_ROUNDS, MAX_CLASS_SHARE), graph, firsts, rows, classes))
-    del _recalled[RECALL:]
-
-
-def _members(classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return classes.op, classes.sub, classes.link
-
-
-def _first_members(cls: np.ndarray) -> np.ndarray:
-    """The first member of every class (dense ids), in one pass: of repeated indices in
-    an assignment the last is written, so writing in reverse leaves the first."""
-    first = np.zeros(int(cls.max()) + 1 if cls.size else 0, dtype=np.int64)
-    first[cls[::-1]] = np.arange(cls.size - 1, -1, -1, dtype=np.int64)
-    return first
-
-
-def _split_alike(key: np.ndarray, cls: np.ndarray, first: np.ndarray,
-                 old_rows: np.ndarray) -> bool:
-    """Whether ``key`` (attributes x elements) splits the elements as the attributes that
-    gave the class first members' values ``old_rows`` did (see above)."""
-    rows = key[:, first]
-    if not np.array_equal(key, rows[:, cls]):
-        return False
-    for old, new in zip(old_rows, rows):
-        values, at, code = np.unique(old, return_index=True, return_inverse=True)
-        image = new[at]
-        if not np.array_equal(new, image[code.reshape(-1)]) or \
-                np.unique(image).size != values.size:
-            return False
-    return True
+        keys[0], keys[1], keys[2][0], *graph, config.symmetry_max_rounds,
+        int(config.symmetry_max_class_share * n_sub), 0x5EED << 8)
+    return Classes(op=op, sub=sub, link=link) if found else None

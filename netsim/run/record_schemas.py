@@ -71,6 +71,9 @@ _RUN = {
                              "properties": {"algorithm": {"type": "string"},
                                             "time_s": {"type": "number"},
                                             "bound_s": {"type": "number"}}}},
+    "engine": {"type": "object", "description": "what the engine ran: loop, solver, "
+               "symmetry (classes found, flows simulated, reduction factor), tolerance "
+               "(netsim.engine.config.choose_path)"},
     "library": _f(_STR, "the machine's own library that --algo default ran (with how it "
                         "was launched)"),
     "ideal_links": _f(_BOOL, "true when the links are ideal: no latency, no per-message "

@@ -1,0 +1,215 @@
+"""What the engine may do, and the one function that decides what it does.
+
+Every choice the engine makes between its event loops (the numpy loop of
+:mod:`.executor`, the compiled loops of :mod:`.kernel`, :mod:`.incremental` and
+:mod:`.classes`) and whether it looks for symmetry classes (:mod:`.symmetry`) is a function
+of the input's sizes and of an :class:`EngineConfig` passed in: :func:`choose_path`. Free
+memory never switches paths (a path whose work space does not fit is refused with an
+estimate: :func:`require_work_space`), and nothing a process did before changes a run, so
+the same input gives the same bits on every machine and in every process. The choice is
+recorded in ``Result.meta["engine"]``.
+
+>>> path = choose_path(EngineConfig(), ops=10, subflows=10, incidences=20,
+...                    dependencies=0, weighted=False, compiled=True)
+>>> path.loop, path.solver, path.numpy_work
+('classes', 'rate classes', 5000000)
+>>> choose_path(EngineConfig(loop="reference"), ops=10, subflows=10, incidences=20,
+...             dependencies=0, weighted=False, compiled=True).solver
+'cold'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+__all__ = ["EngineConfig", "EnginePath", "LOOPS", "choose_path", "require_work_space",
+           "compiled_available", "describe"]
+
+#: Values of :attr:`EngineConfig.loop`: ``auto`` lets :func:`choose_path` pick; the others
+#: force one path (the conformance tests run each against ``reference``).
+LOOPS = ("auto", "reference", "numpy", "kernel", "incremental", "classes")
+
+#: Work space of the compiled loops, on top of the run's own arrays. engine.incremental:
+#: per incidence its place in the link's list and the refill's chains (5 x 8 B), per
+#: sub-flow two finish heaps, positions, rates and lists (17 x 8 B). engine.classes: per
+#: incidence an entry (8 x 8 B), its hash slot (up to 32 B) and its place in the per-link
+#: flow lists; per sub-flow its class rows, member links and heap places.
+WORK_SPACE = {"incremental": (40, 136), "classes": (104, 300)}   # B per incidence, per sub
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineConfig:
+    """The engine's tunables. Frozen and picklable: pass one to
+    :func:`netsim.engine.simulate` or :func:`~netsim.engine.execute` (default: this
+    class's defaults).
+
+    ``loop``: one of :data:`LOOPS`. ``auto`` (default) picks by size (:func:`choose_path`);
+    ``reference`` is the numpy loop solving cold over every draining flow at every event,
+    with no symmetry search: what every other path is tested against; ``numpy`` the numpy
+    loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
+    the first event (``classes`` runs on flows, so it turns the symmetry search off).
+    Runs with faults or a recorded timeline always take the numpy loop.
+
+    ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
+    ``warm_min_incidences`` draining incidences a cold solve is cheaper: measured on the
+    NVLS quotient of dgx-h100, benchmarks/bench_engine_events.py).
+
+    ``numpy_work``: under ``auto`` the numpy loop runs first and hands over to the compiled
+    loop once its work (draining incidences summed over events, plus ``event_work`` per
+    event: a numpy event's fixed cost, 150-300 us, is that of about 20,000 incidences)
+    passes this: runs with few events end in numpy in well under a second without loading
+    the compiled loop (about 0.3 s once per process). The work counts only this run's
+    events, so the hand-over point is a function of the input.
+
+    ``incremental_min_subflows``: the compiled loop refills only what each event changes
+    (engine.incremental) for runs of at least this many sub-flows (after symmetry
+    classes), or of any size without dependencies when ``incremental_flat``; None: never.
+    Below it an event's full re-solve (engine.kernel) is cheap and is the reference's own
+    arithmetic. With dependencies a rounding-level difference can move a completion across
+    the merge window and, through the successors it releases, an op's finish by more
+    (dgx-h100 NVLS 1 GiB: 0.18 % of the makespan on 7,198 of 38,912 ops); without them a
+    completion moves by at most the window. Measured (benchmarks/bench_engine_events.py):
+    8x8 log-normal all-to-all 0.41 s vs 0.84 s, NVL72 all-reduce 256 MB 2.1 s vs 15.1 s.
+    ``incremental_max_incidences``: above this many path incidences, engine.kernel.
+    ``classes``: where the incremental loop runs on unweighted paths, run it on rate
+    classes (engine.classes): log-normal all-to-all on a 12x12 mesh 2.5 s vs 9.7 s.
+    ``link_scan_factor``: engine.kernel fills one bottleneck link at a time when (links
+    carrying flows)^2 is below this times the flows to fill, else in parallel passes (64 is
+    within 5% of the better way on 8x8 to 24x24 all-to-alls).
+
+    ``symmetry``: look for symmetry classes (engine.symmetry) and simulate one flow per
+    class. ``symmetry_min_subflows``: below this many sub-flows the search costs more than
+    it saves. ``symmetry_max_class_share``: give up when the classes are more than this
+    share of the sub-flows. ``symmetry_max_rounds``: refinement rounds before giving up.
+    ``symmetry_max_incidences``: above this many path incidences the search is skipped
+    (its arrays would crowd the run: a 32x32 mesh all-to-all has 22M and gains 2x).
+    ``symmetry_compiled_from``: the search runs compiled (with numba) from this many
+    incidences (path links + dependencies + sub-flows), on numpy below: both find the
+    same arrays; importing numba costs about 0.3 s, the numpy search 0.35-0.55 us per
+    incidence. None: numpy always.
+
+    ``memory_budget``: bytes the run may use (None: :func:`netsim.budget.memory_budget`,
+    ``--max-memory`` or what the machine has). Only ever refuses a run, never changes it.
+    """
+
+    loop: str = "auto"
+    warm: bool = True
+    warm_min_incidences: int = 2048
+    numpy_work: int = 5_000_000
+    event_work: int = 20_000
+    incremental_min_subflows: int | None = 20_000
+    incremental_flat: bool = True
+    incremental_max_incidences: int = 16_000_000
+    classes: bool = True
+    link_scan_factor: float = 64.0
+    symmetry: bool = True
+    symmetry_min_subflows: int = 512
+    symmetry_max_class_share: float = 0.5
+    symmetry_max_rounds: int = 48
+    symmetry_max_incidences: int = 24_000_000
+    symmetry_compiled_from: int | None = 500_000
+    memory_budget: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.loop not in LOOPS:
+            raise InputError(f"engine loop must be one of {', '.join(LOOPS)}, got "
+                             f"{self.loop!r}")
+
+    @property
+    def searches_symmetry(self) -> bool:
+        """Whether runs look for symmetry classes (not the reference, not on flows only)."""
+        return self.symmetry and self.loop not in ("reference", "classes")
+
+
+@dataclass(frozen=True)
+class EnginePath:
+    """What runs: ``loop`` (``numpy``, ``kernel``, ``incremental`` or ``classes``), its
+    ``solver`` (``cold``: progressive filling over every draining flow at every event;
+    ``warm``: from the last solution; ``incremental``: refill what the event changed;
+    ``rate classes``: the same on classes of flows that move together) and ``numpy_work``,
+    the numpy loop's work after which the compiled ``loop`` takes over (0: after the first
+    event; None for the numpy loop)."""
+
+    loop: str
+    solver: str
+    numpy_work: int | None
+
+
+def compiled_available() -> bool:
+    """Whether numba is installed (the compiled loops and search can run)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: int,
+                dependencies: int, weighted: bool, faults: bool = False,
+                timeline: bool = False, compiled: bool | None = None) -> EnginePath:
+    """The path a run takes, from the sizes of what it simulates (after symmetry classes:
+    ``ops``, ``subflows``, path ``incidences``, ``dependencies`` (edges), ``weighted``
+    paths, ``faults``, a recorded ``timeline``), ``config`` and whether the compiled loops
+    can run (``compiled``; default: numba installed). Nothing else."""
+    if config.loop == "reference":
+        return EnginePath("numpy", "cold", None)
+    numpy_path = EnginePath("numpy", "warm" if config.warm else "cold", None)
+    if compiled is None:
+        compiled = compiled_available()
+    if config.loop == "numpy" or faults or timeline:
+        return numpy_path
+    if not compiled:
+        if config.loop != "auto":
+            raise InputError(f"engine loop {config.loop!r} needs numba (pip install "
+                             f"'netsim[fast]')")
+        return numpy_path
+    if config.loop == "auto":
+        loop = "kernel"
+        threshold = config.incremental_min_subflows
+        if threshold is not None and incidences <= config.incremental_max_incidences and (
+                subflows >= threshold or (config.incremental_flat and dependencies == 0)):
+            loop = "classes" if config.classes and not weighted else "incremental"
+        work = config.numpy_work
+    else:
+        loop, work = config.loop, 0
+        if loop == "classes" and weighted:
+            raise InputError("engine loop 'classes' runs on flows, not on symmetry "
+                             "classes: set symmetry off")
+    solver = {"kernel": "warm" if config.warm else "cold", "incremental": "incremental",
+              "classes": "rate classes"}[loop]
+    return EnginePath(loop, solver, work)
+
+
+def require_work_space(config: EngineConfig, path: EnginePath, *, subflows: int,
+                       incidences: int) -> None:
+    """Refuse, with one line giving the estimate, a run whose loop's work space does not
+    fit in ``config.memory_budget`` (:data:`WORK_SPACE`)."""
+    if path.loop not in WORK_SPACE:
+        return
+    from ..budget import require_memory
+
+    per_incidence, per_sub = WORK_SPACE[path.loop]
+    require_memory(incidences * per_incidence + subflows * per_sub,
+                   f"the engine's {path.loop} loop on {subflows:,} flows ({incidences:,} "
+                   f"path links)", advice="a smaller case", budget=config.memory_budget)
+
+
+def describe(engine: dict) -> str:
+    """``Result.meta["engine"]`` in one line (what ``-v`` prints).
+
+    >>> describe({"loop": "kernel", "solver": "warm", "numpy_events": 3,
+    ...           "tolerance": 0.0, "symmetry": {"classes": False, "flows": 72}})
+    'engine: loop kernel after 3 numpy events, solver warm; 72 flows, no symmetry classes; exact'
+    """
+    loop = engine.get("loop", "?")
+    text = f"engine: loop {loop}"
+    if loop != "numpy":
+        text += f" after {engine.get('numpy_events', 0)} numpy events"
+    text += f", solver {engine.get('solver', '?')}"
+    sym = engine.get("symmetry") or {}
+    if sym.get("classes"):
+        text += (f"; {sym['flows']:,} flows as {sym['simulated']:,} classes "
+                 f"(x{sym['reduction']:.4g})")
+    elif "flows" in sym:
+        text += f"; {sym['flows']:,} flows, no symmetry classes"
+    tolerance = engine.get("tolerance", 0.0)
+    return text + (f"; tolerance {tolerance:g}" if tolerance else "; exact")

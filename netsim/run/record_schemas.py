@@ -187,6 +187,8 @@ CONTEXT_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
                 "injection_Bps": _f(_NUM, "the common injection bandwidth (B/s)",
                                     null=True)},
     "flows": {"makespan": _f(_NUM, "time the last flow finished (s)"),
+              "engine": {"type": "object", "description": "what the engine ran (loop, "
+                         "solver, symmetry, tolerance)"},
               "events": _f(_INT, "events the engine processed"),
               "model": _f(_STR, "the model that gave the times (fluid, packet, both)"),
               "model_error": {"type": "object", "description": "--model both: the fluid "

@@ -88,6 +88,7 @@ def in_children(commands: dict[str, list[str]], folder: Path) -> dict[tuple[str,
             for seed in SEEDS for name in commands}
 
 
+@pytest.mark.slow
 def test_json_is_byte_identical_across_runs_hash_seeds_and_processes(commands, tmp_path):
     here = {name: in_process(argv, tmp_path / f"{name}-a.json")
             for name, argv in commands.items()}

@@ -72,6 +72,7 @@ def test_tolerance_merges_completions_within_its_window_and_no_others(loop):
     np.testing.assert_allclose(apart.op_finish, exact.op_finish, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_numba_loads_without_scipy_linalg_and_still_compiles_blas_code():
     """engine.numba_loader defers numba's BLAS probe: loading the compiled loop leaves
     scipy.linalg unimported, numba's flag ends as its own probe sets it with scipy installed,

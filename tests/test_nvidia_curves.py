@@ -33,6 +33,7 @@ PER_CHANNEL_GBPS = 17.15
 PRESETS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_default_curves_have_no_busbw_cliff(preset):
     """From 1 MiB to 8 GiB, busbw never drops by more than 15% from one size to the next

@@ -4,6 +4,8 @@ earlier ones wrote: `heatmap r.json`)."""
 
 from __future__ import annotations
 
+import pytest
+
 import re
 import shlex
 from pathlib import Path
@@ -26,6 +28,7 @@ def test_the_block_has_the_commands():
     assert len(COMMANDS) >= 12
 
 
+@pytest.mark.slow
 def test_readme_commands_run_in_order(tmp_path, capsys, monkeypatch):
     """One test, in the README's order (a later line reads an earlier one's file)."""
     for name in ("examples", "scenarios"):

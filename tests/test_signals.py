@@ -125,6 +125,7 @@ def _output(args) -> str | None:
     return args[args.index("-o") + 1] if "-o" in args else None
 
 
+@pytest.mark.slow
 def test_sigint_at_random_moments_gives_130_and_one_line(tmp_path):
     """A signal that comes once the command has done its work may find it ending: rc 0
     (ignored in its last moments) or 130, with its file whole. A run's time varies with

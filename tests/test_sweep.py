@@ -198,6 +198,7 @@ def test_plot_draws_busbw_curves_of_collective_points(tmp_path, capsys):
     assert code == 2 and "no point has a size and a busbw" in err   # traffic jobs only
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_process_resumes(tmp_path, capsys):
     """SIGKILL a real `netsim sweep` once it has stored a few points; the same command
     then computes only the rest and gives the table of an uninterrupted run."""

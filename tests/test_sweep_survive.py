@@ -42,6 +42,7 @@ def _workers(pid: int, count: int = 2, within: float = 60.0) -> list[int]:
     raise AssertionError("the pool's workers never started")
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_its_point_run_again(tmp_path):
     proc = _start(tmp_path)
     try:

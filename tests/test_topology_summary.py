@@ -72,6 +72,7 @@ def test_closed_form_matches_brute_force(topo, links_crossing):
     assert brute_force_bisection(topo) == pytest.approx(value)
 
 
+@pytest.mark.slow
 def test_fat_tree_full_bisection_matches_brute_force():
     t = fat_tree(4, bandwidth=2.0, host_bandwidth=1.0)
     value, method = bisection_bandwidth(t)

@@ -8,7 +8,7 @@ from netsim.algorithms import AlgoOptions, build_schedule
 from netsim.algorithms.nccl import NcclView, candidates, choose, nccl_view
 from netsim.algorithms.nccl.multinode import node_trees, ring_orders
 from netsim.algorithms.nccl.tuning import net_graph
-from netsim.algorithms.verify import verify
+from netsim.algorithms.verify import flow_problems, verify
 from netsim.errors import InputError
 from netsim.run import run_collective
 from netsim.topology import parse_topology
@@ -116,17 +116,55 @@ def test_multi_node_schedules_are_correct(op, algorithm):
     assert schedule.meta["record"]["nccl_algorithm"] == algorithm
 
 
-def test_large_allreduce_is_bound_by_the_nics():
-    run = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "64MiB")
-    assert run.record()["nccl"].startswith("ring/")
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_nvls_tree_delivers_every_rank_its_data(nodes):
+    # NVLS's reduction replaces a head's copy with the switch's sum (ld_reduce reads the
+    # head's own copy too), which the symbolic check counts twice: the flow check applies
+    n = 8 * nodes
+    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
+                          extra={"nccl_algorithm": "nvls_tree", "annotate": False}, chunks=2)
+    schedule = build_schedule("allreduce", "nccl", n, 1 << 20, options)
+    assert schedule.meta["record"]["nccl_algorithm"] == "nvls_tree"
+    assert flow_problems(schedule, "allreduce", n) == []
+
+
+def test_ring_is_bound_by_the_nics_and_nvls_tree_goes_beyond():
+    options = AlgoOptions(extra={"nccl_algorithm": "ring"})
+    ring = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "64MiB",
+                          options=options)
+    assert ring.record()["nccl"].startswith("ring/")
     # every byte of the ring crosses one NIC per channel: busbw at most 8 x 47 GB/s payload
-    assert 0.5 * 376 < run.busbw_GBps <= 376 * 1.001
+    assert 0.5 * 376 < ring.busbw_GBps <= 376 * 1.001
+    # NVLS tree on 2 nodes sends S/8 per NIC and direction where the ring sends 2 (n-1)/n S/8
+    nvls = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "64MiB")
+    assert nvls.record()["nccl"].startswith("nvls_tree/")
+    assert nvls.time_s < ring.time_s
+
+
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_nvls_tree_crosses_nodes_with_one_slice_per_nic(nodes):
+    n, size = 8 * nodes, float(1 << 24)
+    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
+                          extra={"nccl_algorithm": "nvls_tree"}, chunks=2)
+    schedule = build_schedule("allreduce", "nccl", n, size, options)
+    sends = schedule.kind == 0
+    src, dst = schedule.src[sends], schedule.dst[sends]
+    across = (src < n) & (dst < n) & (src // 8 != dst // 8)
+    # heads only talk to the heads of their own slice (same local index): their own NIC
+    assert np.all(src[across] % 8 == dst[across] % 8)
+    moved = schedule.nbytes[sends][across].sum()
+    # each slice (S/8) goes up and down the node trees: 2 (G - 1) edges x S/8 per slice
+    # (2 nodes: the two heads exchange, 2 x S/8 per slice)
+    assert moved == pytest.approx(8 * 2 * (nodes - 1) * size / 8)
+    # the switches of every node are extra ranks, reducing and multicasting
+    assert len(schedule.extra_nodes) == nodes * 4
 
 
 def test_refusals_are_one_line():
     with pytest.raises(InputError, match="same number of ranks per node"):
         run_collective("allreduce", "dgx-h100-cluster", "nccl", "1MiB", ranks=12)
+    # NVLS alone needs CollNet (SHARP) across nodes
     options = AlgoOptions(topology=parse_topology("dgx-h100-cluster:nodes=2"),
-                          extra={"nccl_algorithm": "nvls_tree"})
-    with pytest.raises(InputError, match="NCCL has no allreduce with algorithm=nvls_tree"):
+                          extra={"nccl_algorithm": "nvls"})
+    with pytest.raises(InputError, match="NCCL has no allreduce with algorithm=nvls "):
         build_schedule("allreduce", "nccl", 16, 1 << 20, options)

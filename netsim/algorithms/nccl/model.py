@@ -54,7 +54,7 @@ from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
-from .multinode import multi_ring, multi_tree, ring_orders
+from .multinode import multi_ring, multi_tree, nvls_tree, ring_orders
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
                      PROTOCOLS, Choice, NcclView, candidates, nvls_pipeline_depth,
                      protocol_efficiency)
@@ -73,7 +73,8 @@ GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200"
                  "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
 NETSIM_ALGORITHM = {
-    "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork"},
+    "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork",
+                  "nvls_tree": "innetwork"},
     "allgather": {"ring": "ring", "nvls": "innetwork"},
     "reducescatter": {"ring": "ring", "nvls": "innetwork"},
     "broadcast": {"ring": "chain"},
@@ -81,6 +82,8 @@ NETSIM_ALGORITHM = {
 }
 _US = 1e-6
 _MAX_NVLS_DEPTH = 64
+#: Pipeline chunks of NVLS tree across nodes (its op count grows with G x L^2 per chunk).
+_MAX_NET_NVLS_DEPTH = 16
 
 
 def _preset(options: AlgoOptions, table: dict):
@@ -313,6 +316,15 @@ def _net_schedule(op: str, choice: Choice, num_ranks: int, size: float,
     from ..hierarchical import rank_groups
 
     members = rank_groups(num_ranks, options)
+    if choice.algorithm == "nvls_tree":
+        from ..innetwork import reducing_switches
+
+        placed = options.node_of_rank(num_ranks)
+        switches = [reducing_switches(members.shape[1], replace(
+            options, placement=placed[row])) for row in members]
+        chunks = options.chunks if options.chunks and options.chunks > 1 else \
+            min(_MAX_NET_NVLS_DEPTH, default_chunks(size))
+        return nvls_tree(members, size, switches, replace(options, chunks=chunks))
     if choice.algorithm == "tree":
         chunks = options.chunks if options.chunks and options.chunks > 1 else \
             max(1, default_chunks(size / (2 * choice.channels)))
@@ -346,8 +358,9 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get(view.arch, 1.0))
-    if choice.algorithm == "nvls":
-        # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
+    if choice.algorithm in ("nvls", "nvls_tree"):
+        # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step;
+        # NVLS tree's network hops add their latency through the NIC links.
         base, step = step, 0.0
     if base > 0:
         prefix = ScheduleBuilder(num_ranks)

@@ -117,3 +117,107 @@ def multi_tree(members: np.ndarray, size: float, channels: int, options: AlgoOpt
     at_root = reduce_up(plan, trees, ready)
     broadcast_down(plan, trees, at_root, ready)
     return plan.build()
+
+
+def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
+              options: AlgoOptions):
+    """NVLS tree all-reduce: NVLS inside every node, a tree of the heads across nodes.
+
+    The buffer is cut into L slices (one per local index c, the head that owns it), each
+    in two halves, x P planes (the node's reducing switches, ``switches[k]``: node indices) x ``options.chunks``
+    pipelined chunks. For every chunk: every GPU of node k sends its copy of each slice to
+    the plane's switch, which reduces them (one piece at a time at its ``reduce_bandwidth``)
+    and sends the node's partial to head c (``multimem.ld_reduce``); the heads of slice c
+    all-reduce across nodes through their NICs (2 nodes: they exchange partials, as NCCL's
+    two trees do together; more: each half of a slice up and down one of NCCL's two binary
+    trees of nodes, so every node is inner in one tree and a leaf in the other); then head c stores the result on the switch, which multicasts
+    it to the node's GPUs (``multimem.st``). Chunk j of every stream follows chunk j-1."""
+    from ..plan import serial_computes
+
+    G, L = members.shape
+    P = len(switches[0])
+    C = options.chunks or 1
+    n = G * L
+    plan = Plan("allreduce", n, size, L * P * C * 2, options, extra_ranks=G * P)
+    topo = options.topology
+    node_trees_ = double_binary_trees(G) if G > 2 else None
+    last: dict[tuple, np.ndarray | int] = {}
+
+    def after(key, shape=()):
+        return last.get(key, np.full(shape, -1, dtype=np.int64) if shape else -1)
+
+    for j in range(C):
+        for s in range(P):
+            # slice c of plane s, in two halves (one per tree of nodes): (L, 2) piece ids
+            piece = ((np.arange(L) * P + s) * C + j)[:, None] * 2 + np.arange(2)
+            partial = np.empty((G, L), dtype=np.int64)
+            for k in range(G):
+                sw = n + k * P + s
+                ranks = members[k]
+                up = plan.sends(np.repeat(ranks, L), sw, pieces=np.tile(piece, (L, 1)),
+                                deps=after(("up", k, s), L * L))
+                last[("up", k, s)] = up
+                copies = up.reshape(L, L).T                      # row c: copies of slice c
+                rate = topo.node_attrs[switches[k][s]].get("reduce_bandwidth")
+                if rate:
+                    copies = serial_computes(plan, sw, plan.piece_bytes / float(rate), copies,
+                                             int(after(("alu", k, s))))
+                    last[("alu", k, s)] = copies[-1]
+                down = plan.sends(sw, ranks, pieces=piece,
+                                  deps=[copies, after(("down", k, s), L)])
+                last[("down", k, s)] = down
+                partial[k] = down
+            final = _across_nodes(plan, members, piece, partial, node_trees_, after, last, s)
+            for k in range(G):
+                sw = n + k * P + s
+                ranks = members[k]
+                stored = plan.sends(ranks, sw, pieces=piece,
+                                    deps=[final[k], partial[k], after(("store", k, s), L)])
+                last[("store", k, s)] = stored
+                cast = plan.sends(sw, np.tile(ranks, L), pieces=np.repeat(piece, L, axis=0),
+                                  deps=[np.repeat(stored, L), after(("cast", k, s), L * L)])
+                last[("cast", k, s)] = cast
+    schedule = plan.build()
+    from dataclasses import replace
+    return replace(schedule, extra_nodes=tuple(int(sw) for row in switches for sw in row))
+
+
+def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: np.ndarray,
+                  trees, after, last, s: int) -> np.ndarray:
+    """All-reduce of every slice among its heads (one per node); returns (G, L) op ids
+    after which head c of node k holds slice c reduced over every node."""
+    G, L = members.shape
+    final = partial.copy()
+    if G == 1:
+        return final
+    if G == 2:
+        # both heads send their partial at once (one block: neither carries the other's)
+        sent = plan.sends(members.ravel(), members[::-1].ravel(),
+                          pieces=np.tile(piece, (2, 1)),
+                          deps=[partial.ravel(), after(("net", s), 2 * L)])
+        last[("net", s)] = sent
+        return sent.reshape(2, L)[::-1].copy()
+    halves = []
+    for t, tree in enumerate(trees):            # each tree all-reduces one half of a slice
+        done = partial.copy()
+        for c in range(L):
+            half = [int(piece[c, t])]
+            got: dict[int, list[int]] = {}
+            for k in reversed(tree.top_down()):                    # reduce up
+                mine = [int(partial[k, c])] + got.get(k, [])
+                up = tree.parent[k]
+                if up < 0:
+                    done[k, c] = plan.barriers([mine])[0]
+                    continue
+                sent = plan.send1(int(members[k, c]), int(members[up, c]), half,
+                                  mine + [int(after(("net", t, k, c, s)))])
+                last[("net", t, k, c, s)] = sent
+                got.setdefault(up, []).append(sent)
+            for k in tree.top_down():                              # broadcast down
+                for child in tree.children[k]:
+                    done[child, c] = plan.send1(int(members[k, c]), int(members[child, c]),
+                                                half, [int(done[k, c])])
+        halves.append(done)
+    final = plan.barriers(np.stack([halves[0].ravel(), halves[1].ravel()], axis=1))
+    final = final.reshape(G, L)
+    return final

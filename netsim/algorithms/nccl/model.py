@@ -17,6 +17,10 @@ For a collective of S bytes the builder
    GPU as frameworks run NCCL; nccl-tests ``-g N`` drives N), so the time is the larger
    of the two, as nccl-tests measures it with back-to-back launches.
 
+Across nodes (ranks in several of the topology's ``meta['groups']``, as many in each) the
+tuner uses NCCL's multi-node rows and the schedules of :mod:`.multinode`: one ring per
+NIC channel, trees of chains under a double binary tree of nodes, NVLS tree.
+
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
 what NCCL chose (``nccl_algorithm``, ``protocol``, ``channels``, ``nccl_model_s``: the

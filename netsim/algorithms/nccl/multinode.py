@@ -1,4 +1,4 @@
-"""NCCL's schedules across nodes: one ring per channel, and trees of chains.
+"""NCCL's schedules across nodes: one ring per channel, trees of chains, NVLS tree.
 
 NCCL (``src/graph/search.cc``, ``connect.cc``) builds, on a machine of G nodes of L GPUs
 each with NICs:
@@ -13,6 +13,9 @@ each with NICs:
   node of both), and inside each node a chain from the GPU next to the channel's NIC
   through the node's other GPUs. Each tree all-reduces half of the channel's data: reduce
   up the chains and the node tree, broadcast back down.
+* **NVLS tree** (:func:`nvls_tree`): NVLS inside every node (the GPUs' copies reduced by
+  the node's NVSwitches into the slice's head, results multicast back), the heads of a
+  slice joined across nodes through their own NICs.
 
 Ranks are grouped by node (``options.groups`` or the topology's ``meta['groups']``); all
 nodes must hold the same number of ranks, as NCCL's multi-node graphs assume.
@@ -31,7 +34,7 @@ from ..options import AlgoOptions
 from ..plan import Plan, blocks, no_deps
 from ..trees import Tree, _tree, broadcast_down, double_binary_trees, reduce_up
 
-__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree"]
+__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "nvls_tree"]
 
 
 def ring_orders(members: np.ndarray, channels: int) -> np.ndarray:

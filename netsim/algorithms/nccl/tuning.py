@@ -31,7 +31,7 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
-#: network). ``nvls_tree`` (NVLS inside nodes, a tree across) is rated, not simulated.
+#: network). ``nvls_tree`` (NVLS inside nodes, a tree across) only across nodes.
 ALGORITHMS = ("tree", "ring", "nvls", "nvls_tree")
 ARCHS = ("volta", "ampere", "hopper", "blackwell")
 

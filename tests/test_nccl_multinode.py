@@ -168,3 +168,11 @@ def test_refusals_are_one_line():
                           extra={"nccl_algorithm": "nvls"})
     with pytest.raises(InputError, match="NCCL has no allreduce with algorithm=nvls "):
         build_schedule("allreduce", "nccl", 16, 1 << 20, options)
+
+
+def test_one_node_of_the_cluster_is_a_dgx_h100():
+    # the NICs do not count in NCCL's NVLink figure: one node runs as the one-node preset
+    one = run_collective("allreduce", "dgx-h100-cluster", "nccl", "1MiB", ranks=8)
+    alone = run_collective("allreduce", "dgx-h100", "nccl", "1MiB")
+    assert one.record()["nccl"] == alone.record()["nccl"]
+    assert one.time_s == pytest.approx(alone.time_s, rel=1e-12)

@@ -28,10 +28,12 @@ array([[0, 1, 2, 3, 4, 5, 6, 7],
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..options import AlgoOptions
-from ..plan import Plan, blocks, no_deps
+from ..plan import Plan, blocks, no_deps, serial_computes
 from ..trees import Tree, _tree, broadcast_down, double_binary_trees, reduce_up
 
 __all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "nvls_tree"]
@@ -127,23 +129,23 @@ def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
     """NVLS tree all-reduce: NVLS inside every node, a tree of the heads across nodes.
 
     The buffer is cut into L slices (one per local index c, the head that owns it), each
-    in two halves, x P planes (the node's reducing switches, ``switches[k]``: node indices) x ``options.chunks``
-    pipelined chunks. For every chunk: every GPU of node k sends its copy of each slice to
-    the plane's switch, which reduces them (one piece at a time at its ``reduce_bandwidth``)
-    and sends the node's partial to head c (``multimem.ld_reduce``); the heads of slice c
-    all-reduce across nodes through their NICs (2 nodes: they exchange partials, as NCCL's
-    two trees do together; more: each half of a slice up and down one of NCCL's two binary
-    trees of nodes, so every node is inner in one tree and a leaf in the other); then head c stores the result on the switch, which multicasts
-    it to the node's GPUs (``multimem.st``). Chunk j of every stream follows chunk j-1."""
-    from ..plan import serial_computes
-
+    in two halves, x P planes (the node's reducing switches, ``switches[k]``: node
+    indices) x ``options.chunks`` pipelined chunks. For every chunk: every GPU of node k
+    sends its copy of each slice to the plane's switch, which reduces them (one piece at a
+    time at its ``reduce_bandwidth``) and sends the node's partial to head c
+    (``multimem.ld_reduce``); the heads of slice c all-reduce across nodes through their
+    NICs (2 nodes: they exchange partials, as NCCL's two trees do together; more: each half
+    of a slice goes up and down one of NCCL's two binary trees of nodes, so every node is
+    inner in one tree and a leaf in the other); then head c stores the result on the
+    switch, which multicasts it to the node's GPUs (``multimem.st``). Chunk j of every
+    stream follows chunk j-1."""
     G, L = members.shape
     P = len(switches[0])
     C = options.chunks or 1
     n = G * L
     plan = Plan("allreduce", n, size, L * P * C * 2, options, extra_ranks=G * P)
     topo = options.topology
-    node_trees_ = double_binary_trees(G) if G > 2 else None
+    node_tree_pair = double_binary_trees(G) if G > 2 else None
     last: dict[tuple, np.ndarray | int] = {}
 
     def after(key, shape=()):
@@ -170,7 +172,7 @@ def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
                                   deps=[copies, after(("down", k, s), L)])
                 last[("down", k, s)] = down
                 partial[k] = down
-            final = _across_nodes(plan, members, piece, partial, node_trees_, after, last, s)
+            final = _across_nodes(plan, members, piece, partial, node_tree_pair, after, last, s)
             for k in range(G):
                 sw = n + k * P + s
                 ranks = members[k]
@@ -180,9 +182,7 @@ def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
                 cast = plan.sends(sw, np.tile(ranks, L), pieces=np.repeat(piece, L, axis=0),
                                   deps=[np.repeat(stored, L), after(("cast", k, s), L * L)])
                 last[("cast", k, s)] = cast
-    schedule = plan.build()
-    from dataclasses import replace
-    return replace(schedule, extra_nodes=tuple(int(sw) for row in switches for sw in row))
+    return replace(plan.build(), extra_nodes=tuple(int(sw) for row in switches for sw in row))
 
 
 def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: np.ndarray,

@@ -107,9 +107,10 @@ def test_tree_is_chains_under_a_double_binary_tree_of_nodes():
 
 
 @pytest.mark.parametrize("op,algorithm", [("allreduce", "ring"), ("allreduce", "tree"),
+                                          ("broadcast", "ring"), ("reduce", "ring"),
                                           ("allgather", "ring"), ("reducescatter", "ring")])
 def test_multi_node_schedules_are_correct(op, algorithm):
-    options = AlgoOptions(topology=parse_topology("dgx-h100-cluster:nodes=2"),
+    options = AlgoOptions(topology=parse_topology("dgx-h100-cluster:nodes=2"), root=3,
                           extra={"nccl_algorithm": algorithm})
     schedule = build_schedule(op, "nccl", 16, 1 << 20, options)
     verify(schedule, op, 16)

@@ -58,7 +58,7 @@ from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
-from .multinode import multi_ring, multi_tree, nvls_tree, ring_orders
+from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
                      PROTOCOLS, Choice, NcclView, candidates, nvls_pipeline_depth,
                      protocol_efficiency)
@@ -334,15 +334,9 @@ def _net_schedule(op: str, choice: Choice, num_ranks: int, size: float,
             max(1, default_chunks(size / (2 * choice.channels)))
         return multi_tree(members, size, choice.channels, replace(options, chunks=chunks))
     if op in ("broadcast", "reduce"):
-        order = ring_orders(members, 1)[0]
-        inner = get_algorithm(op, "chain")
-        placed = options.node_of_rank(num_ranks)
-        # the chain runs in the ring's order: ranks renumbered along it, placed to match
-        return inner.build(num_ranks, size, replace(
-            options, placement=placed[order], order="natural",
-            root=int(np.flatnonzero(order == options.root)[0]),
-            chunks=options.chunks if options.chunks and options.chunks > 1
-            else default_chunks(size)))
+        chunks = options.chunks if options.chunks and options.chunks > 1 else \
+            default_chunks(size)     # sqrt(S / 256 KiB): the channel's share / 32 KiB
+        return multi_chain(op, members, size, choice.channels, replace(options, chunks=chunks))
     return multi_ring(op, members, size, choice.channels, replace(options, chunks=1),
                       reduce_scatter=op != "allgather", all_gather=op != "reducescatter")
 

@@ -34,9 +34,9 @@ import numpy as np
 
 from ..options import AlgoOptions
 from ..plan import Plan, blocks, no_deps, serial_computes
-from ..trees import Tree, _tree, broadcast_down, double_binary_trees, reduce_up
+from ..trees import Tree, _tree, broadcast_down, chain_tree, double_binary_trees, reduce_up
 
-__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "nvls_tree"]
+__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "multi_chain", "nvls_tree"]
 
 
 def ring_orders(members: np.ndarray, channels: int) -> np.ndarray:
@@ -224,3 +224,23 @@ def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: n
     final = plan.barriers(np.stack([halves[0].ravel(), halves[1].ravel()], axis=1))
     final = final.reshape(G, L)
     return final
+
+
+def multi_chain(op: str, members: np.ndarray, size: float, channels: int,
+                options: AlgoOptions):
+    """Broadcast or reduce over ``channels`` chains side by side: channel h's ring
+    (:func:`ring_orders`) cut at the root, carrying 1/channels of the buffer in
+    ``options.chunks`` pipelined chunks (NCCL's ring broadcast/reduce, one per channel)."""
+    n = members.size
+    c = options.chunks or 1
+    plan = Plan(op, n, size, channels * c, options)
+    root = int(options.root)
+    trees = []
+    for h, ring in enumerate(ring_orders(members, channels)):
+        order = np.roll(ring, -int(np.flatnonzero(ring == root)[0]))
+        trees.append((chain_tree(order), [np.array([h * c + j]) for j in range(c)]))
+    if op == "broadcast":
+        broadcast_down(plan, trees, None, no_deps(n))
+    else:
+        reduce_up(plan, trees, no_deps(n))
+    return plan.build()

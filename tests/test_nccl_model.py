@@ -97,11 +97,6 @@ def test_one_number_through_coll_compare_scenario_and_the_api(tmp_path):
     assert coll["records"][0]["protocol"] in ("LL", "LL128", "Simple")
 
 
-def test_multi_node_is_refused_in_one_line():
-    with pytest.raises(Exception, match="one NVLink domain"):
-        run_collective("allreduce", "dgx-h100-cluster", "nccl", "1MiB")
-
-
 @pytest.mark.parametrize("op", ["allreduce", "allgather"])
 def test_default_flags_reproduce_published_dgx_h100_busbw(op):
     """Published large-size busbw (benchmarks/data, with sources) within 20%; the

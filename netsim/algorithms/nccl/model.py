@@ -17,6 +17,10 @@ For a collective of S bytes the builder
    GPU as frameworks run NCCL; nccl-tests ``-g N`` drives N), so the time is the larger
    of the two, as nccl-tests measures it with back-to-back launches.
 
+Across nodes (ranks in several of the topology's ``meta['groups']``, as many in each) the
+tuner uses NCCL's multi-node rows and the schedules of :mod:`.multinode`: one ring per
+NIC channel, trees of chains under a double binary tree of nodes, NVLS tree.
+
 The network part (link rates, sharing, the NVSwitch reduction rate) stays the engine's;
 only NCCL's software costs come from the tuner. The schedule's ``meta["record"]`` carries
 what NCCL chose (``nccl_algorithm``, ``protocol``, ``channels``, ``nccl_model_s``: the
@@ -47,13 +51,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from ...errors import InputError
 from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
-from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, HW_LATENCY_US, PROTOCOLS, Choice,
-                     NcclView, candidates, nvls_pipeline_depth, protocol_efficiency)
+from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
+from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
+                     PROTOCOLS, Choice, NcclView, candidates, nvls_pipeline_depth,
+                     protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
            "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
@@ -69,7 +77,8 @@ GPUS_PER_HOST = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h100-cluster": 8, "dgx-b200"
                  "gb200-nvl72": 4}
 #: NCCL algorithm -> netsim algorithm with the same traffic, per op.
 NETSIM_ALGORITHM = {
-    "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork"},
+    "allreduce": {"ring": "ring", "tree": "dbtree", "nvls": "innetwork",
+                  "nvls_tree": "innetwork"},
     "allgather": {"ring": "ring", "nvls": "innetwork"},
     "reducescatter": {"ring": "ring", "nvls": "innetwork"},
     "broadcast": {"ring": "chain"},
@@ -77,6 +86,8 @@ NETSIM_ALGORITHM = {
 }
 _US = 1e-6
 _MAX_NVLS_DEPTH = 64
+#: Pipeline chunks of NVLS tree across nodes (its op count grows with G x L^2 per chunk).
+_MAX_NET_NVLS_DEPTH = 16
 
 
 def _preset(options: AlgoOptions, table: dict):
@@ -143,10 +154,13 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
 
     topo = options.topology
     node = int(options.node_of_rank(num_ranks)[0])
-    payload = float(topo.out_degree_bandwidth[node]) / 1e9
-    efficiency = float(((topo.meta or {}).get("calibration") or {}).get("efficiency") or 1.0)
+    rates = _link_rates(topo, node)
+    payload, efficiency = rates["nvlink"]
     arch = _arch(options)
     gpu_bw = payload / efficiency * NCCL_NVLINK_SHARE[arch]
+    nodes = _nodes(num_ranks, options)
+    if nodes > 1:
+        return _net_view(num_ranks, options, arch, gpu_bw, nodes, rates)
     nvls = switch_reason(num_ranks, options) is None
     rate = options.extra.get("nvls_rate", "simulated")
     if rate not in NVLS_RATES:
@@ -155,6 +169,50 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
+
+
+def _link_rates(topo, node: int) -> dict[str, tuple[float, float]]:
+    """A GPU's payload rate (GB/s per direction, summed over its links) and the calibrated
+    efficiency, per fabric: ``nvlink`` (links to NVSwitches or peers) and ``ib`` (links to
+    a switch marked ``fabric: ib``, the GPU's NIC)."""
+    calibration = (topo.meta or {}).get("calibration") or {}
+    efficiency = calibration.get("efficiency") or 1.0
+    out = {"nvlink": 0.0, "ib": 0.0}
+    for link in np.flatnonzero(topo.link_src == node):
+        dst = int(topo.link_dst[link])
+        attrs = topo.node_attrs[dst] if topo.is_switch[dst] else {}
+        fabric = "ib" if attrs.get("fabric") == "ib" else "nvlink"
+        out[fabric] += float(topo.bandwidth[link]) / 1e9
+    def eff(fabric: str) -> float:
+        if isinstance(efficiency, dict):
+            return float(efficiency.get(fabric) or 1.0)
+        return float(efficiency)
+    return {f: (rate, eff(f)) for f, rate in out.items()}
+
+
+def _net_view(num_ranks: int, options: AlgoOptions, arch: str, gpu_bw: float, nodes: int,
+              rates: dict) -> NcclView:
+    """The multi-node view: NICs per node (the GPUs of rank 0's node with a NIC link) at
+    their line rate (the calibrated payload over the ``ib`` efficiency: 400 Gb/s -> 50
+    GB/s, what NCCL reads from the NIC); NVLS across nodes where the switch reduces."""
+    from ..hierarchical import rank_groups
+    from ..innetwork import switch_reason
+
+    members = rank_groups(num_ranks, options)
+    nic_payload, nic_eff = rates["ib"]
+    if nic_payload <= 0:
+        raise InputError(f"nccl: rank 0 of {options.topology.name} has no NIC link "
+                         f"(a switch with fabric: ib); NCCL's multi-node model needs one")
+    placed = options.node_of_rank(num_ranks)
+    nics = sum(1 for r in members[0] if _link_rates(options.topology,
+                                                    int(placed[r]))["ib"][0] > 0)
+    cpu = options.extra.get("cpu_vendor", "intel")
+    if cpu not in CPU_VENDORS:
+        raise InputError(f"cpu_vendor {cpu!r} is not one of {', '.join(CPU_VENDORS)}")
+    first = replace(options, placement=placed[members[0]])
+    nvls = switch_reason(members.shape[1], first) is None
+    return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls, nodes=nodes,
+                    nics=nics, nic_bw=nic_payload / nic_eff, cpu=cpu)
 
 
 #: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", NCCL's
@@ -236,8 +294,10 @@ def _why_not(op: str):
         if num_ranks < 2:
             return "needs at least 2 ranks"
         if _nodes(num_ranks, options) > 1:
-            return ("models one NVLink domain; NCCL's multi-node (NET) costs are not "
-                    "modelled yet")
+            from ..hierarchical import groups_reason
+            reason = groups_reason(num_ranks, options)
+            if reason is not None:
+                return f"across nodes needs the same number of ranks per node: {reason}"
         return None
     return check
 
@@ -253,20 +313,52 @@ def _depth(algorithm: str, size: float, view: NcclView, options: AlgoOptions) ->
     return default_chunks(size)
 
 
+def _net_schedule(op: str, choice: Choice, num_ranks: int, size: float,
+                  options: AlgoOptions) -> Schedule:
+    """NCCL's schedule across nodes (:mod:`.multinode`): one ring per channel, or per
+    channel two trees of chains; broadcast/reduce on a ring's chain."""
+    from ..hierarchical import rank_groups
+
+    members = rank_groups(num_ranks, options)
+    if choice.algorithm == "nvls_tree":
+        from ..innetwork import reducing_switches
+
+        placed = options.node_of_rank(num_ranks)
+        switches = [reducing_switches(members.shape[1], replace(
+            options, placement=placed[row])) for row in members]
+        chunks = options.chunks if options.chunks and options.chunks > 1 else \
+            min(_MAX_NET_NVLS_DEPTH, default_chunks(size))
+        return nvls_tree(members, size, switches, replace(options, chunks=chunks))
+    if choice.algorithm == "tree":
+        chunks = options.chunks if options.chunks and options.chunks > 1 else \
+            max(1, default_chunks(size / (2 * choice.channels)))
+        return multi_tree(members, size, choice.channels, replace(options, chunks=chunks))
+    if op in ("broadcast", "reduce"):
+        chunks = options.chunks if options.chunks and options.chunks > 1 else \
+            default_chunks(size)     # sqrt(S / 256 KiB): the channel's share / 32 KiB
+        return multi_chain(op, members, size, choice.channels, replace(options, chunks=chunks))
+    return multi_ring(op, members, size, choice.channels, replace(options, chunks=1),
+                      reduce_scatter=op != "allgather", all_gather=op != "reducescatter")
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
-    inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
-    inner_options = replace(options, chunks=_depth(choice.algorithm, size, view, options)
-                            if inner.pipelined else None)
-    schedule = inner.build(num_ranks, size, inner_options)
+    if view.nodes > 1:
+        schedule = _net_schedule(op, choice, num_ranks, size, options)
+    else:
+        inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
+        inner_options = replace(options, chunks=_depth(choice.algorithm, size, view, options)
+                                if inner.pipelined else None)
+        schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get(view.arch, 1.0))
-    if choice.algorithm == "nvls":
-        # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step.
+    if choice.algorithm in ("nvls", "nvls_tree"):
+        # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step;
+        # NVLS tree's network hops add their latency through the NIC links.
         base, step = step, 0.0
     if base > 0:
         prefix = ScheduleBuilder(num_ranks)

@@ -26,21 +26,27 @@ from dataclasses import dataclass
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates", "choose",
            "ring_graph", "nvls_graph", "channels_for", "BASE_LATENCY_US", "HW_LATENCY_US",
-           "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth"]
+           "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth", "net_graph",
+           "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
-#: NCCL's algorithms netsim models (PAT needs one GPU per node; CollNet a SHARP network).
-ALGORITHMS = ("tree", "ring", "nvls")
+#: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
+#: network). ``nvls_tree`` (NVLS inside nodes, a tree across) only across nodes.
+ALGORITHMS = ("tree", "ring", "nvls", "nvls_tree")
 ARCHS = ("volta", "ampere", "hopper", "blackwell")
 
 # -- tuning.cc: ncclTunerConstantsDefaults -------------------------------------------------
 #: baseLatencies[algo][proto], us.
-BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0)}
+BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0),
+                   "nvls_tree": (0.0, 0.0, 0.0)}
 #: hwLatencies[hw][algo][proto], us per step (NVLink, PCI, NET).
 HW_LATENCY_US = {
-    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "nvls": (0.0, 0.0, 25.0)},
-    "pci": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7), "nvls": (0.0, 0.0, 0.0)},
-    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "nvls": (0.0, 0.0, 18.0)},
+    "nvlink": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "nvls": (0.0, 0.0, 25.0),
+               "nvls_tree": (0.0, 0.0, 25.0)},
+    "pci": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7), "nvls": (0.0, 0.0, 0.0),
+            "nvls_tree": (0.0, 0.0, 0.0)},
+    "net": {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "nvls": (0.0, 0.0, 18.0),
+            "nvls_tree": (0.0, 0.0, 20.9)},
 }
 _ARCH_INDEX = {a: i for i, a in enumerate(ARCHS)}
 #: llMaxBws[arch][nodes index], single node row per GPU generation (GB/s).
@@ -61,12 +67,42 @@ _TREE_CORRECTION = (
      .9, .9),
 )
 
+# -- tuning.cc: the multi-node rows (index 1: 2 nodes, index 2: more) ----------------------
+#: llMaxBws for nNodes > 1 are per CPU vendor, not per GPU: rows Intel (0) and AMD (1).
+_LL_MAX_BW_NET = {"intel": (39.0, 20.4), "amd": (22.5, 19.0)}
+#: perChMax{RingLL128,TreeLL128,Tree,NVLSTree}Bws for (2 nodes, more nodes), GB/s/channel.
+_RING_LL128_PER_CH_NET = {"volta": (20.0, 20.0), "ampere": (20.0, 20.0),
+                          "hopper": (36.7, 36.7), "blackwell": (40.0, 40.0)}
+_TREE_LL128_PER_CH_NET = {"volta": (20.0, 20.0), "ampere": (20.0, 20.0),
+                          "hopper": (36.7, 29.0), "blackwell": (31.67, 20.0)}
+_TREE_PER_CH_NET = {"volta": (18.5, 10.0), "ampere": (23.6, 17.8), "hopper": (41.4, 36.0),
+                    "blackwell": (42.8, 24.0)}
+_NVLS_TREE_PER_CH_NET = {"volta": (18.5, 10.0), "ampere": (23.6, 17.8),
+                         "hopper": (57.7, 45.5), "blackwell": (96.0, 80.0)}
+#: getNetOverhead: a network post costs 1 us on Intel hosts, 2 us on AMD (x3 for Simple).
+NET_OVERHEAD_US = {"intel": 1.0, "amd": 2.0}
+#: getAlgoTime: an inter-node Simple ring all-reduce of >= 64 B per channel and rank has
+#: its latency multiplied by this ("plateau effect of ring"; 1.9 before SM80).
+RING_PLATEAU = 1.4
+CPU_VENDORS = tuple(NET_OVERHEAD_US)
+
 # -- search.cc: bandwidths the topology search tries per channel, intra-node (GB/s) --------
 _SPEEDS_INTRA = {
     "volta": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
     "ampere": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
     "hopper": (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
     "blackwell": (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+}
+#: ... and when the system has NICs (speedArrayInter, sm90/sm100SpeedArrayInter).
+_SPEEDS_INTER = {
+    "volta": (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0,
+              3.0, 2.4, 1.2, 0.24, 0.12),
+    "ampere": (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0,
+               3.0, 2.4, 1.2, 0.24, 0.12),
+    "hopper": (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
+               2.4, 1.2, 0.24, 0.12),
+    "blackwell": (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                  15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
 }
 _MAX_CHANNELS = 32          # MAXCHANNELS / 2: rings a search may return before duplication
 _NVLS_MAX_ARITY = 32        # NCCL_MAX_NVLS_ARITY (device.h)
@@ -105,6 +141,11 @@ class NcclView:
     nvls: bool = False
     nodes: int = 1
     hw: str = "nvlink"
+    #: Across nodes (``nodes`` > 1): NICs per node and a NIC's rate per direction as NCCL
+    #: reads it (GB/s: 400 Gb/s -> 50), and the host CPU's vendor (LL's cap, net overhead).
+    nics: int = 0
+    nic_bw: float = 0.0
+    cpu: str = "intel"
     #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) netsim
     #: simulates; derated for the pipeline's fill by size (:data:`NVLS_FILL_STAGES`), it
     #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
@@ -169,6 +210,8 @@ def protocol_efficiency(algorithm: str, protocol: str, view: NcclView) -> float:
     """
     if protocol == "Simple":
         return 1.0
+    if view.nodes > 1:
+        return _net_bus(algorithm, protocol, view) / _net_bus(algorithm, "Simple", view)
     channels, speed = ring_graph(view)
     simple = channels * speed
     if algorithm == "ring" and protocol == "LL":
@@ -181,6 +224,96 @@ def protocol_efficiency(algorithm: str, protocol: str, view: NcclView) -> float:
     return min(tree * 7.0 / 9.0, channels * _TREE_LL128_PER_CH[view.arch]) / tree
 
 
+def net_graph(view: NcclView, algorithm: str = "ring") -> tuple[int, float]:
+    """(channels, GB/s per channel) of the ring/tree (or ``nvls_tree``) graph across nodes.
+
+    search.cc with NICs: one channel per NIC (a ring enters and leaves every node through
+    a NIC near the GPU it visits first and last), at the fastest speed of the inter-node
+    array a NIC carries and whose channels fit a GPU's NVLinks (for NVLS heads, scaled by
+    n/(n-1) as for the one-node NVLS graph); channels doubled at half the speed as
+    ``ncclTopoDupChannels`` does.
+
+    >>> net_graph(NcclView(ranks=16, gpu_bw=370.8, nodes=2, nics=8, nic_bw=50.0))  # 2 DGX
+    (8, 45.0)
+    """
+    if view.nics < 1 or view.nic_bw <= 0:
+        raise ValueError("a multi-node view needs nics >= 1 and nic_bw > 0")
+    ppn = view.ranks // view.nodes
+    channels = max(1, min(_MAX_CHANNELS, view.nics))
+    total = view.gpu_bw
+    if algorithm == "nvls_tree":
+        channels = max(1, min(channels, ppn, _NVLS_MAX_ARITY))
+        total *= ppn / max(ppn - 1, 1)
+    speeds = _SPEEDS_INTER[view.arch]
+    speed = next((s for s in speeds if s <= view.nic_bw and s * channels <= total), speeds[-1])
+    if algorithm == "nvls_tree":
+        return channels, speed
+    cc_after_ampere = _ARCH_INDEX[view.arch] >= _ARCH_INDEX["hopper"]
+    if speed >= 25.0 and not (cc_after_ampere and speed < 50.0 and channels > 4):
+        doubled = min(2 * channels, _MAX_CHANNELS)
+        speed /= math.ceil(doubled / channels)
+        channels = doubled
+    return channels, speed
+
+
+def _net_bus(algorithm: str, protocol: str, view: NcclView) -> float:
+    """Bus bandwidth (GB/s) NCCL rates across nodes, before the conversion to the op's
+    size (tuning.cc's refinements with the 2-node or many-node rows)."""
+    i = 0 if view.nodes <= 2 else 1
+    ll_max = _LL_MAX_BW_NET[view.cpu][i]
+    channels, speed = net_graph(view, algorithm)
+    if algorithm == "nvls_tree":
+        if protocol != "Simple" or not view.nvls or channels < 2:
+            return 0.0
+        intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels * 2.0
+        inter = speed * (2.0 if view.nodes <= 2 else 1.0)
+        return channels * min(intra, inter, _NVLS_TREE_PER_CH_NET[view.arch][i])
+    bus = channels * speed
+    if algorithm == "ring":
+        if protocol == "LL":
+            return min(ll_max, bus * 0.5)
+        if protocol == "LL128":
+            return min(bus * 0.92, channels * _RING_LL128_PER_CH_NET[view.arch][i])
+        return bus
+    bus = min(bus * 0.92, channels * _TREE_PER_CH_NET[view.arch][i])
+    if protocol == "LL":
+        return min(bus / 3.8, ll_max)
+    if protocol == "LL128":
+        return min(bus * 120.0 / 128.0, channels * _TREE_LL128_PER_CH_NET[view.arch][i])
+    return bus
+
+
+def _net_bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
+    if algorithm == "nvls" or (algorithm in ("tree", "nvls_tree") and op != "allreduce"):
+        return 0.0        # NVLS alone needs CollNet (SHARP) across nodes; trees all-reduce only
+    bus = _net_bus(algorithm, protocol, view)
+    if algorithm == "tree":
+        return bus * 0.5
+    return bus * view.ranks / _nsteps(op, view.ranks)
+
+
+def _net_latency(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
+    p = PROTOCOLS.index(protocol)
+    n, nodes = view.ranks, view.nodes
+    ppn = n // nodes
+    intra = HW_LATENCY_US["nvlink"][algorithm][p]
+    # with one GPU per node every step is exposed: the tree's network latency
+    inter = HW_LATENCY_US["net"]["tree" if ppn == 1 else algorithm][p]
+    base = BASE_LATENCY_US[algorithm][p]
+    log_nodes = int(math.log2(nodes))
+    if algorithm == "ring":
+        if op in ("broadcast", "reduce"):
+            lat = HW_LATENCY_US["net"]["tree" if protocol == "Simple" else "ring"][p]
+            return base + _nsteps(op, n) * lat
+        overhead = NET_OVERHEAD_US[view.cpu] * (3.0 if protocol == "Simple" else 1.0)
+        intra = max(intra, overhead)
+        inter_steps = 2 * (nodes - 1) if op == "allreduce" else nodes - 1
+        return base + (_nsteps(op, n) - inter_steps) * intra + inter_steps * inter
+    if algorithm == "tree":
+        return base + 2 * ((ppn - 1) * intra + log_nodes * inter)
+    return base + intra + 2 * log_nodes * inter          # nvls_tree
+
+
 def _nsteps(op: str, n: int) -> int:
     return 2 * (n - 1) if op == "allreduce" else (n - 1 if op in ("allgather", "reducescatter")
                                                    else n)
@@ -188,10 +321,14 @@ def _nsteps(op: str, n: int) -> int:
 
 def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
     """NCCL's bandwidth entry (GB/s of the op's size per second), 0 where not used."""
+    if view.nodes > 1:
+        return _net_bandwidth(op, algorithm, protocol, view)
     p = PROTOCOLS.index(protocol)
     n = view.ranks
+    if algorithm == "nvls_tree":
+        return 0.0                  # tuning.cc: NVLS tree is disabled on a single node
     if algorithm == "nvls":
-        if protocol != "Simple" or not view.nvls or view.nodes > 1:
+        if protocol != "Simple" or not view.nvls:
             return 0.0
         if op != "allreduce" and view.ranks > _NVLS_MAX_ARITY:
             # enqueue.cc: NVLS runs other ops only up to NCCL_MAX_NVLS_ARITY local ranks
@@ -220,6 +357,8 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
 
 
 def _latency(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
+    if view.nodes > 1:
+        return _net_latency(op, algorithm, protocol, view)
     p = PROTOCOLS.index(protocol)
     intra = HW_LATENCY_US[view.hw][algorithm][p]
     if algorithm == "nvls":
@@ -239,7 +378,9 @@ def channels_for(algorithm: str, protocol: str, size: float, view: NcclView) -> 
     """
     if algorithm == "nvls":
         return NVLS_CHANNELS[view.arch]
-    channels, _ = ring_graph(view)
+    if algorithm == "nvls_tree":
+        return net_graph(view, algorithm)[0]
+    channels, _ = net_graph(view) if view.nodes > 1 else ring_graph(view)
     threads = _MAX_THREADS[protocol]
     threshold = _THREAD_THRESHOLD[protocol] * (view.ranks if (algorithm, protocol)
                                                 == ("ring", "LL") else 1)
@@ -278,7 +419,7 @@ def nvls_pipeline_depth(size: float, view: NcclView) -> int:
 
 def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
     """Every (algorithm, protocol) NCCL would consider for ``op`` here, with its time."""
-    algorithms = {"allreduce": ("tree", "ring", "nvls"), "allgather": ("ring", "nvls"),
+    algorithms = {"allreduce": ALGORITHMS, "allgather": ("ring", "nvls"),
                   "reducescatter": ("ring", "nvls")}.get(op, ("ring",))
     out = []
     for algorithm in algorithms:
@@ -298,6 +439,9 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
                 depth = nvls_pipeline_depth(size, view)
                 bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES))
             lat = _latency(op, algorithm, protocol, view)
+            if (view.nodes > 1 and (op, algorithm, protocol) == ("allreduce", "ring", "Simple")
+                    and size / (net_graph(view)[0] * view.ranks) >= 64):
+                lat *= RING_PLATEAU if _ARCH_INDEX[view.arch] >= _ARCH_INDEX["ampere"] else 1.9
             out.append(Choice(algorithm, protocol, lat, bw, lat + size / (1000.0 * bw),
                               channels_for(algorithm, protocol, size, view)))
     return out

@@ -1,0 +1,246 @@
+"""NCCL's schedules across nodes: one ring per channel, trees of chains, NVLS tree.
+
+NCCL (``src/graph/search.cc``, ``connect.cc``) builds, on a machine of G nodes of L GPUs
+each with NICs:
+
+* **rings**: channel h is one ring through every GPU. Inside a node it enters at the GPU
+  next to one NIC, visits the node's other GPUs over NVLink and leaves from the last one
+  through that GPU's NIC to the next node. The channels start at different GPUs, so each
+  node is entered and left exactly once per channel, and the channels spread over the
+  NICs. Here channel h enters node k at local GPU ``h mod L`` and leaves it from local GPU
+  ``(h - 1) mod L``: every NIC sends one channel and receives one channel out of each L.
+* **trees**: two binary trees over the nodes (the double binary tree: no node is an inner
+  node of both), and inside each node a chain from the GPU next to the channel's NIC
+  through the node's other GPUs. Each tree all-reduces half of the channel's data: reduce
+  up the chains and the node tree, broadcast back down.
+* **NVLS tree** (:func:`nvls_tree`): NVLS inside every node (the GPUs' copies reduced by
+  the node's NVSwitches into the slice's head, results multicast back), the heads of a
+  slice joined across nodes through their own NICs.
+
+Ranks are grouped by node (``options.groups`` or the topology's ``meta['groups']``); all
+nodes must hold the same number of ranks, as NCCL's multi-node graphs assume.
+
+>>> import numpy as np
+>>> ring_orders(np.arange(8).reshape(2, 4), 2)
+array([[0, 1, 2, 3, 4, 5, 6, 7],
+       [1, 2, 3, 0, 5, 6, 7, 4]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..options import AlgoOptions
+from ..plan import Plan, blocks, no_deps, serial_computes
+from ..trees import Tree, _tree, broadcast_down, chain_tree, double_binary_trees, reduce_up
+
+__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "multi_chain", "nvls_tree"]
+
+
+def ring_orders(members: np.ndarray, channels: int) -> np.ndarray:
+    """(channels, G L) ring orders: channel h visits node k's ranks from local index
+    ``h mod L`` on, node after node (``members``: (G, L) ranks of each node)."""
+    G, L = members.shape
+    local = (np.arange(L)[None, :] + np.arange(channels)[:, None]) % L      # (C, L)
+    return members[:, local].transpose(1, 0, 2).reshape(channels, G * L)
+
+
+def node_trees(members: np.ndarray, channel: int) -> tuple[Tree, Tree]:
+    """The two trees of one channel: NCCL's double binary tree over the nodes, each node a
+    chain hanging from its head (local index ``channel mod L``), heads joined node to
+    node."""
+    G, L = members.shape
+    n = G * L
+    chains = members[:, (np.arange(L) + channel) % L]                        # (G, L)
+    out = []
+    for node_tree in double_binary_trees(G) if G > 1 else (_tree(0, [-1]),) * 2:
+        parent = [-1] * n
+        for k in range(G):
+            for i in range(1, L):
+                parent[int(chains[k, i])] = int(chains[k, i - 1])
+            up = node_tree.parent[k]
+            if up >= 0:
+                parent[int(chains[k, 0])] = int(chains[up, 0])
+        out.append(_tree(int(chains[node_tree.root, 0]), parent))
+    return out[0], out[1]
+
+
+def multi_ring(op: str, members: np.ndarray, size: float, channels: int,
+               options: AlgoOptions, *, reduce_scatter: bool, all_gather: bool):
+    """``channels`` rings side by side (:func:`ring_orders`), each with 1/channels of every
+    rank's block, ``options.chunks`` slices per chunk."""
+    n = members.size
+    c = options.chunks or 1
+    plan = Plan(op, n, size, n * channels * c, options)
+    rings = ring_orders(members, channels)
+    owners = blocks(n, channels * c)
+    pieces = np.stack([owners[rings[h], h * c:(h + 1) * c] for h in range(channels)])
+    _pipelined_ring_steps(plan, rings, pieces, reduce_scatter=reduce_scatter,
+                          all_gather=all_gather)
+    return plan.build()
+
+
+def _pipelined_ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, *,
+                          reduce_scatter: bool, all_gather: bool) -> None:
+    """Ring steps as :func:`..rings.ring_steps` orders them (position i forwards chunk
+    (i - s - 1) mod k while reducing, (i - s) mod k while gathering), each send waiting only
+    for the data it forwards. A position does not wait for its previous send to land:
+    NCCL keeps several steps of a channel in flight (``NCCL_STEPS`` buffers per peer), so
+    a network hop's latency delays the data that crosses it, not every later step of the
+    GPU that sends it."""
+    R, k = rings.shape
+    src = rings.ravel()
+    dst = np.roll(rings, -1, axis=1).ravel()
+    ring_of = np.repeat(np.arange(R), k)
+    position = np.tile(np.arange(k), R)
+    nbytes = chunk_pieces.shape[2] * plan.piece_bytes
+    after = no_deps(R * k)
+    phases = [True] * (k - 1) * reduce_scatter + [False] * (k - 1) * all_gather
+    for step, reducing in enumerate(phases):
+        s = step - (k - 1) if reduce_scatter and not reducing else step
+        chunk = (position - s - 1) % k if reducing else (position - s) % k
+        ids = plan.sends(src, dst, pieces=lambda chunk=chunk: chunk_pieces[ring_of, chunk],
+                         nbytes=nbytes, deps=[after])
+        got = plan.reduce(dst, ids, nbytes, None) if reducing else ids
+        after = np.roll(got.reshape(R, k), 1, axis=1).ravel()
+
+
+def multi_tree(members: np.ndarray, size: float, channels: int, options: AlgoOptions):
+    """All-reduce over ``channels`` x 2 trees (:func:`node_trees`), each reducing up and
+    broadcasting down its share of the buffer in ``options.chunks`` pipelined chunks."""
+    n = members.size
+    c = options.chunks or 1
+    plan = Plan("allreduce", n, size, 2 * channels * c, options)
+    trees = []
+    for h in range(channels):
+        for t, tree in enumerate(node_trees(members, h)):
+            first = (2 * h + t) * c
+            trees.append((tree, [np.array([first + j]) for j in range(c)]))
+    ready = no_deps(n)
+    at_root = reduce_up(plan, trees, ready)
+    broadcast_down(plan, trees, at_root, ready)
+    return plan.build()
+
+
+def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
+              options: AlgoOptions):
+    """NVLS tree all-reduce: NVLS inside every node, a tree of the heads across nodes.
+
+    The buffer is cut into L slices (one per local index c, the head that owns it), each
+    in two halves, x P planes (the node's reducing switches, ``switches[k]``: node
+    indices) x ``options.chunks`` pipelined chunks. For every chunk: every GPU of node k
+    sends its copy of each slice to the plane's switch, which reduces them (one piece at a
+    time at its ``reduce_bandwidth``) and sends the node's partial to head c
+    (``multimem.ld_reduce``); the heads of slice c all-reduce across nodes through their
+    NICs (2 nodes: they exchange partials, as NCCL's two trees do together; more: each half
+    of a slice goes up and down one of NCCL's two binary trees of nodes, so every node is
+    inner in one tree and a leaf in the other); then head c stores the result on the
+    switch, which multicasts it to the node's GPUs (``multimem.st``). Chunk j of every
+    stream follows chunk j-1."""
+    G, L = members.shape
+    P = len(switches[0])
+    C = options.chunks or 1
+    n = G * L
+    plan = Plan("allreduce", n, size, L * P * C * 2, options, extra_ranks=G * P)
+    topo = options.topology
+    node_tree_pair = double_binary_trees(G) if G > 2 else None
+    last: dict[tuple, np.ndarray | int] = {}
+
+    def after(key, shape=()):
+        return last.get(key, np.full(shape, -1, dtype=np.int64) if shape else -1)
+
+    for j in range(C):
+        for s in range(P):
+            # slice c of plane s, in two halves (one per tree of nodes): (L, 2) piece ids
+            piece = ((np.arange(L) * P + s) * C + j)[:, None] * 2 + np.arange(2)
+            partial = np.empty((G, L), dtype=np.int64)
+            for k in range(G):
+                sw = n + k * P + s
+                ranks = members[k]
+                up = plan.sends(np.repeat(ranks, L), sw, pieces=np.tile(piece, (L, 1)),
+                                deps=after(("up", k, s), L * L))
+                last[("up", k, s)] = up
+                copies = up.reshape(L, L).T                      # row c: copies of slice c
+                rate = topo.node_attrs[switches[k][s]].get("reduce_bandwidth")
+                if rate:
+                    copies = serial_computes(plan, sw, plan.piece_bytes / float(rate), copies,
+                                             int(after(("alu", k, s))))
+                    last[("alu", k, s)] = copies[-1]
+                down = plan.sends(sw, ranks, pieces=piece,
+                                  deps=[copies, after(("down", k, s), L)])
+                last[("down", k, s)] = down
+                partial[k] = down
+            final = _across_nodes(plan, members, piece, partial, node_tree_pair, after, last, s)
+            for k in range(G):
+                sw = n + k * P + s
+                ranks = members[k]
+                stored = plan.sends(ranks, sw, pieces=piece,
+                                    deps=[final[k], partial[k], after(("store", k, s), L)])
+                last[("store", k, s)] = stored
+                cast = plan.sends(sw, np.tile(ranks, L), pieces=np.repeat(piece, L, axis=0),
+                                  deps=[np.repeat(stored, L), after(("cast", k, s), L * L)])
+                last[("cast", k, s)] = cast
+    return replace(plan.build(), extra_nodes=tuple(int(sw) for row in switches for sw in row))
+
+
+def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: np.ndarray,
+                  trees, after, last, s: int) -> np.ndarray:
+    """All-reduce of every slice among its heads (one per node); returns (G, L) op ids
+    after which head c of node k holds slice c reduced over every node."""
+    G, L = members.shape
+    final = partial.copy()
+    if G == 1:
+        return final
+    if G == 2:
+        # both heads send their partial at once (one block: neither carries the other's)
+        sent = plan.sends(members.ravel(), members[::-1].ravel(),
+                          pieces=np.tile(piece, (2, 1)),
+                          deps=[partial.ravel(), after(("net", s), 2 * L)])
+        last[("net", s)] = sent
+        return sent.reshape(2, L)[::-1].copy()
+    halves = []
+    for t, tree in enumerate(trees):            # each tree all-reduces one half of a slice
+        done = partial.copy()
+        for c in range(L):
+            half = [int(piece[c, t])]
+            got: dict[int, list[int]] = {}
+            for k in reversed(tree.top_down()):                    # reduce up
+                mine = [int(partial[k, c])] + got.get(k, [])
+                up = tree.parent[k]
+                if up < 0:
+                    done[k, c] = plan.barriers([mine])[0]
+                    continue
+                sent = plan.send1(int(members[k, c]), int(members[up, c]), half,
+                                  mine + [int(after(("net", t, k, c, s)))])
+                last[("net", t, k, c, s)] = sent
+                got.setdefault(up, []).append(sent)
+            for k in tree.top_down():                              # broadcast down
+                for child in tree.children[k]:
+                    done[child, c] = plan.send1(int(members[k, c]), int(members[child, c]),
+                                                half, [int(done[k, c])])
+        halves.append(done)
+    final = plan.barriers(np.stack([halves[0].ravel(), halves[1].ravel()], axis=1))
+    final = final.reshape(G, L)
+    return final
+
+
+def multi_chain(op: str, members: np.ndarray, size: float, channels: int,
+                options: AlgoOptions):
+    """Broadcast or reduce over ``channels`` chains side by side: channel h's ring
+    (:func:`ring_orders`) cut at the root, carrying 1/channels of the buffer in
+    ``options.chunks`` pipelined chunks (NCCL's ring broadcast/reduce, one per channel)."""
+    n = members.size
+    c = options.chunks or 1
+    plan = Plan(op, n, size, channels * c, options)
+    root = int(options.root)
+    trees = []
+    for h, ring in enumerate(ring_orders(members, channels)):
+        order = np.roll(ring, -int(np.flatnonzero(ring == root)[0]))
+        trees.append((chain_tree(order), [np.array([h * c + j]) for j in range(c)]))
+    if op == "broadcast":
+        broadcast_down(plan, trees, None, no_deps(n))
+    else:
+        reduce_up(plan, trees, no_deps(n))
+    return plan.build()

@@ -1,6 +1,6 @@
 """Run a placed schedule on a topology: the event loop of the fluid network.
 
-A send's life (DESIGN.md): released when its dependencies finish (and not before its
+A send's life: released when its dependencies finish (and not before its
 ``not_before`` time) -> per-message ``overhead`` at the sender -> the path latency (sum of
 its links' latencies) -> it drains its bytes at its max-min fair rate -> complete. A lone
 flow of B bytes on a path of capacity C and latency L thus takes L + B/C.

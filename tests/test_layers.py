@@ -132,3 +132,28 @@ def test_no_module_imports_itself_through_others():
     circles = [sorted(c) for c in nx.strongly_connected_components(_module_graph())
                if len(c) > 1]
     assert not circles, "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_an_option_of_several_commands_is_declared_once():
+    """A long option that two subcommands share is declared in cli/options.py, not in each
+    (names, types and help stay the same everywhere). Options that mean different things
+    under one name are listed here, with why."""
+    different = {"--list": "coll lists algorithms, topo lists presets",
+                 "--budget": "place counts simulations, synth bounds a time",
+                 "--schedule": "coll runs a schedule file, synth writes the synthesised one",
+                 "--format": "each command's choice of formats"}
+    seen: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        if path.name == "options.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("option",
+                                                                                   "Option"):
+                for arg in node.args:
+                    names = arg.elts if isinstance(arg, ast.List) else [arg]
+                    for name in names:
+                        if isinstance(name, ast.Constant) and str(name.value).startswith("--"):
+                            seen.setdefault(name.value, set()).add(path.name)
+    twice = {name: sorted(files) for name, files in seen.items()
+             if len(files) > 1 and name not in different}
+    assert not twice, twice

@@ -27,13 +27,15 @@ from ..run import ideal_links_note, ran_text, recording_timelines, resolve_defau
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, NCCL_COLUMNS
 from ..topology import parse_topology
-from ..units import format_size, format_time, parse_rate, parse_time
+from ..units import format_size, format_time, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, check_writable,
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option, overwrite_option)
 from .options import packet_option
-from .options import ProgressBar, complete_algo, complete_op, complete_topo, wrote
+from .options import ProgressBar, complete_op, wrote
+from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
+from .options import gamma_option, gamma_rate, AT_OPTION, WINDOWS_OPTION
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -81,9 +83,7 @@ def _options(chunks: int | None, gamma: str | None, order: str, root: int,
              gpus_per_thread: int | None = None, nccl: dict | None = None):
     from ..algorithms import AlgoOptions
 
-    rate = parse_rate(gamma, "--gamma") if gamma else None
-    if rate is not None and not rate > 0:
-        raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
+    rate = gamma_rate(gamma)
     extra = {} if gpus_per_thread is None else {"gpus_per_thread": gpus_per_thread}
     extra.update(nccl or {})
     return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root, extra=extra)
@@ -155,11 +155,8 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
 
 @click.command("coll")
 @click.argument("op", required=False, shell_complete=complete_op)
-@click.option("--topo", "topo_spec", metavar="SPEC", shell_complete=complete_topo,
-              help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
-@click.option("--algo", "algorithm", default="default", show_default=True,
-              shell_complete=complete_algo,
-              help="Algorithm name; default: what the machine's own library runs there "
+@topo_option(help="Machine: a spec (torus:8x8,bw=50GB/s), a preset or a YAML file.")
+@algo_option(help="Algorithm name; default: what the machine's own library runs there "
                    "(the preset's library: NCCL's model on NVIDIA machines, tt-metal's "
                    "CCLs on Tenstorrent machines; auto where a machine has none); auto: "
                    "the fastest netsim knows (candidates whose lower bound exceeds the "
@@ -168,16 +165,14 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
               metavar="FILE",
               help="Run this schedule instead of an algorithm: an MSCCL .xml or a netsim "
                    ".json (e.g. from `netsim synth -o`); the same as --algo FILE.")
-@click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
-@click.option("--sizes", default=None, metavar="START:STOP",
-              help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:4GiB).")
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
-              help="Number of ranks (default: every endpoint).")
+@size_option()
+@sizes_option()
+@ranks_option()
 @axis_option
 @nodes_option
 @chunks_option
 @alpha_option
-@click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
+@gamma_option
 @click.option("--order", default="auto", show_default=True,
               help="Rank order for rings, lines and trees: auto (the machine's physical "
                    "ring/line), natural, row, snake, hilbert.")
@@ -425,15 +420,11 @@ def _check_timed(option: str):
 
 # --at TIME / --windows N: the --heatmap at one instant, or in N windows over the run
 add_report_option(
-    click.Option(["--at"], metavar="TIME", default=None,
-                 help="With --heatmap: link utilisation at that instant (e.g. 1.2ms), or "
-                      "in the window of --windows N that holds it."),
+    click.Option(AT_OPTION[0], **AT_OPTION[1]),
     ReportHook(apply=lambda value, runs, records, overwrite, topology: [],
                check=_check_timed("--at")))
 add_report_option(
-    click.Option(["--windows"], metavar="N", type=click.IntRange(1, 1000), default=None,
-                 help="With --heatmap: N maps, one per equal time window of the run, on "
-                      "one colour scale."),
+    click.Option(WINDOWS_OPTION[0], **WINDOWS_OPTION[1]),
     ReportHook(apply=lambda value, runs, records, overwrite, topology: [],
                check=_check_timed("--windows")))
 # --log: the --plot's busbw axis logarithmic (small sizes are not flattened against zero)

@@ -28,7 +28,9 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
 from .options import packet_option
-from .options import complete_algo, complete_op, complete_topo, wrote
+from .options import complete_op, wrote
+from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
+from .options import figure_option
 
 __all__ = ["command"]
 
@@ -83,26 +85,23 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 
 @click.command("compare")
 @click.argument("op", shell_complete=complete_op)
-@click.option("--topo", "specs", multiple=True, metavar="SPEC", shell_complete=complete_topo,
-              help="A machine to compare (repeat: --topo A --topo B ...).")
-@click.option("--size", default=None, help="Message size (nccl-tests meaning) [64MiB].")
-@click.option("--sizes", default=None, metavar="START:STOP",
-              help="Sweep sizes, doubling from START to STOP (e.g. 1KiB:1GiB).")
-@click.option("--algo", "algorithms", multiple=True, default=("default",), show_default=True,
-              shell_complete=complete_algo,
-              help="Algorithm name, default (what each machine's own library runs; auto "
+@topo_option(dest="specs", multiple=True,
+             help="A machine to compare (repeat: --topo A --topo B ...).")
+@size_option()
+@sizes_option(example="1KiB:1GiB")
+@algo_option(dest="algorithms", multiple=True, default=("default",),
+             help="Algorithm name, default (what each machine's own library runs; auto "
                    "where it has none) or auto (the fastest netsim knows); repeat for "
                    "several.")
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
-              help="Number of ranks (default: every endpoint of each machine).")
+@ranks_option(help="Number of ranks (default: every endpoint of each machine).")
 @axis_option
 @nodes_option
 @alpha_option
 @click.option("--normalize", type=click.Choice(["injection"]), default=None,
               help="Scale link bandwidths so every machine's endpoints inject as much as "
                    "the first's.")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
+@figure_option("--plot",
+               help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
 @model_option
 @packet_option
 @tolerance_option

@@ -17,6 +17,8 @@ from ..errors import InputError, unknown_name
 from ..run import collective_schedule
 from .options import check_outputs, chunks_option, emit, overwrite_option
 from .options import wrote
+from .options import algo_option, ranks_option, size_option, topo_option
+from .options import output_file_option
 
 __all__ = ["command"]
 
@@ -26,18 +28,16 @@ FORMATS = ("msccl", "chakra")
 @click.command("export")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("op")
-@click.option("--topo", "topo_spec", required=True, metavar="SPEC",
-              help="Machine: a spec, a preset or a YAML file (topology-aware algorithms and "
-                   "auto use it).")
-@click.option("--algo", "algorithm", default="auto", show_default=True,
-              help="Algorithm name (or auto for the fastest that applies).")
-@click.option("--size", default="64MiB", show_default=True,
-              help="Message size (nccl-tests meaning); Chakra traces store bytes.")
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
-              help="Number of ranks (default: every endpoint).")
+@topo_option(required=True,
+             help="Machine: a spec, a preset or a YAML file (topology-aware algorithms and "
+                  "auto use it).")
+@algo_option(default="auto", help="Algorithm name (or auto for the fastest that applies).")
+@size_option(default="64MiB",
+             help="Message size (nccl-tests meaning); Chakra traces store bytes.")
+@ranks_option()
 @chunks_option
-@click.option("-o", "--output", required=True,
-              help="Output file (msccl) or pattern with %d for the rank (chakra).")
+@output_file_option(required=True,
+                    help="Output file (msccl) or pattern with %d for the rank (chakra).")
 @overwrite_option
 def command(fmt, op, topo_spec, algorithm, size, ranks, chunks, output, overwrite):
     """Write collective OP's schedule as FORMAT (msccl or chakra)."""

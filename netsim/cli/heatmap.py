@@ -10,21 +10,22 @@ import click
 
 from .options import check_writable, emit, format_option, format_records, overwrite_option
 from .options import wrote
+from .options import topo_option
+from .options import output_file_option
 
 __all__ = ["command"]
 
 
 @click.command("heatmap")
 @click.argument("result_file", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Figure to write: .png, .svg or .pdf.")
+@output_file_option(required=True, help="Figure to write: .png, .svg or .pdf.")
 @click.option("--quantity", type=click.Choice(["utilization", "bytes", "busy"]),
               default="utilization", show_default=True,
               help="Utilisation (0..1), bytes carried, or busy time per link.")
 @click.option("--minus", "minus", type=click.Path(dir_okay=False), default=None,
               help="Another result on the same links: draw RESULT minus this one.")
-@click.option("--topo", "spec", default=None, metavar="SPEC",
-              help="Topology spec to draw on (default: the one saved in RESULT.json).")
+@topo_option(dest="spec", help="Topology spec to draw on (default: the one saved in "
+                               "RESULT.json).")
 @click.option("--title", default=None, help="Figure title.")
 @click.option("--label-top", default=3, show_default=True, type=click.IntRange(min=0),
               help="Write the value beside this many of the hottest links.")

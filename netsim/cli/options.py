@@ -29,8 +29,14 @@ nccl_format_option = click.option(
     default="table", show_default=True,
     help="Output format (nccl: the table layout of nccl-tests; parquet: with -o or a "
          "redirected stdout, needs netsim[parquet]).")
-output_option = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-                             help="Write the output to this file instead of stdout.")
+def output_file_option(*, required: bool = False,
+                       help: str = "Write the output to this file instead of stdout."):
+    """``-o/--output FILE``: where a command writes (stdout without it, unless required)."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), required=required,
+                        default=None, help=help)
+
+
+output_option = output_file_option()
 overwrite_option = click.option("--overwrite", is_flag=True,
                                 help="Replace output files that already exist.")
 
@@ -447,6 +453,85 @@ def complete_algo(ctx, param, incomplete: str) -> list:
 
 
 __all__ += ["complete_op", "complete_topo", "complete_algo"]
+
+
+# -- the options several commands share, each declared here once ------------------------------
+# A command states only what differs (its default, whether it is required or repeatable, and
+# its own help text); the name, type, metavar and completion are the same everywhere.
+_TOPO_HELP = "Machine: a spec (mesh:8x4,bw=12.5GB/s,links=4), a preset or a YAML file."
+
+
+def topo_option(*, dest: str = "topo_spec", required: bool = False, multiple: bool = False,
+                default: Any = None, help: str = _TOPO_HELP):
+    """``--topo SPEC``: the machine (a spec string, a preset name or a topology file)."""
+    return click.option("--topo", dest, metavar="SPEC", required=required, multiple=multiple,
+                        default=default, shell_complete=complete_topo, help=help)
+
+
+def algo_option(*, dest: str = "algorithm", default: Any = "default", multiple: bool = False,
+                help: str = "Algorithm name, default (what the machine's own library runs) "
+                            "or auto (the fastest netsim knows)."):
+    """``--algo NAME``: the collective algorithm (a name, ``default``, ``auto``, a file)."""
+    return click.option("--algo", dest, default=default, multiple=multiple, show_default=True,
+                        shell_complete=complete_algo, help=help)
+
+
+def size_option(*, default: str | None = None,
+                help: str = "Message size (nccl-tests meaning) [64MiB]."):
+    """``--size SIZE``: one message size in bytes (units allowed: 64MiB), nccl-tests' meaning."""
+    return click.option("--size", default=default, show_default=default is not None,
+                        help=help)
+
+
+def sizes_option(*, example: str = "1KiB:4GiB"):
+    """``--sizes START:STOP[:FACTOR]``: a sweep of sizes (doubling by default)."""
+    return click.option("--sizes", default=None, metavar="START:STOP",
+                        help=f"Sweep sizes, doubling from START to STOP (e.g. {example}).")
+
+
+def ranks_option(*, help: str = "Number of ranks (default: every endpoint)."):
+    """``--ranks N``: how many ranks, on the machine's first endpoints."""
+    return click.option("--ranks", type=click.IntRange(min=1), default=None, help=help)
+
+
+def gamma_option(command):
+    """``--gamma RATE``: the reduction rate at a rank (B/s; units allowed: 100GB/s)."""
+    return click.option("--gamma", default=None,
+                        help="Reduction rate at a rank (e.g. 100GB/s).")(command)
+
+
+def gamma_rate(gamma: str | None) -> float | None:
+    """``--gamma`` in B/s, or None for the machine's calibrated value."""
+    if not gamma:
+        return None
+    from ..errors import InputError
+    from ..units import parse_rate
+
+    rate = parse_rate(gamma, "--gamma")
+    if not rate > 0:
+        raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
+    return rate
+
+
+def figure_option(name: str, *, help: str):
+    """An option that names a figure file to draw (``--plot``, ``--heatmap``)."""
+    return click.option(name, type=click.Path(dir_okay=False), metavar="FILE", default=None,
+                        help=help)
+
+
+#: ``--at TIME`` and ``--windows N`` shape a ``--heatmap`` over time (``coll``, ``run``):
+#: their declarations, for ``click.option(*decls, **attrs)`` or ``click.Option``.
+AT_OPTION = (["--at"], {"metavar": "TIME", "default": None,
+                        "help": "With --heatmap: link utilisation at that instant (e.g. "
+                                "1.2ms), or in the window of --windows N that holds it."})
+WINDOWS_OPTION = (["--windows"], {"metavar": "N", "type": click.IntRange(1, 1000),
+                                  "default": None,
+                                  "help": "With --heatmap: N maps, one per equal time window "
+                                          "of the run, on one colour scale."})
+
+
+__all__ += ["output_file_option", "topo_option", "algo_option", "size_option", "sizes_option", "ranks_option",
+            "gamma_option", "gamma_rate", "figure_option", "AT_OPTION", "WINDOWS_OPTION"]
 
 
 def wrote(what: Any) -> None:

@@ -32,7 +32,9 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
-from .options import ProgressBar, complete_algo, complete_topo, wrote
+from .options import ProgressBar, wrote
+from .options import algo_option, topo_option
+from .options import figure_option
 
 __all__ = ["command", "parse_strategies", "parse_repeats"]
 
@@ -121,8 +123,7 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 
 
 @click.command("place")
-@click.option("--topo", "topo_spec", required=True, metavar="SPEC", shell_complete=complete_topo,
-              help="Machine: a spec (mesh:8x4,bw=12.5GB/s,links=4), a preset or a YAML file.")
+@topo_option(required=True)
 @click.option("--tp", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tensor-parallel degree.")
 @click.option("--cp", type=click.IntRange(min=1), default=1, show_default=True,
@@ -143,9 +144,8 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @click.option("--pp-bytes", default="0", help="PP activations sent to the next stage.")
 @click.option("--strategies", default="all", show_default=True,
               help="Comma list of strategies, or all: " + ", ".join(ALL_STRATEGIES) + ".")
-@click.option("--algo", "algorithm", default="ring", show_default=True,
-              shell_complete=complete_algo,
-              help="Collective algorithm of every phase, or auto (fastest per strategy).")
+@algo_option(default="ring",
+             help="Collective algorithm of every phase, or auto (fastest per strategy).")
 @chunks_option
 @click.option("--overlap", is_flag=True, help="Run all phases at the same time.")
 @click.option("--repeat", "repeats", default=None, metavar="DIM=N,...",
@@ -162,9 +162,9 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random strategy and the search.")
 @alpha_option
-@click.option("--heatmap", metavar="FILE", default=None,
-              help="Draw each strategy's link heatmap and placement map (.png/.svg/.pdf): "
-                   "heat.png gives heat-<strategy>.png and heat-<strategy>-placement.png.")
+@figure_option("--heatmap",
+               help="Draw each strategy's link heatmap and placement map (.png/.svg/.pdf): "
+                    "heat.png gives heat-<strategy>.png and heat-<strategy>-placement.png.")
 @format_option
 @output_option
 @overwrite_option

@@ -15,6 +15,8 @@ from .options import (check_outputs, check_writable, emit,
                       format_records, output_option, overwrite_option, progress_reporter,
                       to_jsonable)
 from .options import wrote
+from .options import algo_option, topo_option
+from .options import figure_option, AT_OPTION, WINDOWS_OPTION
 
 __all__ = ["command"]
 
@@ -27,23 +29,17 @@ __all__ = ["command"]
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write a self-contained HTML report: interactive (links over time, "
                    "hover, zoom) with pip install 'netsim[report]', else tables and figures.")
-@click.option("--heatmap", type=click.Path(dir_okay=False), default=None,
-              help="Also draw each job's link heatmap (.png/.svg/.pdf); FILE-1.png, "
-                   "FILE-2.png ... when there are several jobs.")
-@click.option("--at", metavar="TIME", default=None,
-              help="With --heatmap: link utilisation at that instant (e.g. 1.2ms), or in "
-                   "the window of --windows N that holds it.")
-@click.option("--windows", type=click.IntRange(1, 1000), default=None, metavar="N",
-              help="With --heatmap: N maps per job, one per equal time window of its run, "
-                   "on one colour scale.")
+@figure_option("--heatmap",
+               help="Also draw each job's link heatmap (.png/.svg/.pdf); FILE-1.png, "
+                    "FILE-2.png ... when there are several jobs.")
+@click.option(*AT_OPTION[0], **AT_OPTION[1])
+@click.option(*WINDOWS_OPTION[0], **WINDOWS_OPTION[1])
 @fault_options
 @click.option("--workload", metavar="PATTERN", default=None,
               help="Run Chakra traces, one per rank (trace.%d.et), instead of a scenario; "
                    "needs --topo (and pip install 'netsim[chakra]').")
-@click.option("--topo", "topo_spec", metavar="SPEC", default=None,
-              help="Machine of --workload: a spec, a preset or a YAML file.")
-@click.option("--algo", "algorithm", default="default", show_default=True,
-              help="Collective algorithm of --workload: a name, an MSCCL .xml, default (what "
+@topo_option(help="Machine of --workload: a spec, a preset or a YAML file.")
+@algo_option(help="Collective algorithm of --workload: a name, an MSCCL .xml, default (what "
                    "the machine's own library runs), auto (the fastest), or "
                    "one per op (allreduce=ring,alltoall=direct).")
 @click.option("--comm-groups", type=click.Path(dir_okay=False), default=None,

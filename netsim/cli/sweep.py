@@ -20,6 +20,7 @@ from .options import (check_outputs, emit, format_records, output_option, overwr
 from .options import wrote
 from ..outputs import write_atomic
 from ..report import draw_curves, figure_format
+from .options import figure_option
 
 __all__ = ["command"]
 
@@ -45,9 +46,9 @@ _SHOWN = ("job", "time_s", "busbw_GBps", "bound", "efficiency", "machine_efficie
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]),
               default="table", show_default=True,
               help="Output format (parquet needs -o and netsim[parquet]).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="Draw busbw against message size (.png/.svg/.pdf), one line per "
-                   "combination of the other swept values (collective jobs).")
+@figure_option("--plot",
+               help="Draw busbw against message size (.png/.svg/.pdf), one line per "
+                    "combination of the other swept values (collective jobs).")
 @output_option
 @overwrite_option
 def command(scenario, out, workers, scheduler, retry_failed, fmt, plot, output, overwrite):

@@ -21,10 +21,13 @@ from ..report import NCCL_COLUMNS, format_GBps
 from ..run import (SYNTH_BUDGET_S, SYNTH_OPS, run_schedule_file, schedule_document,
                    synthesise)
 from ..topology import parse_topology
-from ..units import format_time, parse_rate, parse_size, parse_time
+from ..units import format_time, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, chunks_option, emit,
                       format_option, format_records, overwrite_option, progress_reporter)
 from .options import wrote
+from .options import ranks_option, size_option, topo_option
+from .options import gamma_option, gamma_rate
+from .options import output_file_option
 
 __all__ = ["command", "SYNTH_COLUMNS"]
 
@@ -41,24 +44,21 @@ SYNTH_COLUMNS = [("synth_s", "synth", _time), ("best_fixed", "best fixed", str),
 
 @click.command("synth")
 @click.argument("op")
-@click.option("--topo", "topo_spec", metavar="SPEC", required=True,
-              help="Machine: a spec (torus:4x4,bw=50GB/s), a preset or a YAML file.")
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
-              help="Number of ranks (default: every endpoint), on the first endpoints.")
-@click.option("--size", default=None,
-              help="Message size (nccl-tests meaning) [1GiB; a --schedule file: its own].")
+@topo_option(required=True,
+             help="Machine: a spec (torus:4x4,bw=50GB/s), a preset or a YAML file.")
+@ranks_option(help="Number of ranks (default: every endpoint), on the first endpoints.")
+@size_option(help="Message size (nccl-tests meaning) [1GiB; a --schedule file: its own].")
 @chunks_option
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
               help="Seeds tried per depth (random tie-breaks of the greedy).")
 @click.option("--budget", default=None,
               help=f"Time budget of the search (e.g. 10s) [{SYNTH_BUDGET_S:g}s].")
 @alpha_option
-@click.option("--gamma", default=None, help="Reduction rate at a rank (e.g. 100GB/s).")
+@gamma_option
 @click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
               help="Run this schedule file (from netsim synth -o) instead of synthesising.")
 @format_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the synthesised schedule (JSON) to this file.")
+@output_file_option(help="Write the synthesised schedule (JSON) to this file.")
 @overwrite_option
 def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, schedule_file,
             fmt, output, overwrite):
@@ -84,9 +84,7 @@ def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, sch
     budget_s = parse_time(budget, "--budget") if budget is not None else SYNTH_BUDGET_S
     if not budget_s > 0:
         raise InputError(f"--budget must be a time > 0 (e.g. 10s), got {budget!r}")
-    rate = parse_rate(gamma, "--gamma") if gamma else None
-    if rate is not None and not rate > 0:
-        raise InputError(f"--gamma must be a rate > 0 (e.g. 100GB/s), got {gamma!r}")
+    rate = gamma_rate(gamma)
     message = parse_size(size if size is not None else "1GiB", "--size")
     if message <= 0:
         raise InputError(f"--size must be > 0 bytes, got {size!r}")

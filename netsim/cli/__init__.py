@@ -17,12 +17,15 @@ from ..errors import NetsimError
 
 __all__ = ["main", "cli"]
 
-# Subcommand modules, each defining a click command called `command`.
-SUBCOMMANDS = ["topo", "flows", "run", "coll", "compare", "place", "heatmap"]
-SUBCOMMANDS.append("export")   # netsim/cli/export.py: schedules as MSCCL XML, Chakra ETs
-SUBCOMMANDS += ["synth"]   # netsim/cli/synth.py
-SUBCOMMANDS += ["sweep", "schema", "plugins"]
-SUBCOMMANDS += ["validate"]   # netsim/cli/validate.py: published measurements vs defaults
+#: Subcommand modules (netsim/cli/NAME.py, each defining a click command called `command`),
+#: in the order `netsim --help` lists them; a module loads only when its command runs.
+SUBCOMMANDS = (
+    "topo", "flows", "run", "coll", "compare", "place", "heatmap",
+    "export",       # schedules as MSCCL XML and Chakra execution traces
+    "synth",        # collectives synthesised for the machine
+    "sweep", "schema", "plugins",
+    "validate",     # published measurements against the default command
+)
 
 
 class _Group(click.Group):

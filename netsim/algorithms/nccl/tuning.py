@@ -177,6 +177,13 @@ def ring_graph(view: NcclView) -> tuple[int, float]:
     speeds = _SPEEDS_INTRA[view.arch]
     speed = next((s for s in speeds if s <= view.gpu_bw), speeds[-1])
     channels = max(1, min(_MAX_CHANNELS, int(view.gpu_bw // speed)))
+    return _doubled(view, channels, speed)
+
+
+def _doubled(view: NcclView, channels: int, speed: float) -> tuple[int, float]:
+    """search.cc's last step: a graph of fast channels is duplicated (twice the channels at
+    the speed split between them), except on Hopper and later below 50 GB/s with more than
+    four channels."""
     cc_after_ampere = _ARCH_INDEX[view.arch] >= _ARCH_INDEX["hopper"]
     if speed >= 25.0 and not (cc_after_ampere and speed < 50.0 and channels > 4):
         doubled = min(2 * channels, _MAX_CHANNELS)
@@ -248,12 +255,7 @@ def net_graph(view: NcclView, algorithm: str = "ring") -> tuple[int, float]:
     speed = next((s for s in speeds if s <= view.nic_bw and s * channels <= total), speeds[-1])
     if algorithm == "nvls_tree":
         return channels, speed
-    cc_after_ampere = _ARCH_INDEX[view.arch] >= _ARCH_INDEX["hopper"]
-    if speed >= 25.0 and not (cc_after_ampere and speed < 50.0 and channels > 4):
-        doubled = min(2 * channels, _MAX_CHANNELS)
-        speed /= math.ceil(doubled / channels)
-        channels = doubled
-    return channels, speed
+    return _doubled(view, channels, speed)
 
 
 def _net_bus(algorithm: str, protocol: str, view: NcclView) -> float:

@@ -162,7 +162,7 @@ class _PairTerms:
         """Bytes per link of ``pair_bytes`` (per held pair): one sparse product over the
         link entries of the pairs that carry bytes. The table holds every pair any
         schedule on this machine needed (a sweep's ten candidates: all n^2 on 256 ranks),
-        and a repeat over all of it at every bound was 40% of `--algo auto` there."""
+        and a repeat over all of it at every bound would take 40% of `--algo auto` there."""
         from scipy.sparse import csr_matrix
 
         if self._matrix is None or self._matrix.shape != (self.keys.size, num_links):

@@ -304,7 +304,8 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
 
 #: route() keeps, per router and topology, its last result of at least this many requests:
 #: a size sweep routes the same sends at every size (the scaled schedule of
-#: run.scaled_builds), and on 256 ranks of dgx-h100-cluster that was 0.3 s a size.
+#: run.scaled_builds), and on 256 ranks of dgx-h100-cluster routing them again costs 0.3 s
+#: a size.
 MEMO_FROM = 4096
 #: ... while its arrays take at most this share of what the process may still add.
 MEMO_MAX_SHARE = 1 / 16

@@ -43,7 +43,7 @@ SEND, COMPUTE, BARRIER = 0, 1, 2
 #: collective in c chunks), whatever the memory budget: a cap on typos (a billion chunks)
 #: for runs that ``--max-memory`` would let through. The gate is the memory estimate
 #: (:func:`netsim.budget.require_sends`: ~450 B per send measured, so 2^31 sends need
-#: ~1 TB); it was 20 million before runs were measured (a 4,096-rank ring has 33.5M).
+#: ~1 TB); a 4,096-rank ring has 33.5M.
 MAX_SENDS = 2**31 - 1
 _KIND_NAMES = {SEND: "send", COMPUTE: "compute", BARRIER: "barrier"}
 _KIND_CODES = {v: k for k, v in _KIND_NAMES.items()}

@@ -15,9 +15,9 @@ import time
 
 from netsim.placement import (FIXED_STRATEGIES, ParallelLayout, Transformer,
                               applicable_strategies, bytes_workload, chain, place, tensix_grid)
-from netsim.run.placement_eval import StepModel
-from netsim.run.noc_eval import compare_chip_placements
-from netsim.run.placement_search import search_placement
+from netsim.run.placements.evaluate import StepModel
+from netsim.run.placements.noc import compare_chip_placements
+from netsim.run.placements.search import search_placement
 from netsim.topology import parse_topology
 from netsim.units import format_time
 

@@ -165,7 +165,7 @@ def test_placement_auto_resolution_equals_simulating_every_algorithm():
     from netsim.algorithms import AlgoOptions, algorithms_for
     from netsim.placement import ParallelLayout, bytes_workload, place
     from netsim.placement.workload import phase_schedule
-    from netsim.run.placement_eval import StepModel
+    from netsim.run.placements.evaluate import StepModel
 
     topo = parse_topology("galaxy-wh")
     model = StepModel(topo, ParallelLayout(tp=8, dp=4),

@@ -199,7 +199,7 @@ def test_bad_inputs_are_one_line_errors():
 
 def test_scenario_job_kind_collective_runs_a_sweep(tmp_path, monkeypatch):
     from netsim.algorithms import registry
-    from netsim.run.scenario import load_scenario, run_scenario
+    from netsim.run.scenarios.scenario import load_scenario, run_scenario
 
     registry.algorithms_for("allreduce")
     monkeypatch.setitem(registry._REGISTRY["allreduce"], "double-ring", registry.Algorithm(
@@ -226,7 +226,7 @@ def test_scenario_job_kind_collective_runs_a_sweep(tmp_path, monkeypatch):
 ])
 def test_scenario_collective_job_errors_name_the_field(tmp_path, monkeypatch, job, message):
     from netsim.algorithms import registry
-    from netsim.run.scenario import load_scenario
+    from netsim.run.scenarios.scenario import load_scenario
 
     registry.algorithms_for("allreduce")
     monkeypatch.setitem(registry._REGISTRY["allreduce"], "double-ring", registry.Algorithm(

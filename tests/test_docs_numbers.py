@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from netsim.run.scenario import load_scenario, run_scenario
+from netsim.run.scenarios.scenario import load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "placement.md").read_text()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from netsim.cli import main
-from netsim.run.scenario import load_scenario, run_scenario
+from netsim.run.scenarios.scenario import load_scenario, run_scenario
 from netsim.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parent.parent

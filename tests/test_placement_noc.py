@@ -7,7 +7,7 @@ from netsim.engine import route_schedule, simulate
 from netsim.errors import InputError
 from netsim.placement import (NocRouter, Operator, chain, place_operators, tensix_grid,
                               transfer_schedule)
-from netsim.run.noc_eval import compare_chip_placements
+from netsim.run.placements.noc import compare_chip_placements
 from netsim.placement.noc import _reshard
 from netsim.schedule import sends_from_arrays
 

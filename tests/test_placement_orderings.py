@@ -7,7 +7,7 @@ sending S/p per step, one send after the other (one channel per rank).
 import pytest
 
 from netsim.placement import ParallelLayout, bytes_workload, place
-from netsim.run.placement_eval import StepModel
+from netsim.run.placements.evaluate import StepModel
 from netsim.topology import mesh
 
 S, B, L = 4e6, 10e9, 1e-6

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from netsim.run.scenario import load_scenario, run_scenario
+from netsim.run.scenarios.scenario import load_scenario, run_scenario
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 

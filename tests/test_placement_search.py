@@ -5,8 +5,8 @@ import pytest
 
 from netsim.errors import InputError
 from netsim.placement import ParallelLayout, bytes_workload, place
-from netsim.run.placement_eval import StepModel
-from netsim.run.placement_search import anneal, compare_strategies, search_placement
+from netsim.run.placements.evaluate import StepModel
+from netsim.run.placements.search import anneal, compare_strategies, search_placement
 from netsim.topology import mesh, nvswitch, torus
 
 

@@ -8,7 +8,7 @@ import pytest
 from netsim.errors import InputError
 from netsim.placement import (ParallelLayout, Phase, Transformer, Workload, build_step,
                               bytes_workload, place)
-from netsim.run.placement_eval import StepModel
+from netsim.run.placements.evaluate import StepModel
 from netsim.schedule import SEND
 from netsim.topology import mesh
 

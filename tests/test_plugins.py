@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 import netsim.run.plugins as plugins
-from netsim.run.jobs import JOB_KINDS
+from netsim.run.scenarios.jobs import JOB_KINDS
 from netsim.topology.spec import FAMILIES
 
 from cli_helpers import run_main
@@ -71,7 +71,7 @@ def installed(tmp_path, monkeypatch):
     # the built-in job kinds register when their modules are first imported: import them
     # now, so that restoring the registry afterwards keeps them (it did not, and later
     # tests met "unknown job kind 'collective'")
-    from netsim.run.scenario import _import_job_kinds
+    from netsim.run.scenarios.scenario import _import_job_kinds
 
     _import_job_kinds()
     families, kinds = dict(FAMILIES), dict(JOB_KINDS)

@@ -74,7 +74,7 @@ def test_netsim_run_writes_report_and_heatmap(tmp_path, capsys, monkeypatch):
     the interactive one)."""
     import netsim.cli.run
     from netsim.report.heatmap import heatmap_paths
-    from netsim.run.scenario import default_scenario_path, load_scenario
+    from netsim.run.scenarios.scenario import default_scenario_path, load_scenario
 
     monkeypatch.setattr(netsim.cli.run, "interactive_report", lambda: False)
 

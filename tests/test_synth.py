@@ -242,7 +242,7 @@ def test_balance_spreads_reductions_and_verifies():
 
 
 def test_search_tries_balance_with_costly_reductions():
-    from netsim.run.synth import GAMMA_SHAPES
+    from netsim.run.synthesis import GAMMA_SHAPES
 
     run = run_synth("allreduce", mesh((3, 3), bandwidth=1e9), 9e6,
                     options=AlgoOptions(gamma=5e8), alpha=0.0, budget_s=1.0)

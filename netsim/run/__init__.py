@@ -1,20 +1,25 @@
 """The run layer: what the CLI and scenario files both call.
 
-* :mod:`.collective`: one collective (or a size sweep) built, placed, simulated and bounded;
-  :mod:`.collective_groups`: the same on every line of a grid axis at once, or named nodes;
-* :mod:`.flows`: a flow file run as it is;
-* :mod:`.placement_eval`, :mod:`.placement_search`, :mod:`.noc_eval`: placements scored by
-  simulation, and the search that is never worse than its seeds; :mod:`.placement_study`
-  the one description of a placement comparison that ``netsim place`` and the scenario
-  job kind both run;
-* :mod:`.scenario`, :mod:`.jobs` (+ ``collective_jobs``, ``placement_jobs``): scenario
-  files and the job kinds they run;
-* :mod:`.faultspec`: faults as users write them, resolved on a machine;
-* :mod:`.library`: the default algorithm, what the machine's own library runs;
-* :mod:`.measured`: measured curves laid next to simulated ones; :mod:`.validate`: every
-  published measurement against the command a user would type (``netsim validate``);
-* :mod:`.workload`: Chakra execution traces run on a machine (job kind ``workload``).
-* :mod:`.synth`: synthesised collectives against the best fixed algorithm, with fallback.
+The collective pipeline, each module below the next: :mod:`.checks` (the request's values,
+the machine's calibrated costs, memory estimates), :mod:`.search` (candidates and the
+fastest), :mod:`.placed` (one algorithm built, placed, simulated, bounded), :mod:`.record`
+(``CollectiveRun``), :mod:`.machine` (one request on a machine), :mod:`.collective` (the
+entry point: library default, synthesis and groups resolved; size sweeps), with
+:mod:`.collective_groups` (every line of a grid axis at once, or named nodes),
+:mod:`.library` (what the machine's own library runs), :mod:`.models` (fluid or packet),
+:mod:`.faultspec` (faults as users write them) and :mod:`.scaled_builds` (a sweep's
+schedules built once). Beside it:
+
+* :mod:`.flows`: a flow file run as it is; :mod:`.traces`: Chakra execution traces;
+* :mod:`.synthesis`: synthesised collectives against the best fixed algorithm;
+* :mod:`.placements` (sub-package): placements scored by simulation, the search, the study
+  that ``netsim place`` and the scenario job kind both run, the NoC;
+* :mod:`.scenarios` (sub-package): scenario files and their job kinds; :mod:`.sweep`
+  (sub-package): a scenario's sweep grid on any executor;
+* :mod:`.measured`, :mod:`.nccl_tests`, :mod:`.validate`: measured curves beside simulated
+  ones, and every published measurement against the default command;
+* :mod:`.record_schemas`, :mod:`.file_schemas`, :mod:`.frames`, :mod:`.plugins`: output
+  and input schemas, DataFrames, plugins.
 
 >>> from netsim.run import run_collective
 >>> run = run_collective("allreduce", "ring:4,bw=1GB/s", "ring", "1MB", alpha=0.0)
@@ -44,17 +49,17 @@ _OWNERS = {
                  "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
     # `netsim validate`: every published measurement against the default command.
     "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation"),
-    "noc_eval": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
-    "placement_eval": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
-    "placement_search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",
+    "placements.noc": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
+    "placements.evaluate": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
+    "placements.search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",
                          "compare_strategies", "search_placement"),
-    "placement_study": ("PlacementOutcome", "PlacementStudy", "run_placement_study",
+    "placements.study": ("PlacementOutcome", "PlacementStudy", "run_placement_study",
                         "strategy_names"),
-    "scenario": ("JobContext", "JobResult", "Scenario", "ScenarioResult",
+    "scenarios.scenario": ("JobContext", "JobResult", "Scenario", "ScenarioResult",
                  "default_scenario_path", "load_scenario", "register_job", "run_scenario"),
-    "workload": ("WorkloadRun", "collective_schedule", "run_workload", "workload_scenario"),
+    "traces": ("WorkloadRun", "collective_schedule", "run_workload", "workload_scenario"),
     # Synthesised collectives, searched against the best fixed algorithm.
-    "synth": ("SYNTH_BUDGET_S", "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_WAVES", "SynthRun",
+    "synthesis": ("SYNTH_BUDGET_S", "SYNTH_CHUNKS", "SYNTH_OPS", "SYNTH_WAVES", "SynthRun",
               "run_schedule_file", "run_synth", "schedule_document", "synthesise"),
     # Sweeps, file schemas, DataFrames and plugins:
     # * .sweep: a scenario's ``sweep:`` grid run on any executor, resumably;

@@ -44,7 +44,7 @@ from .machine import run_on_machine
 from .models import check_model
 from .record import CollectiveRun, candidates_text, check_above_bound
 from .search import default_options, requirement_text, resolve_algorithms
-from .synth import run_synth
+from .synthesis import run_synth
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
            "requirement_text", "candidates_text", "check_above_bound"]

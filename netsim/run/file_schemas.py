@@ -46,8 +46,8 @@ def _numbers_as_text(node: Any) -> Any:
 def scenario_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files (with every job kind registered now)."""
     from .._inputs.schema import Strict
-    from .jobs import JOB_KINDS
-    from .scenario import _ScenarioModel, _import_job_kinds
+    from .scenarios.jobs import JOB_KINDS
+    from .scenarios.scenario import _ScenarioModel, _import_job_kinds
     from .sweep import SweepSpec
 
     _import_job_kinds()

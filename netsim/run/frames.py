@@ -25,9 +25,9 @@ __all__ = ["to_pandas"]
 
 def _rows(obj: Any) -> list[dict[str, Any]]:
     from .collective import CollectiveRun
-    from .placement_eval import StepScore
-    from .placement_search import SearchResult
-    from .scenario import ScenarioResult
+    from .placements.evaluate import StepScore
+    from .placements.search import SearchResult
+    from .scenarios.scenario import ScenarioResult
     from .sweep import SweepResult
 
     if isinstance(obj, (CollectiveRun, StepScore)):
@@ -76,7 +76,7 @@ def _candidate_rows(obj: Any) -> list[dict[str, Any]]:
 def _phase_rows(obj: Any) -> list[dict[str, Any]]:
     """One row per placement strategy and phase: tidy, where a record has one
     ``<phase>_s`` column per phase."""
-    from .placement_eval import StepScore
+    from .placements.evaluate import StepScore
 
     return [{"strategy": score.strategy, "phase": phase, "time_s": t,
              "algorithm": score.algorithms.get(phase), "step_s": score.step_s}

@@ -71,8 +71,8 @@ class Sweep:
 def sweep_from_dict(doc: Any, path: Path, root=None) -> Sweep:
     """Validate a parsed scenario with a ``sweep:`` mapping (the scenario without it must
     be a valid scenario; every swept path must name a field)."""
-    from ..jobs import JOB_KINDS
-    from ..scenario import _ScenarioModel, scenario_from_dict
+    from ..scenarios.jobs import JOB_KINDS
+    from ..scenarios.scenario import _ScenarioModel, scenario_from_dict
 
     if not isinstance(doc, dict) or doc.get("sweep") is None:
         raise InputError(f"{path}: no 'sweep:' mapping: nothing to sweep (run it with "
@@ -111,7 +111,7 @@ def run_point(doc: dict[str, Any], path: str) -> dict[str, Any]:
     that one bad point never stops the others.
     """
     from ..plugins import load_plugins
-    from ..scenario import run_scenario, scenario_from_dict
+    from ..scenarios.scenario import run_scenario, scenario_from_dict
 
     start = time.perf_counter()
     load_plugins()                  # a worker process sees the plugins' job kinds too

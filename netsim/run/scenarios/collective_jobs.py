@@ -28,8 +28,8 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .jobs import JobContext, JobResult, register_job
-from .._inputs.schema import Rate, Size, Strict, Time, one_of
-from ..schedule.ops import OPS
+from ..._inputs.schema import Rate, Size, Strict, Time, one_of
+from ...schedule.ops import OPS
 
 __all__ = ["CollectiveJob", "run_collective_job"]
 
@@ -56,8 +56,8 @@ class CollectiveJob(Strict):
     @field_validator("algorithm")
     @classmethod
     def _known_algorithm(cls, name: str, info: ValidationInfo) -> str:
-        from ..interop.schedule_files import is_schedule_file
-        from .collective import resolve_algorithms
+        from ...interop.schedule_files import is_schedule_file
+        from ..collective import resolve_algorithms
 
         # a schedule file is read when the job runs, relative to the scenario file
         if name not in ("auto", "default") and "op" in info.data \
@@ -68,7 +68,7 @@ class CollectiveJob(Strict):
     @field_validator("sizes")
     @classmethod
     def _readable_sweep(cls, sizes):
-        from .collective import sweep_sizes
+        from ..collective import sweep_sizes
 
         if isinstance(sizes, str):
             sweep_sizes(sizes)
@@ -85,10 +85,10 @@ class CollectiveJob(Strict):
 
 def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     """Simulate every size of ``job``; one record per size."""
-    from .collective import run_sweep
-    from ..topology import parse_topology
-    from ..units import format_size
-    from ..algorithms.options import AlgoOptions
+    from ..collective import run_sweep
+    from ...topology import parse_topology
+    from ...units import format_size
+    from ...algorithms.options import AlgoOptions
 
     topology = parse_topology(ctx.topology_spec(job.topology, "collective"))
     options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)

@@ -26,9 +26,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .placement_eval import StepModel, StepScore
-from ..placement.strategies import FIXED_STRATEGIES, applicable_strategies, place
+from ...errors import InputError
+from .evaluate import StepModel, StepScore
+from ...placement.strategies import FIXED_STRATEGIES, applicable_strategies, place
 
 __all__ = ["SearchResult", "anneal", "search_placement", "compare_strategies",
            "ALL_STRATEGIES", "SEARCH_BUDGET"]

@@ -14,12 +14,12 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import Field, model_validator
 
-from ..engine import Result
-from ..errors import InputError
-from ..schedule import MAX_SENDS
-from ..topology import parse_topology
-from ..schedule.traffic import PATTERNS, make_pattern
-from .._inputs.schema import Size, Strict, Time, one_of
+from ...engine import Result
+from ...errors import InputError
+from ...schedule import MAX_SENDS
+from ...topology import parse_topology
+from ...schedule.traffic import PATTERNS, make_pattern
+from ..._inputs.schema import Size, Strict, Time, one_of
 
 __all__ = ["JobContext", "JobResult", "register_job", "JOB_KINDS", "FAULT_RUNNERS",
            "TrafficJob"]
@@ -52,7 +52,7 @@ class JobContext:
 
     def resolve_faults(self, topology) -> list:
         """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
-        from .faultspec import resolve_faults
+        from ..faultspec import resolve_faults
 
         return resolve_faults(self.faults, topology)
 
@@ -139,14 +139,14 @@ class TrafficJob(Strict):
 
 def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float,
                     faults=()) -> dict:
-    from .models import model_fields
+    from ..models import model_fields
 
     record = {"job": name, "topology": result.topology, "ranks": ranks,
               "flows": result.num_flows, "bytes": total_bytes, "time_s": result.makespan,
               "max_link_util": result.max_link_utilization, "events": result.events,
               **model_fields(result)}
     if faults:
-        from .faultspec import fault_summary, rerouted_flows
+        from ..faultspec import fault_summary, rerouted_flows
 
         record.update(faults=fault_summary(faults), rerouted=rerouted_flows(result))
     return record
@@ -158,8 +158,8 @@ def _pattern_sends(pattern: str, ranks: int) -> int:
 
 def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
     if job.flows is not None:
-        from ..schedule.flowfile import load_flow_file
-        from .flows import simulate_flows
+        from ...schedule.flowfile import load_flow_file
+        from ..flows import simulate_flows
 
         flowset = load_flow_file(ctx.base_dir / job.flows)
         faults = ctx.resolve_faults(flowset.topology)
@@ -173,7 +173,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
     topology = parse_topology(ctx.topology_spec(job.topology, "traffic"))
     faults = ctx.resolve_faults(topology)
     if job.schedule is not None:
-        from ..schedule import load_schedule
+        from ...schedule import load_schedule
 
         schedule = load_schedule(ctx.base_dir / job.schedule, message_size=job.size)
         ranks, name = schedule.num_ranks, job.name or Path(job.schedule).stem
@@ -181,7 +181,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         ranks = job.ranks or topology.num_endpoints
         topology.first_endpoints(ranks)         # the ranks fit: refuse before building
         sends = _pattern_sends(job.pattern, ranks)
-        from ..budget import require_sends
+        from ...budget import require_sends
 
         # memory is the gate; MAX_SENDS a cap on typos when --max-memory allows anything
         require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks",
@@ -195,7 +195,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
             options = {"seed": ctx.seed_for(job.seed)}
         schedule = make_pattern(job.pattern, ranks, job.size, **options)
         name = job.name or f"{job.pattern}"
-    from .models import simulate_model
+    from ..models import simulate_model
 
     result = simulate_model(topology, schedule, overhead=job.overhead, progress=ctx.progress,
                             faults=faults, model=ctx.model, packet=ctx.packet)

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, model_validator
 
-from .faultspec import FaultSpec
-from .._inputs.schema import Strict, Time
+from ..faultspec import FaultSpec
+from ..._inputs.schema import Strict, Time
 
 __all__ = ["FaultEntry", "fault_specs"]
 
@@ -71,8 +71,8 @@ class FaultEntry(Strict):
 
 def fault_specs(entries: Any, source: str, prefix: str, root=None) -> tuple[FaultSpec, ...]:
     """Validate a ``faults:`` list at ``prefix`` (``'faults'``, ``'jobs.2.faults'``)."""
-    from ..errors import InputError
-    from .._inputs.schema import validate, yaml_line
+    from ...errors import InputError
+    from ..._inputs.schema import validate, yaml_line
 
     where = _loc(prefix)
     if not isinstance(entries, list):

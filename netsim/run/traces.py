@@ -29,7 +29,7 @@ from pydantic import Field
 
 from ..engine import Result, simulate
 from ..errors import InputError
-from .jobs import JobContext, JobResult, register_job
+from .scenarios.jobs import JobContext, JobResult, register_job
 from .._inputs.schema import Strict, Time
 
 __all__ = ["WorkloadRun", "run_workload", "WorkloadJob", "run_workload_job", "per_op_algorithms",
@@ -269,7 +269,7 @@ def workload_scenario(pattern: str, topology: str, *, algorithm: str = "default"
                       comm_groups: str | None = None):
     """A one-job scenario running the traces ``pattern`` on ``topology`` (``netsim run
     --workload``), so that tables, heatmaps and reports work as for any scenario."""
-    from .scenario import scenario_from_dict
+    from .scenarios.scenario import scenario_from_dict
 
     doc = {"name": "workload", "description": f"Chakra traces {pattern}",
            "topology": topology,

@@ -36,7 +36,7 @@ a chip).
         policy: shortest                # noc0, noc1, split, shortest
         strategies: [adjacent, snake, scattered, search]
 
-A ``placement`` job is a :class:`~.placement_study.PlacementStudy` (the one description
+A ``placement`` job is a :class:`~netsim.run.placements.study.PlacementStudy` (the one description
 ``netsim place`` fills from its options) run by the same function. Each strategy gives one
 record; the engine results are kept for plots under
 ``'<job> <strategy>'``. The scenario loader imports this module to register the kinds.
@@ -49,17 +49,17 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .jobs import JobContext, JobResult, register_job
-from .._inputs.schema import Rate, Size, Strict, Time, one_of
-from ..placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
-from .placement_search import SEARCH_BUDGET
-from .placement_study import PlacementStudy, run_placement_study
+from ..._inputs.schema import Rate, Size, Strict, Time, one_of
+from ...placement.noc import CHIP_STRATEGIES, NOC_POLICIES, WORMHOLE, Operator
+from ..placements.search import SEARCH_BUDGET
+from ..placements.study import PlacementStudy, run_placement_study
 
 __all__ = ["PlacementJob", "NocPlacementJob", "run_placement_job", "run_noc_job"]
 
 
 class PlacementJob(PlacementStudy):
     """Compare rank -> chip placements of a parallel job (module docstring): a
-    :class:`~.placement_study.PlacementStudy` whose topology, seed and map path default
+    :class:`~netsim.run.placements.study.PlacementStudy` whose topology, seed and map path default
     to the scenario's."""
 
     kind: Literal["placement"] = "placement"
@@ -130,8 +130,8 @@ def _operators(specs: list[OperatorSpec]) -> list[Operator]:
 
 
 def run_noc_job(job: NocPlacementJob, ctx: JobContext) -> JobResult:
-    from .noc_eval import compare_chip_placements
-    from ..placement.noc import tensix_grid
+    from ..placements.noc import compare_chip_placements
+    from ...placement.noc import tensix_grid
 
     grid = tensix_grid(job.grid.rows, job.grid.cols, bandwidth=job.grid.bandwidth,
                        latency=job.grid.latency)

@@ -2,7 +2,7 @@
 and the one function that runs it.
 
 ``netsim place`` maps its options onto a :class:`PlacementStudy`; the scenario job kind
-``placement`` *is* a study with a ``kind`` (:mod:`.placement_jobs`). Both call
+``placement`` *is* a study with a ``kind`` (:mod:`netsim.run.scenarios.placement_jobs`). Both call
 :func:`run_placement_study`, so the same case gives the same numbers through either door.
 
 The workload is one of ``model`` (a transformer, :class:`~netsim.placement.Transformer`),
@@ -23,13 +23,13 @@ from typing import Annotated, Any, Callable, Literal, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from .._inputs.schema import Rate, Size, Strict, Time, one_of
-from ..errors import InputError, unknown_name
-from ..placement.layout import DIMENSIONS, ParallelLayout, parse_layout
-from ..placement.strategies import FIXED_STRATEGIES
-from ..placement.workload import (PHASE_OPS, Phase, Transformer, Workload, algorithm_for,
+from ..._inputs.schema import Rate, Size, Strict, Time, one_of
+from ...errors import InputError, unknown_name
+from ...placement.layout import DIMENSIONS, ParallelLayout, parse_layout
+from ...placement.strategies import FIXED_STRATEGIES
+from ...placement.workload import (PHASE_OPS, Phase, Transformer, Workload, algorithm_for,
                                   bytes_workload)
-from .placement_search import ALL_STRATEGIES, SEARCH_BUDGET
+from .search import ALL_STRATEGIES, SEARCH_BUDGET
 
 __all__ = ["PlacementStudy", "PlacementOutcome", "ModelSpec", "PhaseSpec",
            "run_placement_study", "strategy_names"]
@@ -247,9 +247,9 @@ def run_placement_study(study: PlacementStudy, *,
                         ) -> PlacementOutcome:
     """Build the step of ``study`` on its machine and score every strategy by simulation.
     ``progress(steps_done, budget)`` follows the search, if the study has one."""
-    from ..topology import parse_topology
-    from .placement_eval import StepModel
-    from .placement_search import compare_strategies
+    from ...topology import parse_topology
+    from .evaluate import StepModel
+    from .search import compare_strategies
 
     if study.topology is None:
         raise InputError("placement study: no topology given")

@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..errors import InputError, NetsimError, unknown_name
-from .scenario_faults import fault_specs
+from ...errors import InputError, NetsimError, unknown_name
+from .faults import fault_specs
 from .jobs import FAULT_RUNNERS, JOB_KINDS, JobContext, JobResult, register_job
-from .._inputs.schema import Strict, load_yaml, validate, yaml_line
-from .._inputs.yamlio import read_text
+from ..._inputs.schema import Strict, load_yaml, validate, yaml_line
+from ..._inputs.yamlio import read_text
 
 __all__ = ["Scenario", "ScenarioResult", "load_scenario", "run_scenario", "register_job",
            "default_scenario_path", "JobContext", "JobResult"]
@@ -79,8 +79,8 @@ def _import_job_kinds() -> None:
     """Modules that register job kinds, imported for their side effect (if present)."""
     import importlib
 
-    for module in ("netsim.run.collective_jobs", "netsim.run.placement_jobs",
-                   "netsim.run.workload"):
+    for module in ("netsim.run.scenarios.collective_jobs",
+                   "netsim.run.scenarios.placement_jobs", "netsim.run.traces"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:
@@ -141,7 +141,7 @@ def scenario_from_dict(doc: Any, path: Path, root=None) -> Scenario:
                              f"model only, not model {header.model!r}{line('jobs', n)}")
     packet = None
     if header.packet is not None:
-        from ..packet.options import packet_options_from
+        from ...packet.options import packet_options_from
 
         if header.model == "fluid":
             raise InputError(f"{path}: packet: options of the packet model, but model is "
@@ -205,6 +205,6 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
 
 def default_scenario_path() -> Path:
     """``scenarios/default.yaml`` of the source tree, or the copy shipped in the package."""
-    from ..topology.catalogue_paths import data_dir
+    from ...topology.catalogue_paths import data_dir
 
     return data_dir("scenarios") / "default.yaml"

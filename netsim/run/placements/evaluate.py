@@ -28,13 +28,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..engine import Result, route_schedule, simulate
-from .models import timelines_recorded
-from .placed import fabric_topology
-from ..errors import InputError
-from ..schedule import SEND
-from ..placement.layout import ParallelLayout
-from ..placement.workload import (DEFAULT_MAX_COPIES, StepSchedule, Workload, build_step,
+from ...engine import Result, route_schedule, simulate
+from ..models import timelines_recorded
+from ..placed import fabric_topology
+from ...errors import InputError
+from ...schedule import SEND
+from ...placement.layout import ParallelLayout
+from ...placement.workload import (DEFAULT_MAX_COPIES, StepSchedule, Workload, build_step,
                                   phase_schedule)
 
 __all__ = ["StepModel", "StepScore", "LinkLoads", "link_bytes_by_tag"]
@@ -117,9 +117,9 @@ class StepModel:
     def __init__(self, topology, layout: ParallelLayout, workload: Workload, *, router=None,
                  overhead: float | None = None, gamma: float | None = None,
                  max_copies: int = DEFAULT_MAX_COPIES) -> None:
-        from ..algorithms.options import AlgoOptions
-        from ..routing import default_router
-        from .checks import machine_costs
+        from ...algorithms.options import AlgoOptions
+        from ...routing import default_router
+        from ..checks import machine_costs
 
         layout.check_fits(topology.num_endpoints, repr(topology.name))
         self.topology = topology
@@ -146,8 +146,8 @@ class StepModel:
         """The fastest algorithm of ``phase`` alone (ties: registry order). Candidates are
         simulated smallest lower bound first (:mod:`netsim.algorithms.lower_bound`), and
         one whose bound already exceeds the best time is not simulated: it cannot win."""
-        from ..algorithms import AlgoOptions, algorithms_for
-        from ..algorithms.lower_bound import engine_floor, schedule_bound
+        from ...algorithms import AlgoOptions, algorithms_for
+        from ...algorithms.lower_bound import engine_floor, schedule_bound
 
         k = self.layout.degree(phase.dim)
         options = AlgoOptions(chunks=phase.chunks, gamma=self.gamma, topology=self.topology,

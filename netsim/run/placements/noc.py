@@ -7,13 +7,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..engine import route_schedule, simulate
-from ..errors import InputError
-from ..placement.noc import (CHIP_STRATEGIES, NocRouter, Operator, place_operators,
+from ...engine import route_schedule, simulate
+from ...errors import InputError
+from ...placement.noc import (CHIP_STRATEGIES, NocRouter, Operator, place_operators,
                              transfer_schedule)
-from ..schedule import Schedule
-from ..topology import Topology
-from .placement_search import SEARCH_BUDGET, anneal
+from ...schedule import Schedule
+from ...topology import Topology
+from .search import SEARCH_BUDGET, anneal
 
 __all__ = ["ChipScore", "evaluate_chip", "compare_chip_placements"]
 

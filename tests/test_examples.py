@@ -29,8 +29,8 @@ def test_incast_keeps_the_shared_link_busy_for_all_its_bytes(capsys):
     links = {link["id"]: link for link in doc["links"]}
     # three 8 MiB flows into d share s-d (25 GB/s) and it never idles in between
     assert links["s-d"]["busy_s"] == pytest.approx(3 * 8 * 2**20 / 25e9, rel=1e-9)
-    finish = {r["id"]: r["finish"] for r in doc["records"]}
-    start = {r["id"]: r["start"] for r in doc["records"]}
+    finish = {r["id"]: r["finish_s"] for r in doc["records"]}
+    start = {r["id"]: r["start_s"] for r in doc["records"]}
     assert start["reply"] == pytest.approx(max(finish[f] for f in ("a->d", "b->d", "c->d")))
 
 
@@ -50,7 +50,7 @@ def test_the_npz_example_is_the_json_one_as_columns(capsys):
         code, stdout, err = run_main(["flows", str(EXAMPLES / "flows" / name), "--format",
                                       "json"], capsys)
         assert code == 0, err
-        finishes.append({str(r["id"]): r["finish"] for r in json.loads(stdout)["records"]})
+        finishes.append({str(r["id"]): r["finish_s"] for r in json.loads(stdout)["records"]})
     assert finishes[0] == finishes[1] and len(finishes[0]) == 5
 
 

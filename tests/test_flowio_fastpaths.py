@@ -170,5 +170,5 @@ def test_a_flow_file_run_loads_no_heavy_package(tmp_path):
     code = (f"from netsim.cli import main\n"
             f"main(['-q', 'flows', {str(path)!r}, '--format', 'json', '-o', {str(out)!r}])")
     assert _loaded(code) == []
-    finish = {r["id"]: r["finish"] for r in json.loads(out.read_text())["records"]}
+    finish = {r["id"]: r["finish_s"] for r in json.loads(out.read_text())["records"]}
     assert finish["a"] == pytest.approx(1e6 / 1e9)       # alone on its links: B / C

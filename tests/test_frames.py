@@ -35,8 +35,8 @@ def test_op_frame_matches_flow_records():
     result = _result()
     frame = result.to_pandas("ops")
     records = result.flow_records()
-    assert list(frame["start_s"]) == [r["start"] for r in records]
-    assert list(frame["finish_s"]) == [r["finish"] for r in records]
+    assert list(frame["start_s"]) == [r["start_s"] for r in records]
+    assert list(frame["finish_s"]) == [r["finish_s"] for r in records]
     assert (frame["finish_s"] >= frame["release_s"]).all()
 
 

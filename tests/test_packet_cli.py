@@ -30,7 +30,7 @@ def test_flows_both_reports_the_packet_time_and_the_error(tmp_path, capsys):
     assert doc["model_error"]["packet_time_s"] == pytest.approx(packet, rel=1e-12)
     assert doc["model_error"]["makespan_error"] == pytest.approx((fluid - packet) / packet)
     (row,) = doc["records"]
-    assert row["packet_finish"] == pytest.approx(packet, rel=1e-12)
+    assert row["packet_finish_s"] == pytest.approx(packet, rel=1e-12)
     assert row["error"] == pytest.approx((fluid - packet) / packet)
     # the middle node buffers each packet for one packet time out of the packet makespan
     middle = [link for link in doc["links"] if link["id"] == "0_0->0_1"][0]

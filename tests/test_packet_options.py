@@ -51,7 +51,7 @@ def test_flows_packet_option_sets_payload_header_and_switching(tmp_path, capsys,
                                "--format", "json"], capsys)
     assert code == 0, err
     (row,) = json.loads(out)["records"]
-    assert row["finish"] == pytest.approx(expected, rel=1e-12)
+    assert row["finish_s"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_one_packet_buffers_slow_a_stream_to_the_credit_round_trip(tmp_path, capsys):
@@ -63,7 +63,7 @@ def test_one_packet_buffers_slow_a_stream_to_the_credit_round_trip(tmp_path, cap
                               capsys)
     assert code == 0, err
     (row,) = json.loads(out)["records"]
-    assert row["finish"] == pytest.approx(2 * (P / C + L) + (n - 1) * (2 * P / C + 2 * L),
+    assert row["finish_s"] == pytest.approx(2 * (P / C + L) + (n - 1) * (2 * P / C + 2 * L),
                                           rel=1e-12)
 
 

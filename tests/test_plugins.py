@@ -103,7 +103,7 @@ def test_a_plugin_machine_and_job_kind_work_from_the_cli(installed, capsys, tmp_
     code, out, err = run_main(["topo", "plugring:5", "--format", "json"], capsys)
     assert code == 0, err
     summary = json.loads(out)["records"][0]
-    assert summary["endpoints"] == 5 and summary["max_link_bandwidth"] == 2e9
+    assert summary["endpoints"] == 5 and summary["max_link_bandwidth_Bps"] == 2e9
     scenario = tmp_path / "s.yaml"
     scenario.write_text("name: s\njobs:\n  - {kind: plug-echo, size: 1KiB}\n")
     code, out, err = run_main(["run", str(scenario), "--format", "json"], capsys)

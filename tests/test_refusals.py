@@ -419,7 +419,7 @@ def test_a_long_chain_is_summarised_with_a_few_searches():
         b.add_cable(f"c{i}", f"c{i + 1}", 25e9, 0.0)
     s = summarize(b.build())
     assert s["diameter"] == n - 1
-    assert s["bisection_bandwidth"] == 25e9             # one cable: exact on a chain
+    assert s["bisection_bandwidth_Bps"] == 25e9             # one cable: exact on a chain
     assert s["bisection_method"].startswith("heuristic (BFS-order split")
 
 

@@ -147,23 +147,23 @@ def test_flows_writes_the_result_the_suffix_names(tmp_path, capsys, suffix):
     flow_file.write_text(json.dumps(_random_doc(5)))
     code, out, _ = run_main(["flows", str(flow_file), "--format", "json"], capsys)
     assert code == 0
-    reference = {str(r["id"]): r["finish"] for r in json.loads(out)["records"]}
+    reference = {str(r["id"]): r["finish_s"] for r in json.loads(out)["records"]}
     path = tmp_path / f"out{suffix}"
     assert run_main(["flows", str(flow_file), "-o", str(path)], capsys)[0] == 0
     if suffix == ".npz":
         data = np.load(path)
-        got = dict(zip(map(str, data["id"].tolist()), data["finish"].tolist()))
+        got = dict(zip(map(str, data["id"].tolist()), data["finish_s"].tolist()))
         assert float(data["makespan"]) == max(reference.values())
     elif suffix == ".parquet":
         import pyarrow.parquet as pq
 
         table = pq.read_table(path).to_pydict()
-        got = dict(zip(map(str, table["id"]), table["finish"]))
+        got = dict(zip(map(str, table["id"]), table["finish_s"]))
     elif suffix == ".csv":
         rows = [line.split(",") for line in path.read_text().splitlines()[1:]]
         got = {r[0]: float(r[2]) for r in rows}
     else:
-        got = {str(r["id"]): r["finish"] for r in json.loads(path.read_text())["records"]}
+        got = {str(r["id"]): r["finish_s"] for r in json.loads(path.read_text())["records"]}
     assert got == reference
 
 

@@ -84,7 +84,7 @@ def test_closed_forms_at_scale():
     # Galaxy: 8x4 mesh, 4 planes of 12.5 GB/s: the cut across the 8-long dimension
     # crosses 4 neighbour pairs x 4 planes.
     galaxy = summarize(mesh((8, 4), bandwidth=12.5e9, links=4))
-    assert galaxy["bisection_bandwidth"] == 4 * 4 * 12.5e9
+    assert galaxy["bisection_bandwidth_Bps"] == 4 * 4 * 12.5e9
     # TPU v4 cube 4x4x4 torus: 2 x 16 links; fat tree k=8: 64 hosts x host bandwidth
     assert bisection_bandwidth(torus((4, 4, 4), bandwidth=4.5e10))[0] == 32 * 4.5e10
     assert bisection_bandwidth(fat_tree(8, bandwidth=5e10))[0] == 64 * 5e10
@@ -143,9 +143,9 @@ def test_summary_counts_and_injection():
     s = summarize(mesh((4, 4), bandwidth=10.0, links=2))
     assert (s["endpoints"], s["switches"], s["links"], s["cables"], s["one_way_links"]) == \
         (16, 0, 96, 48, 0)
-    assert s["injection_bandwidth"] == 4 * 2 * 10.0          # interior node
-    assert s["injection_bandwidth_min"] == 2 * 2 * 10.0      # corner node
-    assert (s["min_link_bandwidth"], s["max_link_bandwidth"]) == (10.0, 10.0)
+    assert s["injection_bandwidth_Bps"] == 4 * 2 * 10.0          # interior node
+    assert s["injection_bandwidth_min_Bps"] == 2 * 2 * 10.0      # corner node
+    assert (s["min_link_bandwidth_Bps"], s["max_link_bandwidth_Bps"]) == (10.0, 10.0)
     uni = summarize(ring(5, bidirectional=False))
     assert (uni["cables"], uni["one_way_links"], uni["diameter"]) == (0, 5, 4)
 
@@ -155,9 +155,9 @@ def test_summary_of_fat_tree():
     assert s == {
         "name": "fat_tree-k4", "family": "fat_tree", "endpoints": 16, "switches": 20,
         "links": 96, "cables": 48, "one_way_links": 0, "diameter": 6,
-        "min_link_bandwidth": 50e9, "max_link_bandwidth": 100e9,
-        "injection_bandwidth": 50e9, "injection_bandwidth_min": 50e9,
-        "bisection_bandwidth": 8 * 50e9,
+        "min_link_bandwidth_Bps": 50e9, "max_link_bandwidth_Bps": 100e9,
+        "injection_bandwidth_Bps": 50e9, "injection_bandwidth_min_Bps": 50e9,
+        "bisection_bandwidth_Bps": 8 * 50e9,
         "bisection_method": "exact closed form: fat tree, hosts/2 x min(host, fabric) "
                             "link bandwidth",
     }
@@ -170,6 +170,6 @@ def test_summary_is_fast_on_a_large_torus():
     t = torus((16, 16, 16), links=2)
     start = time.perf_counter()
     s = summarize(t)
-    assert s["diameter"] == 24 and s["bisection_bandwidth"] == 2 * 256 * 2 * 50e9
+    assert s["diameter"] == 24 and s["bisection_bandwidth_Bps"] == 2 * 256 * 2 * 50e9
     assert time.perf_counter() - start < 2.0
-    assert math.isclose(s["injection_bandwidth"], 6 * 2 * 50e9)
+    assert math.isclose(s["injection_bandwidth_Bps"], 6 * 2 * 50e9)

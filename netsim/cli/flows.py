@@ -166,7 +166,7 @@ def _flow_columns(rows) -> list:
     keys = list(dict.fromkeys(k for row in rows[:50] for k in row))
 
     def column(k: str):
-        if k in ("start", "finish", "packet_finish") or k.endswith("_s"):
+        if k.endswith("_s"):
             return k, f"{k.removesuffix('_s').replace('_', ' ')} (us)", _us
         if k == "error":                      # the packet model's relative error
             return k, "fluid error", lambda v: f"{100 * v:+.3g}%"

@@ -154,7 +154,7 @@ class Result:
 
     def flow_records(self) -> list[dict[str, Any]]:
         ids = self.op_ids if self.op_ids is not None else range(len(self.op_finish))
-        return [{"id": i, "start": float(s), "finish": float(f)}
+        return [{"id": i, "start_s": float(s), "finish_s": float(f)}
                 for i, s, f in zip(ids, self.op_start, self.op_finish)]
 
     def link_records(self, only_used: bool = False) -> list[dict[str, Any]]:
@@ -191,7 +191,7 @@ class Result:
 
     def flows_csv(self) -> str:
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=["id", "start", "finish"])
+        writer = csv.DictWriter(out, fieldnames=["id", "start_s", "finish_s"])
         writer.writeheader()
         writer.writerows(self.flow_records())
         return out.getvalue()

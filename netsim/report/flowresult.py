@@ -49,32 +49,32 @@ def _ids(result) -> np.ndarray:
 
 
 def flow_result_columns(result) -> dict[str, np.ndarray]:
-    """``id``, ``start``, ``finish`` (s) per flow, as arrays."""
-    return {"id": _ids(result), "start": np.asarray(result.op_start, dtype=np.float64),
-            "finish": np.asarray(result.op_finish, dtype=np.float64)}
+    """``id``, ``start_s``, ``finish_s`` (s) per flow, as arrays."""
+    return {"id": _ids(result), "start_s": np.asarray(result.op_start, dtype=np.float64),
+            "finish_s": np.asarray(result.op_finish, dtype=np.float64)}
 
 
 def flow_records_fast(result) -> list[dict[str, Any]]:
     """``Result.flow_records()`` built column-wise (the same rows, faster)."""
     ids = result.op_ids if result.op_ids is not None else range(len(result.op_finish))
-    return [{"id": i, "start": s, "finish": f} for i, s, f in
+    return [{"id": i, "start_s": s, "finish_s": f} for i, s, f in
             zip(ids, np.asarray(result.op_start, float).tolist(),
                 np.asarray(result.op_finish, float).tolist())]
 
 
 def flow_result_csv(result) -> str:
-    """``Result.flows_csv()`` (id, start, finish; the csv module's quoting, CRLF) written
+    """``Result.flows_csv()`` (id, start_s, finish_s; the csv module's quoting, CRLF) written
     from the columns by ``csv.writer``: no dict per row (65,280 rows: 0.15 s -> 0.05 s).
 
     >>> from types import SimpleNamespace
     >>> flow_result_csv(SimpleNamespace(op_ids=["a,b", 7], op_start=np.zeros(2),
     ...                                 op_finish=np.array([0.5, 1e-7])))
-    'id,start,finish\\r\\n"a,b",0.0,0.5\\r\\n7,0.0,1e-07\\r\\n'
+    'id,start_s,finish_s\\r\\n"a,b",0.0,0.5\\r\\n7,0.0,1e-07\\r\\n'
     """
     ids = result.op_ids if result.op_ids is not None else range(len(result.op_finish))
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(("id", "start", "finish"))
+    writer.writerow(("id", "start_s", "finish_s"))
     writer.writerows(zip(ids, np.asarray(result.op_start, float).tolist(),
                          np.asarray(result.op_finish, float).tolist()))
     return out.getvalue()

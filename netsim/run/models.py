@@ -153,7 +153,7 @@ def model_fields(result: Result) -> dict[str, Any]:
 
 def flow_records_with_model(result: Result) -> list[dict[str, Any]]:
     """``result.flow_records()``; after ``model='both'`` each also has the packet model's
-    ``packet_finish`` (s) and the fluid finish time's ``error`` against it."""
+    ``packet_finish_s`` and the fluid finish time's ``error`` (a ratio) against it."""
     records = result.flow_records()
     packet = result.meta.get("packet")
     if packet is None:
@@ -161,7 +161,7 @@ def flow_records_with_model(result: Result) -> list[dict[str, Any]]:
     finish = np.asarray(packet["op_finish"])
     errors = op_errors(result, _Finish(finish))
     for row, f, e in zip(records, finish.tolist(), errors.tolist()):
-        row.update(packet_finish=f, error=e)
+        row.update(packet_finish_s=f, error=e)
     return records
 
 

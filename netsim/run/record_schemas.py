@@ -119,9 +119,9 @@ _COMPARE.update({
 
 _FLOWS = {
     "id": _f([_STR, _INT], "the flow's id as the file gives it (its row otherwise)"),
-    "start": _f(_NUM, "time the flow started draining (s)"),
-    "finish": _f(_NUM, "time its last byte arrived (s)"),
-    "packet_finish": _f(_NUM, "the packet model's finish time (s; --model both)"),
+    "start_s": _f(_NUM, "time the flow started draining (s)"),
+    "finish_s": _f(_NUM, "time its last byte arrived (s)"),
+    "packet_finish_s": _f(_NUM, "the packet model's finish time (s; --model both)"),
     "error": _f(_NUM, "fluid finish over packet finish, less 1 (ratio; --model both)"),
 }
 
@@ -134,13 +134,13 @@ _TOPO = {
     "cables": _f(_INT, "pairs of opposite links"),
     "one_way_links": _f(_INT, "links with no opposite"),
     "diameter": _f(_INT, "longest shortest path between endpoints (hops)", null=True),
-    "min_link_bandwidth": _f(_NUM, "slowest link (B/s)", null=True),
-    "max_link_bandwidth": _f(_NUM, "fastest link (B/s)", null=True),
-    "injection_bandwidth": _f(_NUM, "largest total outgoing bandwidth of an endpoint "
+    "min_link_bandwidth_Bps": _f(_NUM, "slowest link (B/s)", null=True),
+    "max_link_bandwidth_Bps": _f(_NUM, "fastest link (B/s)", null=True),
+    "injection_bandwidth_Bps": _f(_NUM, "largest total outgoing bandwidth of an endpoint "
                                     "(B/s)"),
-    "injection_bandwidth_min": _f(_NUM, "smallest total outgoing bandwidth of an "
+    "injection_bandwidth_min_Bps": _f(_NUM, "smallest total outgoing bandwidth of an "
                                         "endpoint (B/s)"),
-    "bisection_bandwidth": _f(_NUM, "bandwidth across the worst even cut of the "
+    "bisection_bandwidth_Bps": _f(_NUM, "bandwidth across the worst even cut of the "
                                     "endpoints (B/s, one direction)", null=True),
     "bisection_method": _f(_STR, "how the bisection was found (closed form, exact "
                                  "search, heuristic)"),

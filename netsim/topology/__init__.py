@@ -1,7 +1,7 @@
 """Topologies: the array-based model, generators, spec strings, files and summaries.
 
 >>> from netsim.topology import parse_topology, summarize
->>> summarize(parse_topology("torus:4x4,bw=25GB/s"))["bisection_bandwidth"]
+>>> summarize(parse_topology("torus:4x4,bw=25GB/s"))["bisection_bandwidth_Bps"]
 200000000000.0
 """
 
@@ -38,7 +38,7 @@ __all__ = [
     "parse_topology", "register_family", "FAMILIES",
     "from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
     "save_topology_file", "topology_file_schema", "check_connected",
-    "summarize", "diameter", "bisection_bandwidth", "injection_bandwidth",
+    "summarize", "diameter", "bisection_bandwidth_Bps", "injection_bandwidth_Bps",
     "normalize_injection",
     "calibrated_alpha", "calibrated_gamma", "find_preset", "preset_names", "preset_table",
     "load_preset",

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["summarize", "diameter", "bisection_bandwidth", "brute_force_bisection",
-           "split_cut", "cable_count", "injection_bandwidth", "normalize_injection"]
+__all__ = ["summarize", "diameter", "bisection_bandwidth_Bps", "brute_force_bisection",
+           "split_cut", "cable_count", "injection_bandwidth_Bps", "normalize_injection"]
 
 # Enumerate every balanced split when there are at most this many (switchless machines,
 # vectorised) or this many max-flow problems (machines with switches).
@@ -34,13 +34,14 @@ def summarize(topo) -> dict[str, Any]:
     Keys: name, family, endpoints, switches, links (directed), cables (duplex pairs
     a->b / b->a of the same plane, counted once), one_way_links (links without such a
     partner), diameter (hops, max over endpoint pairs; None if some endpoint cannot reach
-    another), min/max_link_bandwidth, injection_bandwidth (the largest total outgoing
-    bandwidth of an endpoint) and injection_bandwidth_min (the smallest; they differ on a
-    mesh, whose edge nodes have fewer links), bisection_bandwidth and bisection_method.
+    another), min/max_link_bandwidth_Bps, injection_bandwidth_Bps (the largest total
+    outgoing bandwidth of an endpoint) and injection_bandwidth_min_Bps (the smallest; they
+    differ on a mesh, whose edge nodes have fewer links), bisection_bandwidth_Bps and
+    bisection_method.
 
     >>> from netsim.topology.grid import torus
     >>> s = summarize(torus((4, 4), bandwidth=25e9))
-    >>> s["diameter"], s["bisection_bandwidth"], s["bisection_method"]
+    >>> s["diameter"], s["bisection_bandwidth_Bps"], s["bisection_method"]
     (4, 200000000000.0, 'exact closed form: torus cut across dimension 0 (size 4)')
     """
     cables = cable_count(topo)
@@ -51,11 +52,11 @@ def summarize(topo) -> dict[str, Any]:
         "switches": int(topo.num_switches), "links": int(topo.num_links),
         "cables": cables, "one_way_links": int(topo.num_links - 2 * cables),
         "diameter": diameter(topo),
-        "min_link_bandwidth": float(topo.bandwidth.min()) if topo.num_links else None,
-        "max_link_bandwidth": float(topo.bandwidth.max()) if topo.num_links else None,
-        "injection_bandwidth": float(injection.max()),
-        "injection_bandwidth_min": float(injection.min()),
-        "bisection_bandwidth": bisection, "bisection_method": method,
+        "min_link_bandwidth_Bps": float(topo.bandwidth.min()) if topo.num_links else None,
+        "max_link_bandwidth_Bps": float(topo.bandwidth.max()) if topo.num_links else None,
+        "injection_bandwidth_Bps": float(injection.max()),
+        "injection_bandwidth_min_Bps": float(injection.min()),
+        "bisection_bandwidth_Bps": bisection, "bisection_method": method,
     }
 
 

@@ -23,6 +23,7 @@ SUBCOMMANDS.append("export")   # netsim/cli/export.py: schedules as MSCCL XML, C
 SUBCOMMANDS += ["synth"]   # netsim/cli/synth.py
 SUBCOMMANDS += ["sweep", "schema", "plugins"]
 SUBCOMMANDS += ["validate"]   # netsim/cli/validate.py: published measurements vs defaults
+SUBCOMMANDS += ["plan"]   # netsim/cli/plan.py: choose a training layout and placement
 
 
 class _Group(click.Group):

@@ -128,9 +128,7 @@ def _plot(path: str, rows, overwrite: bool) -> None:
 def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, efficiency,
             plot_path, explain, fmt, output, overwrite):
     """Rank the parallel layouts of MODEL on a machine by simulated step time."""
-    from ..planning import load_model
-    from ..planning.search import plan
-    from ..planning.step import COMPUTE_EFFICIENCY, parse_train_layout
+    from ..planning import COMPUTE_EFFICIENCY, load_model, parse_train_layout, plan
     from ..topology import parse_topology
 
     if output:

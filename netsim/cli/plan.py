@@ -117,7 +117,7 @@ def _plot(path: str, rows, overwrite: bool) -> None:
 @click.option("--algo", "algorithm", default="ring", show_default=True,
               help="Algorithm of the all-reduce, all-gather and reduce-scatter collectives.")
 @click.option("--efficiency", type=click.FloatRange(min=0.01, max=1.0), default=None,
-              help="Fraction of the chip's dense peak compute sustains [default: 0.6].")
+              help="Fraction of the chip's dense peak compute sustains [default: 0.5].")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Draw the time split of the ranked layouts as stacked bars (.png/.svg/.pdf).")
 @click.option("--explain", is_flag=True,

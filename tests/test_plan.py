@@ -109,3 +109,29 @@ def test_cli_table_json_and_errors(capsys):
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and text in err
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_expert_parallel_shards_experts_and_pays_all_to_all():
+    moe = ModelSpec(name="tiny-moe", layers=4, hidden=1024, heads=8, ffn=2048, vocab=1000,
+                    seq_len=1024, experts=8, top_k=2, sources=["test"])
+    one = memory_per_chip(moe, TrainLayout(dp=8, batch=8))
+    eight = memory_per_chip(moe, TrainLayout(ep=8, batch=8))
+    assert eight["weights"] < one["weights"] / 4           # experts are most of the weights
+    topo = parse_topology("dgx-h100")
+    lay = TrainLayout(ep=8, batch=16)
+    names = [p.name for p in step_phases(moe, lay)]
+    assert names == ["ep-alltoall"]
+    out = plan(moe, topo, batch=16, layout=lay)
+    assert out.rows[0]["ep_s"] > 0
+
+
+def test_explain_and_plot(tmp_path):
+    figure = tmp_path / "plan.png"
+    model = tmp_path / "small.yaml"
+    model.write_text("name: small\nlayers: 8\nhidden: 2048\nheads: 16\nkv_heads: 4\n"
+                     "ffn: 8192\nvocab: 32000\nseq_len: 2048\nsources: [test]\n")
+    out = CliRunner().invoke(cli, ["plan", str(model), "--topo", "t3000", "--batch", "8",
+                                   "--top", "2", "--explain", "--plot", str(figure)])
+    assert out.exit_code == 0, out.output
+    assert "runner-up" in out.output and "busiest link per collective" in out.output
+    assert figure.stat().st_size > 1000

@@ -63,16 +63,20 @@ def _explain(result, topology) -> str:
         if times:
             lines.append(f"  {label}: one of each collective, all groups at once: "
                          + ", ".join(f"{k} {format_time(v)}" for k, v in times.items()))
-        scores = detail["scores"]
-        if not scores:
+        scores, smodel = detail["scores"], detail.get("model")
+        if not scores or smodel is None:
             continue
         best = min(scores, key=lambda s: s.step_s)
-        loads = best.link_bytes
-        if loads is None or not loads.size or not loads.max():
-            continue
-        top = loads.argsort()[::-1][:3]
-        names = ", ".join(f"{topology.link_names[i]} {loads[i] / 1e9:.1f} GB" for i in top)
-        lines.append(f"  {label}: most loaded links per step ({best.strategy}): {names}")
+        # each collective's own utilisation while it runs: a step average would hide
+        # the short phases behind the long ones
+        hot = []
+        for name, util in smodel.phase_utilisation(best).items():
+            if util.size and util.max() > 0:
+                i = int(util.argmax())
+                hot.append(f"{name} {topology.link_names[i]} {100 * util[i]:.0f}%")
+        if hot:
+            lines.append(f"  {label} ({best.strategy}): busiest link per collective: "
+                         + "; ".join(hot))
     return "\n".join(lines)
 
 

@@ -124,7 +124,7 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     gamma = calibrated_gamma(topology) or None
     par = lay.parallel()
     phases = step_phases(model, lay, algorithm)
-    scores, strategy, placement = [], "row_major", np.arange(lay.chips)
+    scores, strategy, placement, smodel = [], "row_major", np.arange(lay.chips), None
     if phases:
         smodel = StepModel(topology, par, Workload(tuple(phases)), router=router)
         names = list(strategies) if strategies else \
@@ -147,7 +147,7 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
            "mfu": model.flops_per_token() * tokens / (split.step_s * lay.chips * chip.flops),
            "tokens_per_s": tokens / split.step_s}
     detail = {"layout": lay, "scores": scores, "times": times, "breakdown": split,
-              "memory": mem}
+              "memory": mem, "model": smodel}
     return row, detail
 
 

@@ -135,3 +135,14 @@ def test_explain_and_plot(tmp_path):
     assert out.exit_code == 0, out.output
     assert "runner-up" in out.output and "busiest link per collective" in out.output
     assert figure.stat().st_size > 1000
+
+
+def test_an_executor_gives_the_same_ranking():
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, topo = load_model("llama3-8b"), parse_topology("dgx-h100")
+    serial = plan(model, topo, batch=16, top=3)
+    with ThreadPoolExecutor(2) as pool:
+        parallel = plan(model, topo, batch=16, top=3, executor=pool)
+    assert [r["layout"] for r in parallel.rows] == [r["layout"] for r in serial.rows]
+    assert [r["step_s"] for r in parallel.rows] == [r["step_s"] for r in serial.rows]

@@ -122,6 +122,10 @@ def _plot(path: str, rows, overwrite: bool) -> None:
               help="Algorithm of the all-reduce, all-gather and reduce-scatter collectives.")
 @click.option("--efficiency", type=click.FloatRange(min=0.01, max=1.0), default=None,
               help="Fraction of the chip's dense peak compute sustains [default: 0.5].")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local processes simulating layouts in parallel.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Simulate the layouts on a Dask cluster (tcp://host:8786).")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Draw the time split of the ranked layouts as stacked bars (.png/.svg/.pdf).")
 @click.option("--explain", is_flag=True,
@@ -130,9 +134,10 @@ def _plot(path: str, rows, overwrite: bool) -> None:
 @output_option
 @overwrite_option
 def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, efficiency,
-            plot_path, explain, fmt, output, overwrite):
+            workers, scheduler, plot_path, explain, fmt, output, overwrite):
     """Rank the parallel layouts of MODEL on a machine by simulated step time."""
     from ..planning import COMPUTE_EFFICIENCY, load_model, parse_train_layout, plan
+    from ..run import sweep_executor
     from ..topology import parse_topology
 
     if output:
@@ -150,11 +155,13 @@ def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, ef
                          f"size such as dgx-h100-cluster:nodes=N)")
     layout = parse_train_layout(layout_text, batch=batch, chips=topology.num_endpoints) \
         if layout_text else None
-    with ProgressBar(1 if layout else top, "simulate") as bar:
+    with ProgressBar(1 if layout else top, "simulate") as bar, \
+            sweep_executor(workers, scheduler) as executor:
         result = plan(model, topology, batch=batch, layout=layout, top=top,
                       algorithm=algorithm,
                       efficiency=efficiency if efficiency is not None else COMPUTE_EFFICIENCY,
-                      progress=lambda done, _: bar.advance())
+                      progress=lambda done, _: bar.advance(),
+                      executor=executor if (workers > 1 or scheduler) else None)
     records = result.rows
     if plot_path:
         _plot(plot_path, records, overwrite)

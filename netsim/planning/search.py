@@ -151,12 +151,22 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     return row, detail
 
 
+def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One layout in a worker process: its row and detail, without the placement model
+    (it holds the router's path caches: too big to send back)."""
+    row, detail = evaluate_layout(model, lay, topology, **kwargs)
+    detail["model"] = None
+    return row, detail
+
+
 def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
          top: int = 10, algorithm: str = "ring", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
-         progress: Callable[[int, int], None] | None = None) -> PlanResult:
+         progress: Callable[[int, int], None] | None = None, executor=None) -> PlanResult:
     """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with
-    ``layout`` only that one is simulated (it must fit)."""
+    ``layout`` only that one is simulated (it must fit). ``executor`` (a
+    ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
+    sweep`` uses) simulates the layouts in parallel; the ranking is the same."""
     from ..routing import default_router
     from ..topology import injection_bandwidth
 
@@ -187,17 +197,27 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
     injection = injection_bandwidth(topology)[0]
     bounds = {lay: lower_bound(model, lay, chip, injection, efficiency) for lay in candidates}
     chosen = sorted(candidates, key=lambda lay: (bounds[lay], lay.describe()))[:max(1, top)]
-    router = default_router(topology)
+    kwargs = dict(chip=chip, algorithm=algorithm, strategies=strategies,
+                  efficiency=efficiency, seed=seed)
     rows, details = [], []
-    for done, lay in enumerate(chosen):
-        row, detail = evaluate_layout(model, lay, topology, chip=chip, algorithm=algorithm,
-                                      strategies=strategies, efficiency=efficiency,
-                                      router=router, seed=seed)
+    if executor is not None and len(chosen) > 1:
+        futures = [executor.submit(_remote, model, lay, topology, kwargs) for lay in chosen]
+        outcomes = []
+        for done, future in enumerate(futures):
+            outcomes.append(future.result())
+            if progress:
+                progress(done + 1, len(chosen))
+    else:
+        router = default_router(topology)
+        outcomes = []
+        for done, lay in enumerate(chosen):
+            outcomes.append(evaluate_layout(model, lay, topology, router=router, **kwargs))
+            if progress:
+                progress(done + 1, len(chosen))
+    for lay, (row, detail) in zip(chosen, outcomes):
         row["bound_s"] = bounds[lay]
         rows.append(row)
         details.append(detail)
-        if progress:
-            progress(done + 1, len(chosen))
     order = sorted(range(len(rows)), key=lambda i: (rows[i]["step_s"], rows[i]["layout"]))
     ranked = [dict(rank=k + 1, **rows[i]) for k, i in enumerate(order)]
     return PlanResult(ranked, considered, len(candidates), chip, [details[i] for i in order])

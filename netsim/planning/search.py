@@ -177,9 +177,11 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
         if layout.chips != chips:
             raise InputError(f"layout {layout.describe()} uses {layout.chips} chips, the "
                              f"machine {topology.name!r} has {chips}")
-        if model.layers % layout.pp:
-            raise InputError(f"layout {layout.describe()}: pp={layout.pp} does not divide "
-                             f"the {model.layers} layers of {model.name}")
+        if layout.pp > model.layers:
+            raise InputError(f"layout {layout.describe()}: pp={layout.pp} stages for the "
+                             f"{model.layers} layers of {model.name}")
+        # pp need not divide the layers: the stages then share the work evenly (fractional
+        # layers), as a run that balances its first and last stages does
         need = memory_per_chip(model, layout)["total"]
         if need > capacity:
             raise InputError(f"layout {layout.describe()} needs {need / 2**30:.1f} GiB per "

@@ -58,7 +58,7 @@ def test_timed_step_matches_the_full_schedule():
     lay = TrainLayout(tp=2, pp=2, dp=2, batch=8)
     full = build_train_step(m, lay, topo)
     exact = simulate(topo, full.schedule, full.placement).makespan
-    times = collective_times(topo, lay, step_phases(m, lay), range(8))
+    times = collective_times(topo, lay, step_phases(m, lay, topology=topo), range(8))
     fast = build_train_step(m, lay, topo, timed=times)
     assert simulate(topo, fast.schedule, fast.placement).makespan == pytest.approx(exact,
                                                                                   rel=1e-6)

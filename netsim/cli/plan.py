@@ -111,15 +111,17 @@ def _plot(path: str, rows, overwrite: bool) -> None:
               help="Machine: a preset with a chip: block (dgx-h100-cluster:nodes=32, "
                    "galaxy-wh ...) or a topology file with one.")
 @click.option("--chips", type=click.IntRange(min=1), default=None,
-              help="Chips the job uses (default and maximum: every chip of the machine).")
+              help="Chips the job uses: a check that they are every chip of the machine "
+                   "(size the machine with its spec, e.g. dgx-h100-cluster:nodes=32).")
 @click.option("--batch", type=click.IntRange(min=1), required=True,
               help="Global batch in sequences per step.")
 @click.option("--layout", "layout_text", default=None, metavar="tp=8,pp=4,dp=8",
               help="Simulate this layout only (keys tp cp ep dp pp mb zero recompute).")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Layouts simulated (the best lower bounds).")
-@click.option("--algo", "algorithm", default="ring", show_default=True,
-              help="Algorithm of the all-reduce, all-gather and reduce-scatter collectives.")
+@click.option("--algo", "algorithm", default="default", show_default=True,
+              help="Algorithm of the all-reduce, all-gather and reduce-scatter collectives "
+                   "(default: what the machine's library runs, else ring).")
 @click.option("--efficiency", type=click.FloatRange(min=0.01, max=1.0), default=None,
               help="Fraction of the chip's dense peak compute sustains [default: 0.5].")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,

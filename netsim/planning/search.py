@@ -108,7 +108,7 @@ class PlanResult:
 
 
 def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
-                    algorithm: str = "ring", strategies: Sequence[str] | None = None,
+                    algorithm: str = "default", strategies: Sequence[str] | None = None,
                     efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Simulate one layout under its best placement: (row, detail)."""
@@ -123,7 +123,7 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     overhead = float(calibrated_alpha(topology))
     gamma = calibrated_gamma(topology) or None
     par = lay.parallel()
-    phases = step_phases(model, lay, algorithm)
+    phases = step_phases(model, lay, algorithm, topology)
     scores, strategy, placement, smodel = [], "row_major", np.arange(lay.chips), None
     if phases:
         smodel = StepModel(topology, par, Workload(tuple(phases)), router=router)
@@ -160,7 +160,7 @@ def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any
 
 
 def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
-         top: int = 10, algorithm: str = "ring", efficiency: float = COMPUTE_EFFICIENCY,
+         top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
          progress: Callable[[int, int], None] | None = None, executor=None) -> PlanResult:
     """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with

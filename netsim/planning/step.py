@@ -60,7 +60,7 @@ from ..placement.workload import Phase, algorithm_for, phase_schedule
 from ..schedule import BARRIER, COMPUTE, Schedule, ScheduleBuilder, sends_from_arrays
 from .models import ModelSpec
 
-__all__ = ["TrainLayout", "parse_train_layout", "Chip", "chip_of", "memory_per_chip",
+__all__ = ["algorithm_of", "TrainLayout", "parse_train_layout", "Chip", "chip_of", "memory_per_chip",
            "block_seconds", "build_train_step", "TrainStep", "StepBreakdown",
            "COMPUTE_EFFICIENCY", "MEMORY_USABLE", "ACTIVATION_FACTOR"]
 
@@ -268,6 +268,20 @@ def block_seconds(model: ModelSpec, lay: TrainLayout, chip: Chip, *, last: bool 
 
 # -- the collectives of a block ---------------------------------------------------------------
 
+def algorithm_of(op: str, algorithm: str, topology=None) -> str:
+    """The algorithm a collective ``op`` runs: ``'default'`` is what the machine's library
+    runs (its preset's ``library:`` block: NCCL's model on NVIDIA presets, tt-metal's CCLs
+    on Tenstorrent ones), or ``ring`` where it names none or ``auto`` (the planner does not
+    search algorithms per collective); all-to-all and send/recv have no ring: ``direct``."""
+    if algorithm == "default":
+        from ..run import library_of
+
+        named = ((library_of(topology) or {}).get("algorithms") or {}).get(op) \
+            if topology is not None else None
+        algorithm = named if named and named != "auto" else "ring"
+    return algorithm_for(op, algorithm)
+
+
 def block_collectives(model: ModelSpec, lay: TrainLayout
                       ) -> dict[bool, list[tuple[str, str, str, float]]]:
     """Forward (True) and backward (False) block -> its collectives in order: (name, dim,
@@ -308,8 +322,8 @@ def dp_bytes(model: ModelSpec, lay: TrainLayout) -> tuple[float, float]:
     return GRAD_BYTES * p, WEIGHT_BYTES * p
 
 
-def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "ring"
-                ) -> list[Phase]:
+def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "default",
+                topology=None) -> list[Phase]:
     """The step's collectives as :class:`~netsim.placement.workload.Phase` objects (one
     occurrence each, ``repeat`` per step), for the placement search of ``netsim place``
     and for :func:`collective_times`."""
@@ -321,17 +335,20 @@ def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "ring"
                 old = phases[name]
                 phases[name] = replace(old, repeat=old.repeat + m)
             else:
-                phases[name] = Phase(name, dim, op, size, algorithm_for(op, algorithm), m)
+                phases[name] = Phase(name, dim, op, size,
+                                     algorithm_of(op, algorithm, topology), m)
     if lay.pp > 1:
         phases["pp-sendrecv"] = Phase("pp-sendrecv", "pp", "sendrecv",
                                       handoff_bytes(model, lay), "direct", m, both_ways=True)
     if lay.dp > 1:
         grads, params = dp_bytes(model, lay)
         op = "allreduce" if lay.zero == 0 else "reducescatter"
-        phases[f"dp-{op}"] = Phase(f"dp-{op}", "dp", op, grads, algorithm, 1)
+        phases[f"dp-{op}"] = Phase(f"dp-{op}", "dp", op, grads,
+                                   algorithm_of(op, algorithm, topology), 1)
         if lay.zero >= 1:
             phases["dp-allgather"] = Phase("dp-allgather", "dp", "allgather", params,
-                                           algorithm, 1 if lay.zero < 3 else 2 * m)
+                                           algorithm_of("allgather", algorithm, topology),
+                                           1 if lay.zero < 3 else 2 * m)
     return list(phases.values())
 
 
@@ -476,13 +493,13 @@ def _one_f_one_b(stage: int, p: int, m: int) -> list[tuple[int, bool]]:
 
 def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
                      placement: Sequence[int] | None = None, *, chip: Chip | None = None,
-                     algorithm: str = "ring", efficiency: float = COMPUTE_EFFICIENCY,
+                     algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
                      gamma: float | None = None, timed: dict[str, float] | None = None
                      ) -> TrainStep:
     """The step of ``model`` on ``topology`` under ``lay`` with rank r on endpoint
     ``placement[r]`` (default: rank r on endpoint r) as one schedule; see the module
-    docstring. ``algorithm`` is the collectives' (all-to-all and send/recv use
-    ``direct``).
+    docstring. ``algorithm`` is the collectives' (:func:`algorithm_of`: ``'default'`` is
+    the machine library's).
 
     ``timed`` (collective name -> seconds, from :func:`collective_times`) builds the same
     step with each collective and hand-off replaced by its simulated time, and one rank
@@ -506,7 +523,7 @@ def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
     def collective(name: str, dim: str, op: str, size: float, stage: int) -> Schedule:
         if timed is not None:
             return timed_op(name, stage)
-        algo = algorithm_for(op, algorithm)
+        algo = algorithm_of(op, algorithm, topology)
         algos[name] = algo
         phase = Phase(name, dim, op, size, algorithm=algo)
         sched, extra = phase_schedule(phase, topology, par, placement, algo, size,

@@ -10,12 +10,14 @@ The formulas are in ``docs/plan.md``.
 
 from .models import DTYPE_BYTES, ModelSpec, load_model, model_names
 from .search import PlanResult, enumerate_layouts, evaluate_layout, lower_bound, plan
-from .step import (COMPUTE_EFFICIENCY, algorithm_of, MEMORY_USABLE, Chip, StepBreakdown, TrainLayout,
-                   TrainStep, block_seconds, breakdown, build_train_step, chip_of,
-                   collective_times, memory_per_chip, parse_train_layout, step_phases)
+from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, StepBreakdown, TrainLayout,
+                   TrainStep, algorithm_of, block_seconds, breakdown, build_train_step,
+                   chip_of, collective_times, memory_per_chip, parse_train_layout,
+                   step_phases)
 
 __all__ = ["DTYPE_BYTES", "ModelSpec", "load_model", "model_names",
            "PlanResult", "enumerate_layouts", "evaluate_layout", "lower_bound", "plan",
-           "COMPUTE_EFFICIENCY", "algorithm_of", "MEMORY_USABLE", "Chip", "StepBreakdown", "TrainLayout",
-           "TrainStep", "block_seconds", "breakdown", "build_train_step", "chip_of",
-           "collective_times", "memory_per_chip", "parse_train_layout", "step_phases"]
+           "COMPUTE_EFFICIENCY", "MEMORY_USABLE", "Chip", "StepBreakdown", "TrainLayout",
+           "TrainStep", "algorithm_of", "block_seconds", "breakdown", "build_train_step",
+           "chip_of", "collective_times", "memory_per_chip", "parse_train_layout",
+           "step_phases"]

@@ -57,18 +57,20 @@ import numpy as np
 from ..errors import InputError, unknown_name
 from ..placement.layout import DIMENSIONS, ParallelLayout
 from ..placement.workload import Phase, algorithm_for, phase_schedule
-from ..schedule import BARRIER, COMPUTE, Schedule, ScheduleBuilder, sends_from_arrays
+from ..schedule import BARRIER, Schedule, ScheduleBuilder, sends_from_arrays
 from .models import ModelSpec
 
-__all__ = ["algorithm_of", "TrainLayout", "parse_train_layout", "Chip", "chip_of", "memory_per_chip",
-           "block_seconds", "build_train_step", "TrainStep", "StepBreakdown",
-           "COMPUTE_EFFICIENCY", "MEMORY_USABLE", "ACTIVATION_FACTOR"]
+__all__ = ["algorithm_of", "TrainLayout", "parse_train_layout", "Chip", "chip_of",
+           "memory_per_chip", "block_seconds", "build_train_step", "TrainStep",
+           "StepBreakdown", "breakdown", "block_collectives", "handoff_bytes", "dp_bytes",
+           "step_phases", "collective_times", "COMPUTE_EFFICIENCY", "MEMORY_USABLE",
+           "ACTIVATION_FACTOR"]
 
 #: Fraction of the dense peak that a transformer block's compute sustains (matrix products
 #: with their element-wise work, kernel launches, the optimizer step). FITTED: one number
 #: for the five Megatron-LM runs of ``benchmarks/data/training_megatron.csv`` (A100, 1.7B
 #: to 39B parameters), with the network simulated: mean error 3.7%, max 8.4%
-#: (``benchmarks/bench_plan.py``; 0.6 gave +17% to +28%). See ``docs/plan.md``.
+#: (``benchmarks/bench_plan.py``; 0.6 would overstate them by 17-28%). See ``docs/plan.md``.
 COMPUTE_EFFICIENCY = 0.5
 #: Fraction of a chip's memory a job may fill (the rest: runtime, communication buffers,
 #: fragmentation).

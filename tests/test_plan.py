@@ -148,3 +148,14 @@ def test_an_executor_gives_the_same_ranking():
     assert [r["step_s"] for r in parallel.rows] == [r["step_s"] for r in serial.rows]
     # the bound that orders the layouts is a lower bound of what the simulation gives
     assert all(r["bound_s"] <= r["step_s"] * (1 + 1e-9) for r in serial.rows)
+
+
+def test_exact_one_schedule_agrees_with_the_timed_form():
+    model = ModelSpec(name="small", layers=4, hidden=1024, heads=8, kv_heads=4, ffn=4096,
+                      vocab=8000, seq_len=1024, sources=["test"])
+    topo = parse_topology("dgx-h100-cluster:nodes=2")
+    lay = TrainLayout(tp=4, pp=2, dp=2, batch=8)
+    timed = plan(model, topo, batch=8, layout=lay).rows[0]
+    exact = plan(model, topo, batch=8, layout=lay, exact=True).rows[0]
+    assert exact["step_s"] == pytest.approx(timed["step_s"], rel=1e-6)
+    assert exact["bubble_s"] == pytest.approx(timed["bubble_s"], rel=1e-6, abs=1e-12)

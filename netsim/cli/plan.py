@@ -124,6 +124,9 @@ def _plot(path: str, rows, overwrite: bool) -> None:
                    "(default: what the machine's library runs, else ring).")
 @click.option("--efficiency", type=click.FloatRange(min=0.01, max=1.0), default=None,
               help="Fraction of the chip's dense peak compute sustains [default: 0.5].")
+@click.option("--exact", is_flag=True,
+              help="Simulate each step as one schedule (every collective of every block on "
+                   "the network at once) instead of each collective once: slower.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Local processes simulating layouts in parallel.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -136,7 +139,7 @@ def _plot(path: str, rows, overwrite: bool) -> None:
 @output_option
 @overwrite_option
 def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, efficiency,
-            workers, scheduler, plot_path, explain, fmt, output, overwrite):
+            exact, workers, scheduler, plot_path, explain, fmt, output, overwrite):
     """Rank the parallel layouts of MODEL on a machine by simulated step time."""
     from ..planning import COMPUTE_EFFICIENCY, load_model, parse_train_layout, plan
     from ..run import sweep_executor
@@ -163,7 +166,8 @@ def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, ef
                       algorithm=algorithm,
                       efficiency=efficiency if efficiency is not None else COMPUTE_EFFICIENCY,
                       progress=lambda done, _: bar.advance(),
-                      executor=executor if (workers > 1 or scheduler) else None)
+                      executor=executor if (workers > 1 or scheduler) else None,
+                      exact=exact)
     records = result.rows
     if plot_path:
         _plot(plot_path, records, overwrite)

@@ -108,13 +108,16 @@ class PlanResult:
 
 def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
                     algorithm: str = "default", strategies: Sequence[str] | None = None,
-                    efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0
-                    ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Simulate one layout under its best placement: (row, detail)."""
+                    efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0,
+                    exact: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Simulate one layout under its best placement: (row, detail). ``exact`` simulates
+    the whole step as one schedule (every collective and hand-off of every block, all at
+    once on the network) instead of the timed form; slower, for checking."""
     from ..engine import simulate
     from ..placement.workload import Workload
     from ..routing import default_router
     from ..run import StepModel, compare_strategies
+    from ..run.collective import fabric_topology
     from ..placement.strategies import applicable_strategies
     from ..topology.calibration import calibrated_alpha, calibrated_gamma
 
@@ -135,8 +138,10 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     times = collective_times(topology, lay, phases, placement, router=router,
                              overhead=overhead, gamma=gamma)
     step = build_train_step(model, lay, topology, placement, chip=chip, algorithm=algorithm,
-                            efficiency=efficiency, gamma=gamma, timed=times)
-    result = simulate(topology, step.schedule, step.placement, router=router,
+                            efficiency=efficiency, gamma=gamma,
+                            timed=None if exact else times)
+    machine = fabric_topology(topology, step.schedule) if exact else topology
+    result = simulate(machine, step.schedule, step.placement, router=router,
                       overhead=overhead)
     split = breakdown(step, result)
     tokens = lay.batch * model.seq_len
@@ -161,11 +166,13 @@ def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any
 def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
          top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
-         progress: Callable[[int, int], None] | None = None, executor=None) -> PlanResult:
+         progress: Callable[[int, int], None] | None = None, executor=None,
+         exact: bool = False) -> PlanResult:
     """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with
     ``layout`` only that one is simulated (it must fit). ``executor`` (a
     ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
-    sweep`` uses) simulates the layouts in parallel; the ranking is the same."""
+    sweep`` uses) simulates the layouts in parallel; the ranking is the same. ``exact``:
+    see :func:`evaluate_layout`."""
     from ..routing import default_router
     from ..topology import injection_bandwidth
 
@@ -199,7 +206,7 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
     bounds = {lay: lower_bound(model, lay, chip, injection, efficiency) for lay in candidates}
     chosen = sorted(candidates, key=lambda lay: (bounds[lay], lay.describe()))[:max(1, top)]
     kwargs = dict(chip=chip, algorithm=algorithm, strategies=strategies,
-                  efficiency=efficiency, seed=seed)
+                  efficiency=efficiency, seed=seed, exact=exact)
     rows, details = [], []
     if executor is not None and len(chosen) > 1:
         futures = [executor.submit(_remote, model, lay, topology, kwargs) for lay in chosen]

@@ -52,6 +52,22 @@ def test_bubble_of_one_f_one_b_comes_out_of_the_simulation():
         assert split.bubble_s / split.step_s == pytest.approx((p - 1) / (m + p - 1), rel=0.02)
 
 
+def test_interleaving_divides_the_bubble_by_the_chunks():
+    """Interleaved 1F1B with v chunks per stage: the idle share is (p - 1) / (v m + p - 1)
+    (Narayanan et al. 2021, section 2.2.2)."""
+    topo = parse_topology("ring:4,bw=1e15")
+    for p, m, v in ((4, 8, 2), (2, 4, 4)):
+        lay = TrainLayout(pp=p, dp=4 // p, batch=m * (4 // p), virtual=v)
+        step = build_train_step(TINY, lay, topo, chip=CHIP)
+        split = breakdown(step, simulate(topo, step.schedule, step.placement))
+        assert split.bubble_s / split.step_s == pytest.approx((p - 1) / (v * m + p - 1),
+                                                              rel=0.02)
+    assert parse_train_layout("pp=4,vp=2", batch=8, chips=4).describe() == \
+        "pp=4 vp=2 mb=1 zero=1"
+    with pytest.raises(InputError, match="vp=2 .* divisible by pp"):
+        TrainLayout(pp=4, batch=6, virtual=2)
+
+
 def test_timed_step_matches_the_full_schedule():
     m = load_model("llama3-8b")
     topo = parse_topology("dgx-h100")

@@ -2,7 +2,7 @@
 
 :func:`plan` enumerates the layouts of a model on a machine (:func:`enumerate_layouts`:
 degrees that multiply to the chips, a micro-batch size, a ZeRO stage, recomputation or
-not), keeps those whose memory fits (:func:`~.step.memory_per_chip` within
+not, plain or interleaved 1F1B), keeps those whose memory fits (:func:`~.step.memory_per_chip` within
 :data:`~.step.MEMORY_USABLE` of the chip), orders them by a lower bound
 (:func:`lower_bound`: the 1F1B critical path of compute alone plus each block's
 collectives at the chip's injection bandwidth), and simulates the best ``top``: for each,
@@ -38,6 +38,7 @@ _TP = (1, 2, 4, 8, 16, 32)
 _CP = (1, 2, 4)
 _MICRO = (1, 2, 4)
 _ZERO = (1, 3)
+_VIRTUAL = (1, 2)          # model chunks per stage (interleaved 1F1B)
 
 
 def _divisors(n: int) -> list[int]:
@@ -65,9 +66,14 @@ def enumerate_layouts(model: ModelSpec, chips: int, batch: int) -> list[TrainLay
                             if zero == 3 and dp == 1:
                                 continue
                             for rc in (False, True):
-                                out.append(TrainLayout(tp=tp, cp=cp, ep=ep, dp=dp, pp=pp,
-                                                       batch=batch, micro_batch=mb,
-                                                       zero=zero, recompute=rc))
+                                for vp in _VIRTUAL:
+                                    if vp > 1 and (pp == 1 or m % pp
+                                                   or model.layers < pp * vp):
+                                        continue
+                                    out.append(TrainLayout(
+                                        tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, batch=batch,
+                                        micro_batch=mb, zero=zero, recompute=rc,
+                                        virtual=vp))
     return out
 
 
@@ -90,8 +96,10 @@ def lower_bound(model: ModelSpec, lay: TrainLayout, chip: Chip, injection: float
     for items in block_collectives(model, lay).values():
         for _, dim, op, size in items:
             comm += _moved(op, getattr(lay, dim), size) / injection
-    m, p = lay.micro_batches, lay.pp
-    return m * (fwd_l + bwd_l + comm) + (p - 1) * (fwd + bwd)
+    m, p, v = lay.micro_batches, lay.pp, lay.virtual
+    # block_collectives lists one model chunk's collectives: v chunks per micro-batch;
+    # interleaving divides the fill by v
+    return m * (fwd_l + bwd_l + v * comm) + (p - 1) * (fwd + bwd) / v
 
 
 @dataclass

@@ -100,9 +100,10 @@ class TrainLayout:
     micro_batch: int = 1
     zero: int = 1
     recompute: bool = False
+    virtual: int = 1          # model chunks per pipeline stage (interleaved 1F1B)
 
     def __post_init__(self) -> None:
-        for key in (*DIMENSIONS, "batch", "micro_batch"):
+        for key in (*DIMENSIONS, "batch", "micro_batch", "virtual"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise InputError(f"layout: {key} must be an integer >= 1, got {value!r}")
@@ -112,6 +113,10 @@ class TrainLayout:
             raise InputError(f"layout: batch {self.batch} does not split into micro-batches "
                              f"of {self.micro_batch} over dp x ep = {self.dp * self.ep} data "
                              f"ranks")
+        if self.virtual > 1 and (self.pp == 1 or self.micro_batches % self.pp):
+            raise InputError(f"layout: vp={self.virtual} (interleaved 1F1B) needs pp > 1 and "
+                             f"micro-batches ({self.micro_batches}) divisible by pp "
+                             f"({self.pp})")
 
     @property
     def chips(self) -> int:
@@ -128,11 +133,12 @@ class TrainLayout:
         """``tp=8 pp=4 dp=8 mb=1 zero=1`` (degree-1 dimensions left out; ``rc`` with
         recomputation)."""
         dims = " ".join(f"{d}={getattr(self, d)}" for d in DIMENSIONS if getattr(self, d) > 1)
-        return (f"{dims or 'dp=1'} mb={self.micro_batch} zero={self.zero}"
+        return (f"{dims or 'dp=1'}" + (f" vp={self.virtual}" if self.virtual > 1 else "")
+                + f" mb={self.micro_batch} zero={self.zero}"
                 + (" rc" if self.recompute else ""))
 
 
-_LAYOUT_KEYS = (*DIMENSIONS, "mb", "zero", "recompute")
+_LAYOUT_KEYS = (*DIMENSIONS, "vp", "mb", "zero", "recompute")
 
 
 def parse_train_layout(text: str, *, batch: int, chips: int | None = None) -> TrainLayout:
@@ -155,8 +161,8 @@ def parse_train_layout(text: str, *, batch: int, chips: int | None = None) -> Tr
         except ValueError:
             raise InputError(f"--layout {token!r}: expected KEY=INTEGER") from None
     degrees = {d: values.get(d, 1) for d in DIMENSIONS}
-    if any(v < 1 for v in degrees.values()):
-        raise InputError(f"--layout {text!r}: every degree must be >= 1")
+    if any(values.get(k, 1) < 1 for k in (*DIMENSIONS, "vp", "mb")):
+        raise InputError(f"--layout {text!r}: degrees, vp and mb must be >= 1")
     if chips is not None:
         rest = math.prod(v for d, v in degrees.items() if d != "dp")
         if "dp" not in values:
@@ -168,7 +174,8 @@ def parse_train_layout(text: str, *, batch: int, chips: int | None = None) -> Tr
             raise InputError(f"--layout {text!r}: the degrees multiply to "
                              f"{math.prod(degrees.values())}, not to the {chips} chips")
     return TrainLayout(**degrees, batch=batch, micro_batch=values.get("mb", 1),
-                       zero=values.get("zero", 1), recompute=bool(values.get("recompute", 0)))
+                       zero=values.get("zero", 1), recompute=bool(values.get("recompute", 0)),
+                       virtual=values.get("vp", 1))
 
 
 # -- the chip ---------------------------------------------------------------------------------
@@ -289,11 +296,11 @@ def block_collectives(model: ModelSpec, lay: TrainLayout
     """Forward (True) and backward (False) block -> its collectives in order: (name, dim,
     op, bytes with the nccl-tests meaning of op), summed over the stage's layers."""
     e = model.bytes_per_element
-    layers = model.layers / lay.pp
+    layers = model.layers / (lay.pp * lay.virtual)       # one model chunk's layers
     tokens = lay.micro_batch * model.seq_len            # per data rank and micro-batch
     act = tokens / lay.cp * model.hidden * e            # one layer's activations
     kv_width = model.kv * model.dim_head
-    moe_layers = model.moe_layers / lay.pp
+    moe_layers = model.moe_layers / (lay.pp * lay.virtual)
     per_pass: dict[bool, list[tuple[str, str, str, float]]] = {True: [], False: []}
     for fwd in (True, False):
         if lay.tp > 1:
@@ -329,7 +336,7 @@ def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "default",
     """The step's collectives as :class:`~netsim.placement.workload.Phase` objects (one
     occurrence each, ``repeat`` per step), for the placement search of ``netsim place``
     and for :func:`collective_times`."""
-    m = lay.micro_batches
+    m = lay.micro_batches * lay.virtual                  # blocks per pass and stage
     phases: dict[str, Phase] = {}
     for fwd, items in block_collectives(model, lay).items():
         for name, dim, op, size in items:
@@ -344,6 +351,7 @@ def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "default",
                                       handoff_bytes(model, lay), "direct", m, both_ways=True)
     if lay.dp > 1:
         grads, params = dp_bytes(model, lay)
+        m = lay.micro_batches
         op = "allreduce" if lay.zero == 0 else "reducescatter"
         phases[f"dp-{op}"] = Phase(f"dp-{op}", "dp", op, grads,
                                    algorithm_of(op, algorithm, topology), 1)
@@ -493,6 +501,25 @@ def _one_f_one_b(stage: int, p: int, m: int) -> list[tuple[int, bool]]:
     return order
 
 
+def _interleaved(stage: int, p: int, m: int, v: int) -> list[tuple[int, int, bool]]:
+    """Stage ``stage``'s order of (micro-batch, chunk, forward?) under interleaved 1F1B
+    (Narayanan et al. 2021, section 2.2.2; Megatron-core's order): micro-batches go
+    through the ``v`` chunks of a stage in groups of ``p``; ``(p - stage - 1) x 2 +
+    (v - 1) x p`` forwards warm up, then one forward and one backward alternate."""
+    total = m * v
+
+    def item(k: int, forward: bool) -> tuple[int, int, bool]:
+        chunk = (k % (p * v)) // p
+        return (k // (p * v)) * p + k % p, chunk if forward else v - 1 - chunk, forward
+
+    warm = min((p - stage - 1) * 2 + (v - 1) * p, total)
+    order = [item(k, True) for k in range(warm)]
+    for k in range(total - warm):
+        order += [item(warm + k, True), item(k, False)]
+    order += [item(k, False) for k in range(total - warm, total)]
+    return order
+
+
 def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
                      placement: Sequence[int] | None = None, *, chip: Chip | None = None,
                      algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
@@ -537,6 +564,12 @@ def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
     per_pass = block_collectives(model, lay)
     fwd_s, bwd_s = block_seconds(model, lay, chip, efficiency=efficiency)
     fwd_last, bwd_last = block_seconds(model, lay, chip, last=True, efficiency=efficiency)
+    v = lay.virtual
+    # a chunk is 1/v of the stage; the output layer stays whole on the last chunk
+    fwd_head, bwd_head = fwd_last - fwd_s, bwd_last - bwd_s
+    fwd_s, bwd_s = fwd_s / v, bwd_s / v
+    fwd_last, bwd_last = fwd_s + fwd_head, bwd_s + bwd_head
+    n_virtual = p * v
     def compute(stage: int, seconds: float) -> Schedule:
         b = ScheduleBuilder(par.num_ranks)
         # timed: the ranks of a stage do the same work; one stands for them all
@@ -547,15 +580,17 @@ def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
     pp_groups = par.group_array("pp")
     handoff = handoff_bytes(model, lay)
 
-    def send(stage: int, forward: bool) -> Schedule:
-        nxt = stage + 1 if forward else stage - 1
+    def send(vs: int, forward: bool) -> Schedule:
+        """The hand-off from virtual stage ``vs`` to the next (or previous) one."""
+        here, there = vs % p, (vs + 1 if forward else vs - 1) % p
         if timed is not None:
-            return timed_op("pp-sendrecv", nxt)
-        return sends_from_arrays(par.num_ranks, pp_groups[:, stage], pp_groups[:, nxt],
+            return timed_op("pp-sendrecv", there)
+        return sends_from_arrays(par.num_ranks, pp_groups[:, here], pp_groups[:, there],
                                  handoff, tag="pp-sendrecv")
 
     grads, params = dp_bytes(model, lay)
-    orders = [_one_f_one_b(s, p, m) for s in range(p)]
+    orders = [[(i, 0, f) for i, f in _one_f_one_b(s, p, m)] if v == 1
+              else _interleaved(s, p, m, v) for s in range(p)]
     position = [0] * p
     prev_end: list[int | None] = [None] * p
     sent: dict[tuple[int, int, bool], tuple[int, int]] = {}   # (stage, micro, fwd) -> send
@@ -570,27 +605,28 @@ def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
         for s in range(p):
             if position[s] >= len(orders[s]):
                 continue
-            i, fwd = orders[s][position[s]]
+            i, chunk, fwd = orders[s][position[s]]
+            vs = chunk * p + s                       # the virtual stage (model chunk)
             if fwd:
-                recv = sent.get((s - 1, i, True)) if s > 0 else None
-                if s > 0 and recv is None:
+                recv = sent.get((vs - 1, i, True)) if vs > 0 else None
+                if vs > 0 and recv is None:
                     continue
             else:
-                if s < p - 1:
-                    recv = sent.get((s + 1, i, False))
+                if vs < n_virtual - 1:
+                    recv = sent.get((vs + 1, i, False))
                     if recv is None:
                         continue
                 else:
                     recv = None
             after = [x for x in (prev_end[s], recv[1] if recv else None) if x is not None]
             if not fwd:
-                after.append(done_fwd[(s, i)])
+                after.append(done_fwd[(vs, i)])
             last_backward = (not fwd) and position[s] == len(orders[s]) - 1
-            seconds = (fwd_last if fwd else bwd_last) if s == p - 1 else \
+            seconds = (fwd_last if fwd else bwd_last) if vs == n_virtual - 1 else \
                 (fwd_s if fwd else bwd_s)
             start, compute_end = dag.block(compute(s, seconds), after)
             if lay.zero == 1 or lay.zero == 2:
-                if fwd and i == 0 and lay.dp > 1:
+                if fwd and position[s] == 0 and lay.dp > 1:
                     gathers[s] = dag.block(collective("dp-allgather", "dp", "allgather",
                                                       params, s), [start])[1]
             if last_backward and lay.dp > 1:
@@ -611,11 +647,11 @@ def build_train_step(model: ModelSpec, lay: TrainLayout, topology,
             blocks.append(Block(s, i, fwd, start, compute_end, end, comm, recv, seconds,
                                 tail))
             if fwd:
-                done_fwd[(s, i)] = end
-            if fwd and s < p - 1:
-                sent[(s, i, True)] = dag.block(send(s, True), [end])
-            if not fwd and s > 0:
-                sent[(s, i, False)] = dag.block(send(s, False), [end])
+                done_fwd[(vs, i)] = end
+            if fwd and vs < n_virtual - 1:
+                sent[(vs, i, True)] = dag.block(send(vs, True), [end])
+            if not fwd and vs > 0:
+                sent[(vs, i, False)] = dag.block(send(vs, False), [end])
             prev_end[s] = end
             position[s] += 1
             remaining -= 1

@@ -12,7 +12,7 @@ MODEL is a shipped model (``llama3-8b``, ``llama3-70b``, ``llama3-405b``, ``gpt3
 and fits in memory is bounded, the ``--top`` best bounds are simulated under their best
 placement, and the table ranks them: step time, compute, exposed communication per split
 (tp, cp, ep, pp, dp), pipeline bubble, memory per chip, MFU and tokens/s. ``--layout``
-simulates one layout (keys tp, cp, ep, dp, pp, mb, zero, recompute; dp defaults to what fills
+simulates one layout (keys tp, cp, ep, dp, pp, vp, mb, zero, recompute; dp defaults to what fills
 the chips). The model is in ``docs/plan.md``.
 """
 
@@ -116,7 +116,7 @@ def _plot(path: str, rows, overwrite: bool) -> None:
 @click.option("--batch", type=click.IntRange(min=1), required=True,
               help="Global batch in sequences per step.")
 @click.option("--layout", "layout_text", default=None, metavar="tp=8,pp=4,dp=8",
-              help="Simulate this layout only (keys tp cp ep dp pp mb zero recompute).")
+              help="Simulate this layout only (keys tp cp ep dp pp vp mb zero recompute).")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Layouts simulated (the best lower bounds).")
 @click.option("--algo", "algorithm", default="default", show_default=True,

@@ -34,6 +34,13 @@ def test_memory_per_chip_by_hand():
     assert mem["activations"] == pytest.approx(2 * 16 * 34 * 8192 * 4096 / 2)
 
 
+def test_interleaving_holds_more_activations():
+    m = load_model("llama3-8b")
+    plain = memory_per_chip(m, TrainLayout(pp=4, dp=2, batch=16))["activations"]
+    inter = memory_per_chip(m, TrainLayout(pp=4, dp=2, batch=16, virtual=2))["activations"]
+    assert inter == pytest.approx(plain * ((3 * 2 + 1 * 4 + 1) / 2) / 4)
+
+
 def test_zero_stages_shard_the_state():
     m = load_model("llama3-8b")
     total = [memory_per_chip(m, TrainLayout(dp=8, batch=8, zero=z))["total"] for z in range(4)]

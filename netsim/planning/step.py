@@ -224,7 +224,7 @@ def _layer_activation_bytes(model: ModelSpec, lay: TrainLayout) -> float:
 def memory_per_chip(model: ModelSpec, lay: TrainLayout) -> dict[str, float]:
     """Bytes on the busiest chip: ``weights``, ``grads``, ``optimizer`` (sharded over dp
     from ZeRO 3, 2 and 1 on), ``activations`` (1F1B keeps ``min(pp, m)`` micro-batches in
-    flight on the first stage; with recomputation a layer keeps its 2-byte input only, plus
+    flight on the first stage, interleaved 1F1B its warm-up chunks; with recomputation a layer keeps its 2-byte input only, plus
     one layer's working set) and ``total``."""
     p = _params_per_chip(model, lay)
     weights = WEIGHT_BYTES * p / (lay.dp if lay.zero >= 3 else 1)
@@ -233,6 +233,12 @@ def memory_per_chip(model: ModelSpec, lay: TrainLayout) -> dict[str, float]:
     layers = model.layers / lay.pp
     per_layer = _layer_activation_bytes(model, lay)
     inflight = min(lay.pp, lay.micro_batches)
+    if lay.virtual > 1:
+        # interleaved: the first stage warms up (p - 1) 2 + (v - 1) p chunks of 1/v
+        # of its layers before its first backward
+        chunks = min((lay.pp - 1) * 2 + (lay.virtual - 1) * lay.pp + 1,
+                     lay.micro_batches * lay.virtual)
+        inflight = chunks / lay.virtual
     if lay.recompute:
         kept = 2.0 * lay.micro_batch * model.seq_len / lay.cp * model.hidden / lay.tp
         activations = inflight * layers * kept + per_layer

@@ -21,7 +21,7 @@ LAYERS = {
     "routing": 2, "schedule": 2,
     "engine": 3, "packet": 3,
     "algorithms": 4, "placement": 4, "report": 4, "interop": 4,
-    "run": 5,
+    "run": 5, "planning": 5,
     "cli": 6,
     "__main__": 7, "__init__": 7,
 }
@@ -33,6 +33,7 @@ SIDEWAYS = {
     ("_inputs", "budget"), ("budget", "errors"), ("budget", "units"),
     ("schedule", "routing"),       # none today; harmless, both sit on the topology
     ("packet", "engine"),          # the packet model returns the engine's Result, same routes
+    ("planning", "run"),           # the planner scores placements with the placement search
 }
 
 

@@ -22,6 +22,7 @@ PACKAGES = ["netsim.budget", "netsim.topology", "netsim.routing", "netsim.schedu
             "netsim.units", "netsim.errors", "netsim.outputs"]
 PACKAGES.append("netsim.interop")
 PACKAGES.append("netsim.interrupts")
+PACKAGES.append("netsim.planning")
 
 
 @pytest.mark.parametrize("module", ["netsim", *PACKAGES])

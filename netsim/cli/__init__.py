@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "synth",        # collectives synthesised for the machine
     "sweep", "schema", "plugins",
     "validate",     # published measurements against the default command
+    "plan",         # a training layout and its placement for a model on a machine
 )
 
 

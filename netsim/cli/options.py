@@ -513,10 +513,24 @@ def gamma_rate(gamma: str | None) -> float | None:
     return rate
 
 
-def figure_option(name: str, *, help: str):
+def figure_option(name: str, *, help: str, dest: str | None = None):
     """An option that names a figure file to draw (``--plot``, ``--heatmap``)."""
-    return click.option(name, type=click.Path(dir_okay=False), metavar="FILE", default=None,
+    decls = [name] if dest is None else [name, dest]
+    return click.option(*decls, type=click.Path(dir_okay=False), metavar="FILE", default=None,
                         help=help)
+
+
+def executor_options(*, workers_default: int | None, workers_help: str):
+    """``--workers N`` and ``--scheduler ADDRESS``: where many independent runs go (local
+    processes, or a Dask cluster; netsim.run.sweep_executor), for ``sweep`` and ``plan``."""
+    def decorate(command):
+        command = click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                               help="Run on this Dask distributed cluster instead (needs "
+                                    "netsim[sweep]).")(command)
+        return click.option("--workers", type=click.IntRange(min=1), default=workers_default,
+                            show_default=workers_default is not None,
+                            help=workers_help)(command)
+    return decorate
 
 
 #: ``--at TIME`` and ``--windows N`` shape a ``--heatmap`` over time (``coll``, ``run``):
@@ -531,7 +545,7 @@ WINDOWS_OPTION = (["--windows"], {"metavar": "N", "type": click.IntRange(1, 1000
 
 
 __all__ += ["output_file_option", "topo_option", "algo_option", "size_option", "sizes_option", "ranks_option",
-            "gamma_option", "gamma_rate", "figure_option", "AT_OPTION", "WINDOWS_OPTION"]
+            "gamma_option", "gamma_rate", "figure_option", "executor_options", "AT_OPTION", "WINDOWS_OPTION"]
 
 
 def wrote(what: Any) -> None:

@@ -21,6 +21,7 @@ from .options import wrote
 from ..outputs import write_atomic
 from ..report import draw_curves, figure_format
 from .options import figure_option
+from .options import executor_options
 
 __all__ = ["command"]
 
@@ -36,11 +37,9 @@ _SHOWN = ("job", "time_s", "busbw_GBps", "bound", "efficiency", "machine_efficie
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Folder of the sweep: each point's outcome (points/) and the tables "
                    "(results.csv, results.json). Rerun with the same folder to resume.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Local worker processes [default: the CPUs available; 1 runs in this "
-                   "process].")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
-              help="Run on this Dask distributed cluster instead (needs netsim[sweep]).")
+@executor_options(workers_default=None,
+                  workers_help="Local worker processes [default: the CPUs available; 1 runs "
+                               "in this process].")
 @click.option("--retry-failed", is_flag=True,
               help="Compute again the points that failed in an earlier run.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]),

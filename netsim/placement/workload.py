@@ -330,15 +330,16 @@ def _natural_schedule(op: str, name: str, n: int, size: float, chunks, gamma) ->
 
 def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np.ndarray,
                    algorithm: str | None = None, size: float | None = None,
-                   first_extra_rank: int | None = None, gamma: float | None = None
-                   ) -> tuple[Schedule, list[int]]:
+                   first_extra_rank: int | None = None, gamma: float | None = None,
+                   groups: np.ndarray | None = None) -> tuple[Schedule, list[int]]:
     """Every group of ``phase.dim`` running the phase at once, on global ranks, tagged
     with the phase name; and the nodes of the switch ranks it added (in order).
 
     Each group's schedule is built by the registry with the group's nodes as placement
     (so topology-aware algorithms see where their ranks are), then relabelled. ``size``
     overrides the phase's bytes; ``gamma`` is the reduction rate of a rank (bytes/s, None:
-    free).
+    free); ``groups`` (rows of ``layout.group_array(phase.dim)``) runs only those groups,
+    as one pipeline stage does.
     """
     size = phase.size if size is None else size
     if phase.op == "sendrecv":
@@ -346,7 +347,7 @@ def phase_schedule(phase: Phase, topology, layout: ParallelLayout, placement: np
     name = algorithm or phase.algorithm
     next_rank = layout.num_ranks if first_extra_rank is None else first_extra_rank
     parts, extra_nodes = [], []
-    for group in layout.group_array(phase.dim):
+    for group in (layout.group_array(phase.dim) if groups is None else groups):
         sched = _group_schedule(phase.op, name, int(group.size), float(size), phase.chunks,
                                 gamma, topology,
                                 tuple(np.asarray(placement)[group].tolist()))

@@ -38,7 +38,7 @@ __all__ = [
     "parse_topology", "register_family", "FAMILIES",
     "from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
     "save_topology_file", "topology_file_schema", "check_connected",
-    "summarize", "diameter", "bisection_bandwidth_Bps", "injection_bandwidth_Bps",
+    "summarize", "diameter", "bisection_bandwidth", "injection_bandwidth",
     "normalize_injection",
     "calibrated_alpha", "calibrated_gamma", "find_preset", "preset_names", "preset_table",
     "load_preset",

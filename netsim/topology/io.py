@@ -26,6 +26,13 @@ links, or by both (a generator's machine plus extra nodes and links)::
       name: "NCCL 2.30"                         #   (the default --algo on this machine)
       source: "NVIDIA/nccl src/graph/tuning.cc"
       algorithms: {allreduce: nccl, alltoall: direct}
+    chip:                                       # optional: one chip's compute and memory
+      name: H100 SXM
+      bf16: 989TFLOP/s                          #   (netsim plan); dense, no sparsity
+      fp8: 1979TFLOP/s
+      memory: 80GiB
+      memory_bandwidth: 3.35TB/s
+      source: "NVIDIA H100 datasheet"
 
 Precedence of bandwidth / latency / links, highest first: a value on the link itself; an
 override passed to :func:`load_topology_file` (``galaxy-wh,links=1``); an option in the
@@ -63,7 +70,7 @@ from .model import Topology, TopologyBuilder
 __all__ = ["from_networkx", "to_graphml", "read_graphml", "load_topology_file", "load_yaml",
            "topology_from_dict", "topology_to_dict", "save_topology_file", "topology_file_schema",
            "check_connected", "TopologyFile", "NodeSpec", "LinkSpec", "Defaults", "LibrarySpec",
-           "parse_topology", "load_preset", "preset_table"]
+           "ChipSpec", "parse_topology", "load_preset", "preset_table"]
 
 # Option names a preset or file override may carry besides the generator's own options.
 _LINK_OPTIONS = ("bandwidth", "latency", "links")
@@ -156,6 +163,61 @@ class LibrarySpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+def _flops(value: Any) -> Any:
+    # '989TFLOP/s', '2.25PFLOP/s' or a number of FLOP/s
+    if isinstance(value, str):
+        text = value.strip().replace(" ", "")
+        scale = {"TFLOP/s": 1e12, "PFLOP/s": 1e15, "GFLOP/s": 1e9, "FLOP/s": 1.0}
+        for unit, factor in scale.items():
+            if text.endswith(unit):
+                try:
+                    return float(text[:-len(unit)]) * factor
+                except ValueError:
+                    break
+        raise ValueError("must be a compute rate such as 989TFLOP/s")
+    return value
+
+
+def _capacity(value: Any) -> Any:
+    if isinstance(value, str):
+        from ..units import parse_size
+
+        try:
+            return parse_size(value)
+        except UnitError:
+            raise ValueError("must be a size such as 80GiB") from None
+    return value
+
+
+def _flops_schema():
+    from pydantic import WithJsonSchema
+
+    return WithJsonSchema({"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                                     {"type": "string",
+                                      "pattern": r"^\s*[0-9.eE+-]+\s*[TPG]?FLOP/s\s*$"}],
+                           "description": "FLOP/s: a number, or a string such as "
+                                          "'989TFLOP/s'"})
+
+
+Flops = Annotated[float, BeforeValidator(_flops), Field(gt=0, allow_inf_nan=False),
+                  _flops_schema()]
+Capacity = Annotated[float, BeforeValidator(_capacity), Field(gt=0, allow_inf_nan=False),
+                     unit_json_schema("bytes", "80GiB", exclusive=True)]
+
+
+class ChipSpec(_Strict):
+    """One chip's dense compute (FLOP/s, no sparsity), memory capacity (bytes) and memory
+    bandwidth (bytes/s), with the source of the figures: what ``netsim plan`` prices
+    compute and memory with. ``fp8`` is absent on chips without FP8 units."""
+
+    name: str
+    bf16: Flops
+    fp8: Flops | None = None
+    memory: Capacity
+    memory_bandwidth: Rate
+    source: str | list[str]
+
+
 class TopologyFile(_Strict):
     """A topology YAML file; see the module docstring."""
 
@@ -169,6 +231,7 @@ class TopologyFile(_Strict):
     endpoints: list[NodeName] | None = None
     calibration: dict[str, Any] = Field(default_factory=dict)   # see netsim/calibration.py
     library: LibrarySpec | None = None     # the vendor library's choice (default --algo)
+    chip: ChipSpec | None = None           # one chip's compute and memory (netsim plan)
     # name -> spec options (bandwidth, calibration keys...) that the flag ``preset,name``
     # applies: a documented alternative one word away (galaxy-bh,rated)
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -194,7 +257,7 @@ def _loc_text(loc: tuple) -> str:
 
 
 _SUB_MODELS = {"nodes": NodeSpec, "links": LinkSpec, "defaults": Defaults,
-               "library": LibrarySpec}
+               "library": LibrarySpec, "chip": ChipSpec}
 
 
 def _pydantic_message(err: ValidationError) -> tuple[tuple, str]:
@@ -354,6 +417,8 @@ def _meta(spec: TopologyFile, source: str, variant: list[str] | None = None
         meta["sources"] = list(spec.sources)
     if spec.library is not None:
         meta["library"] = spec.library.model_dump()
+    if spec.chip is not None:
+        meta["chip"] = spec.chip.model_dump()
     return meta
 
 
@@ -624,7 +689,7 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
             link["count"] = count
         links.append(link)
     doc: dict[str, Any] = {"name": t.name}
-    for key in ("description", "sources", "library"):
+    for key in ("description", "sources", "library", "chip"):
         if t.meta.get(key):
             doc[key] = to_jsonable(t.meta[key])
     doc.update(nodes=nodes, links=links, endpoints=[names[e] for e in t.endpoints])

@@ -1,0 +1,239 @@
+"""The planner's search: which layout, which placement, what step time.
+
+:func:`plan` enumerates the layouts of a model on a machine (:func:`enumerate_layouts`:
+degrees that multiply to the chips, a micro-batch size, a ZeRO stage, recomputation or
+not, plain or interleaved 1F1B), keeps those whose memory fits (:func:`~.step.memory_per_chip` within
+:data:`~.step.MEMORY_USABLE` of the chip), orders them by a lower bound
+(:func:`lower_bound`: the 1F1B critical path of compute alone plus each block's
+collectives at the chip's injection bandwidth), and simulates the best ``top``: for each,
+the placement strategies of ``netsim place`` score the step's collectives
+(:func:`netsim.run.compare_strategies`), and the step is simulated under the best placement
+(:func:`~.step.collective_times` then the 1F1B schedule). Rows are ranked by simulated
+step time.
+
+>>> from netsim.planning.models import load_model
+>>> from netsim.topology import parse_topology
+>>> out = plan(load_model("llama3-8b"), parse_topology("dgx-h100"), batch=16, top=2)
+>>> len(out.rows), out.rows[0]["step_s"] <= out.rows[1]["step_s"]
+(2, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .models import ModelSpec
+from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, TrainLayout, block_collectives,
+                   block_seconds, breakdown, build_train_step, chip_of, collective_times,
+                   memory_per_chip, step_phases)
+
+__all__ = ["enumerate_layouts", "lower_bound", "plan", "evaluate_layout", "PlanResult"]
+
+#: Tensor-parallel degrees tried (they must divide the heads and the KV heads' multiple).
+_TP = (1, 2, 4, 8, 16, 32)
+_CP = (1, 2, 4)
+_MICRO = (1, 2, 4)
+_ZERO = (1, 3)
+_VIRTUAL = (1, 2)          # model chunks per stage (interleaved 1F1B)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def enumerate_layouts(model: ModelSpec, chips: int, batch: int) -> list[TrainLayout]:
+    """Every layout of ``chips`` the planner considers (memory not yet checked)."""
+    out = []
+    eps = [e for e in _divisors(model.experts) if e <= 64] if model.moe else [1]
+    for tp in (t for t in _TP if chips % t == 0 and model.heads % t == 0):
+        for cp in (c for c in _CP if chips % (tp * c) == 0 and model.seq_len >= 8192 * c
+                   or c == 1):
+            for ep in (e for e in eps if chips % (tp * cp * e) == 0):
+                rest = chips // (tp * cp * ep)
+                for pp in (p for p in _divisors(rest) if model.layers % p == 0 and p <= 32):
+                    dp = rest // pp
+                    for mb in _MICRO:
+                        if batch % (dp * ep * mb):
+                            continue
+                        m = batch // (dp * ep * mb)
+                        if pp > 1 and m < pp:
+                            continue              # 1F1B needs a micro-batch per stage
+                        for zero in _ZERO:
+                            if zero == 3 and dp == 1:
+                                continue
+                            for rc in (False, True):
+                                for vp in _VIRTUAL:
+                                    if vp > 1 and (pp == 1 or m % pp
+                                                   or model.layers < pp * vp):
+                                        continue
+                                    out.append(TrainLayout(
+                                        tp=tp, cp=cp, ep=ep, dp=dp, pp=pp, batch=batch,
+                                        micro_batch=mb, zero=zero, recompute=rc,
+                                        virtual=vp))
+    return out
+
+
+def _moved(op: str, n: int, size: float) -> float:
+    """Bytes a rank sends in ``op`` over ``n`` ranks (``size`` with nccl-tests meaning)."""
+    if n <= 1:
+        return 0.0
+    share = (n - 1) / n * size
+    return 2 * share if op == "allreduce" else share
+
+
+def lower_bound(model: ModelSpec, lay: TrainLayout, chip: Chip, injection: float,
+                efficiency: float = COMPUTE_EFFICIENCY) -> float:
+    """A lower bound on the step (s): the last stage runs every micro-batch's forward and
+    backward and waits for the pipeline's fill ``(p - 1)`` blocks, and every block's
+    collectives cost at least the bytes a chip sends over its injection bandwidth."""
+    fwd, bwd = block_seconds(model, lay, chip, efficiency=efficiency)
+    fwd_l, bwd_l = block_seconds(model, lay, chip, last=True, efficiency=efficiency)
+    comm = 0.0
+    for items in block_collectives(model, lay).values():
+        for _, dim, op, size in items:
+            comm += _moved(op, getattr(lay, dim), size) / injection
+    m, p, v = lay.micro_batches, lay.pp, lay.virtual
+    # block_collectives lists one model chunk's collectives: v chunks per micro-batch;
+    # interleaving divides the fill by v
+    return m * (fwd_l + bwd_l + v * comm) + (p - 1) * (fwd + bwd) / v
+
+
+@dataclass
+class PlanResult:
+    """Ranked rows (dicts, fastest first), the layouts considered and kept, and per row
+    the placement scores (for ``--explain`` and figures)."""
+
+    rows: list[dict[str, Any]]
+    considered: int
+    fitting: int
+    chip: Chip
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+
+def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
+                    algorithm: str = "default", strategies: Sequence[str] | None = None,
+                    efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0,
+                    exact: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Simulate one layout under its best placement: (row, detail). ``exact`` simulates
+    the whole step as one schedule (every collective and hand-off of every block, all at
+    once on the network) instead of the timed form; slower, for checking."""
+    from ..engine import simulate
+    from ..placement.workload import Workload
+    from ..routing import default_router
+    from ..run import StepModel, compare_strategies
+    from ..run.placed import fabric_topology
+    from ..placement.strategies import applicable_strategies
+    from ..topology.calibration import calibrated_alpha, calibrated_gamma
+
+    router = router if router is not None else default_router(topology)
+    overhead = float(calibrated_alpha(topology))
+    gamma = calibrated_gamma(topology) or None
+    par = lay.parallel()
+    phases = step_phases(model, lay, algorithm, topology)
+    scores, strategy, placement, smodel = [], "row_major", np.arange(lay.chips), None
+    if phases:
+        smodel = StepModel(topology, par, Workload(tuple(phases)), router=router)
+        names = list(strategies) if strategies else \
+            applicable_strategies(topology, par, None, seed=seed)
+        scores, _ = compare_strategies(smodel, names, seed=seed)
+        if scores:
+            best = min(scores, key=lambda s: s.step_s)
+            strategy, placement = best.strategy, best.placement
+    times = collective_times(topology, lay, phases, placement, router=router,
+                             overhead=overhead, gamma=gamma)
+    step = build_train_step(model, lay, topology, placement, chip=chip, algorithm=algorithm,
+                            efficiency=efficiency, gamma=gamma,
+                            timed=None if exact else times)
+    machine = fabric_topology(topology, step.schedule) if exact else topology
+    result = simulate(machine, step.schedule, step.placement, router=router,
+                      overhead=overhead)
+    split = breakdown(step, result)
+    tokens = lay.batch * model.seq_len
+    mem = memory_per_chip(model, lay)
+    row = {"layout": lay.describe(), "placement": strategy, **split.record(),
+           "memory_gib": mem["total"] / 2**30,
+           "mfu": model.flops_per_token() * tokens / (split.step_s * lay.chips * chip.flops),
+           "tokens_per_s": tokens / split.step_s}
+    detail = {"layout": lay, "scores": scores, "times": times, "breakdown": split,
+              "memory": mem, "model": smodel}
+    return row, detail
+
+
+def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One layout in a worker process: its row and detail, without the placement model
+    (it holds the router's path caches: too big to send back)."""
+    row, detail = evaluate_layout(model, lay, topology, **kwargs)
+    detail["model"] = None
+    return row, detail
+
+
+def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
+         top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
+         strategies: Sequence[str] | None = None, seed: int = 0,
+         progress: Callable[[int, int], None] | None = None, executor=None,
+         exact: bool = False) -> PlanResult:
+    """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with
+    ``layout`` only that one is simulated (it must fit). ``executor`` (a
+    ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
+    sweep`` uses) simulates the layouts in parallel; the ranking is the same. ``exact``:
+    see :func:`evaluate_layout`."""
+    from ..routing import default_router
+    from ..topology import injection_bandwidth
+
+    chip = chip_of(topology, model.dtype)
+    chips = topology.num_endpoints
+    capacity = chip.memory * MEMORY_USABLE
+    if layout is not None:
+        if layout.chips != chips:
+            raise InputError(f"layout {layout.describe()} uses {layout.chips} chips, the "
+                             f"machine {topology.name!r} has {chips}")
+        if layout.pp > model.layers:
+            raise InputError(f"layout {layout.describe()}: pp={layout.pp} stages for the "
+                             f"{model.layers} layers of {model.name}")
+        # pp need not divide the layers: the stages then share the work evenly (fractional
+        # layers), as a run that balances its first and last stages does
+        need = memory_per_chip(model, layout)["total"]
+        if need > capacity:
+            raise InputError(f"layout {layout.describe()} needs {need / 2**30:.1f} GiB per "
+                             f"chip; {chip.name} has {capacity / 2**30:.1f} GiB usable")
+        candidates, considered = [layout], 1
+    else:
+        every = enumerate_layouts(model, chips, batch)
+        considered = len(every)
+        candidates = [lay for lay in every
+                      if memory_per_chip(model, lay)["total"] <= capacity]
+        if not candidates:
+            raise InputError(f"{model.name} fits no layout of {chips} chips of {chip.name} "
+                             f"with a batch of {batch} ({capacity / 2**30:.1f} GiB usable "
+                             f"per chip; {considered} layouts tried)")
+    injection = injection_bandwidth(topology)[0]
+    bounds = {lay: lower_bound(model, lay, chip, injection, efficiency) for lay in candidates}
+    chosen = sorted(candidates, key=lambda lay: (bounds[lay], lay.describe()))[:max(1, top)]
+    kwargs = dict(chip=chip, algorithm=algorithm, strategies=strategies,
+                  efficiency=efficiency, seed=seed, exact=exact)
+    rows, details = [], []
+    if executor is not None and len(chosen) > 1:
+        futures = [executor.submit(_remote, model, lay, topology, kwargs) for lay in chosen]
+        outcomes = []
+        for done, future in enumerate(futures):
+            outcomes.append(future.result())
+            if progress:
+                progress(done + 1, len(chosen))
+    else:
+        router = default_router(topology)
+        outcomes = []
+        for done, lay in enumerate(chosen):
+            outcomes.append(evaluate_layout(model, lay, topology, router=router, **kwargs))
+            if progress:
+                progress(done + 1, len(chosen))
+    for lay, (row, detail) in zip(chosen, outcomes):
+        row["bound_s"] = bounds[lay]
+        rows.append(row)
+        details.append(detail)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["step_s"], rows[i]["layout"]))
+    ranked = [dict(rank=k + 1, **rows[i]) for k, i in enumerate(order)]
+    return PlanResult(ranked, considered, len(candidates), chip, [details[i] for i in order])

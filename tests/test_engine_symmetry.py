@@ -111,7 +111,7 @@ def test_an_nvswitch_box_matches_the_reference(algo, size, chunks):
     nodes = np.asarray(topo.endpoints[:8])
     options = AlgoOptions(chunks=chunks, topology=topo, placement=nodes)
     schedule = build_schedule("allreduce", algo, 8, size, options)
-    extra = schedule.meta.get("extra_placement") or []
+    extra = list(schedule.extra_nodes)
     placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
     fast = simulate(topo, schedule, placement, config=SEARCH)
     ref = simulate(topo, schedule, placement, config=REFERENCE)

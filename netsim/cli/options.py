@@ -515,9 +515,10 @@ def gamma_rate(gamma: str | None) -> float | None:
 
 def figure_option(name: str, *, help: str, dest: str | None = None):
     """An option that names a figure file to draw (``--plot``, ``--heatmap``)."""
+    # a plain string: the command checks the figure's format and folder itself, so a
+    # folder or an unknown suffix gets its one-line error before any work
     decls = [name] if dest is None else [name, dest]
-    return click.option(*decls, type=click.Path(dir_okay=False), metavar="FILE", default=None,
-                        help=help)
+    return click.option(*decls, metavar="FILE", default=None, help=help)
 
 
 def executor_options(*, workers_default: int | None, workers_help: str):

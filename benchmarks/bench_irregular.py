@@ -1,0 +1,255 @@
+"""Irregular traffic: no symmetry, arrivals spread over time, heavy-tailed sizes.
+
+Cases (select by name; default: both):
+
+* ``fattree``: fat-tree k=16 (1,024 hosts, 50 GB/s links, no latency), flows between
+  random pairs of hosts (numpy seed 0), routed by the fat-tree's default router (up/down
+  with ECMP by hash), Poisson arrivals (each flow's ``not_before``) and log-normal sizes
+  (median 1 MB, sigma 1.5), offered at 90 % of a host link's bandwidth per host.
+* ``randgraph``: a random connected graph of 256 nodes (a random spanning tree plus
+  random chords, 512 cables; numpy seed 1), each cable 10-100 GB/s (uniform, both
+  directions alike), fewest-hop routing, Poisson arrivals and Pareto sizes (shape 1.5,
+  mean 1 MB), offered so that the busiest link is loaded to 90 %.
+
+Each case runs 100,000 flows (``--flows N``) in a fresh process, so its wall time is the
+whole process (interpreter, imports, building the case, routing, simulating, the
+result) and its peak memory its own. A row prints flows, events, the peak number of
+flows draining at once (network-wide, and on the busiest link), the wall time, the
+time inside ``execute``, peak memory and the makespan.
+
+``--reference`` also runs a smaller version (``--small N`` flows, default 5,000) with the
+reference engine (a cold max-min over every draining flow at every event) and with the
+default engine, and prints the largest relative difference of the per-flow finish times.
+
+``--simgrid`` times the smaller version (``--small``, e.g. ``--small 10000``) against
+SimGrid (``tests/simgrid/run_flows.py`` under a Python that imports ``simgrid``; CM02,
+no cross-traffic, precisions 1e-13) as whole processes, in alternation, ``--runs`` times
+each (default 3), and prints both medians, their ratio and the largest relative
+difference of the finish times. SimGrid reads a platform file with netsim's own route for
+every pair the flows use (routing ``Full``), so both follow the same paths; the links have
+no latency, where SimGrid's CM02 is plain max-min sharing.
+
+    python benchmarks/bench_irregular.py [--flows N] [--small N] [--reference]
+        [--simgrid] [--runs R] [CASE ...]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+CASES = ["fattree", "randgraph"]
+LOAD = 0.9                    # offered load: of a host link (fattree), of the busiest link
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, os.pardir, "tests", "simgrid", "run_flows.py")
+
+
+def _random_graph(nodes: int, cables: int, seed: int):
+    """A random connected graph: node i > 0 joins a random earlier node (a random
+    spanning tree), then random chords up to ``cables``; 10-100 GB/s per cable."""
+    from netsim.topology.model import TopologyBuilder
+
+    rng = np.random.default_rng(seed)
+    b = TopologyBuilder(f"randgraph{nodes}", family="custom")
+    for i in range(nodes):
+        b.add_node(f"n{i}")
+    edges = {(int(rng.integers(i)), i) for i in range(1, nodes)}
+    while len(edges) < cables:
+        a, c = sorted(int(x) for x in rng.choice(nodes, 2, replace=False))
+        edges.add((a, c))
+    for a, c in sorted(edges):
+        b.add_cable(a, c, bandwidth=float(rng.uniform(10e9, 100e9)))
+    return b.build()
+
+
+def build(name: str, flows: int):
+    """(topology, schedule, not_before, routes) of a case: deterministic."""
+    from netsim.engine import route_schedule
+    from netsim.schedule import sends_from_arrays
+    from netsim.topology import parse_topology
+
+    if name == "fattree":
+        topology = parse_topology("fattree:k=16")
+        rng = np.random.default_rng(0)
+        sizes = np.maximum(np.rint(rng.lognormal(np.log(1e6), 1.5, flows)), 1.0)
+    elif name == "randgraph":
+        topology = _random_graph(256, 512, 1)
+        rng = np.random.default_rng(1)
+        shape, mean = 1.5, 1e6
+        sizes = np.rint((rng.pareto(shape, flows) + 1.0) * mean * (shape - 1) / shape)
+    else:
+        raise SystemExit(f"unknown case {name!r}; one of {', '.join(CASES)}")
+    n = topology.num_endpoints
+    src = rng.integers(n, size=flows)
+    dst = (src + rng.integers(1, n, size=flows)) % n          # any other host
+    schedule = sends_from_arrays(n, src, dst, sizes, tag="irregular")
+    routes = route_schedule(topology, schedule, topology.endpoints)
+    if name == "fattree":                  # per host: LOAD of its link's bandwidth
+        rate = LOAD * n * float(topology.bandwidth.min()) / sizes.mean()
+    else:                                  # the busiest link at LOAD of its bandwidth
+        per_flow = routes.link_bytes(sizes) / flows           # bytes per arrival
+        rate = LOAD / float((per_flow / topology.bandwidth).max())
+    gaps = rng.exponential(1.0 / rate, flows)
+    not_before = np.round(np.cumsum(gaps) - gaps[0], 12)      # first at 0; whole ps
+    return topology, schedule, not_before, routes
+
+
+def _peak_draining(start: np.ndarray, finish: np.ndarray) -> int:
+    """The most flows draining at once (start inclusive, finish exclusive)."""
+    times = np.concatenate([start, finish])
+    steps = np.concatenate([np.ones(start.size), -np.ones(finish.size)])
+    order = np.lexsort((steps, times))                       # ends before starts at a tie
+    return int(np.cumsum(steps[order]).max()) if times.size else 0
+
+
+def one(name: str, flows: int, mode: str, out: str) -> dict:
+    """Run a case in this process (``mode``: fast or reference); finish times to ``out``."""
+    from netsim.engine import execute, executor
+
+    if mode == "reference":
+        executor.REFERENCE = True
+    topology, schedule, not_before, routes = build(name, flows)
+    start = time.perf_counter()
+    result = execute(topology, schedule, routes, not_before=not_before)
+    engine = time.perf_counter() - start
+    if out:
+        np.save(out, result.op_finish)
+    return {"case": name, "engine": mode, "flows": result.num_flows,
+            "events": result.events,
+            "peak_draining": _peak_draining(result.op_start, result.op_finish),
+            "peak_per_link": int(result.link_peak_flows.max()),
+            "execute_s": round(engine, 3),
+            "peak_MiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "makespan_s": float(result.makespan)}
+
+
+def _spawn(name: str, flows: int, mode: str, out: str = "") -> dict:
+    args = [sys.executable, __file__, "--one", name, str(flows), mode, out]
+    start = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(done.stderr[-2000:])
+    row = json.loads(done.stdout)
+    row["wall_s"] = round(wall, 3)
+    return row
+
+
+def max_rel_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float((np.abs(a - b) / np.maximum(np.abs(b), 1e-300)).max()) if a.size else 0.0
+
+
+def simgrid_python() -> str | None:
+    for python in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if python and subprocess.run([python, "-c", "import simgrid"],
+                                     capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def simgrid_files(name: str, flows: int, tmp: str) -> tuple[str, str]:
+    """The case as a SimGrid platform (netsim's route for each pair the flows use,
+    routing Full) and flow file ([[src, dst, bytes, start], ...]); their paths."""
+    from netsim.interop import simgrid_platform
+
+    topology, schedule, not_before, routes = build(name, flows)
+    names = topology.node_names
+    ends = topology.endpoints
+    # One resource per cable as netsim writes them: "a--b", UP from a to b, a < b in
+    # node order (every cable here is the same both ways).
+    text, _ = simgrid_platform(topology, full_routes=0)
+    lines, seen = [], set()
+    src, dst = ends[schedule.src], ends[schedule.dst]
+    for i in range(len(src)):
+        pair = (int(src[i]), int(dst[i]))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        hops = routes.path(int(routes.sub_ptr[i]))
+        ctns = []
+        for link in hops.tolist():
+            s, d = int(topology.link_src[link]), int(topology.link_dst[link])
+            a, c = min(s, d), max(s, d)
+            ctns.append(f"<link_ctn id={quoteattr(f'{names[a]}--{names[c]}')} "
+                        f'direction="{"UP" if s == a else "DOWN"}"/>')
+        lines.append(f"    <route src={quoteattr(names[pair[0]])} "
+                     f"dst={quoteattr(names[pair[1]])} symmetrical=\"NO\">"
+                     + "".join(ctns) + "</route>")
+    head, _, tail = text.partition("    <route ")        # drop the per-link routes
+    text = head.replace('routing="Floyd"', 'routing="Full"') + "\n".join(lines) + \
+        "\n  </zone>\n</platform>\n"
+    platform, flow_file = os.path.join(tmp, f"{name}.xml"), os.path.join(tmp, f"{name}.json")
+    with open(platform, "w") as fh:
+        fh.write(text)
+    with open(flow_file, "w") as fh:
+        json.dump([[names[s], names[d], float(b), float(t)] for s, d, b, t in
+                   zip(src.tolist(), dst.tolist(), schedule.nbytes.tolist(),
+                       not_before.tolist())], fh)
+    return platform, flow_file
+
+
+def compare_simgrid(name: str, flows: int, runs: int, tmp: str) -> None:
+    python = simgrid_python()
+    if python is None:
+        print(f"case={name}  simgrid=not installed (Debian: apt install python3-simgrid)")
+        return
+    platform, flow_file = simgrid_files(name, flows, tmp)
+    ours, theirs, out = [], [], os.path.join(tmp, f"{name}-sg.npy")
+    finish = None
+    for _ in range(runs):                  # in alternation: the machine drifts
+        ours.append(_spawn(name, flows, "fast", out)["wall_s"])
+        start = time.perf_counter()
+        done = subprocess.run([python, RUNNER, platform, flow_file], capture_output=True,
+                              text=True)
+        theirs.append(time.perf_counter() - start)
+        if done.returncode:
+            raise SystemExit(done.stderr[-2000:])
+        finish = np.array(json.loads(done.stdout.strip().splitlines()[-1]), dtype=float)
+    a, b = float(np.median(ours)), float(np.median(theirs))
+    print(f"case={name}  flows={flows}  netsim_wall_s={a:.3f}  simgrid_wall_s={b:.3f}  "
+          f"ratio={b / a:.1f}  runs={runs}  "
+          f"max_rel_diff={max_rel_diff(np.load(out), finish):.2e}", flush=True)
+
+
+def _option(argv: list[str], name: str, default: int) -> int:
+    if name in argv:
+        return int(argv[argv.index(name) + 1])
+    return default
+
+
+def main(argv: list[str]) -> None:
+    flows, small = _option(argv, "--flows", 100_000), _option(argv, "--small", 5_000)
+    runs = _option(argv, "--runs", 3)
+    values = {argv[i + 1] for i, a in enumerate(argv[:-1])
+              if a in ("--flows", "--small", "--runs")}
+    names = [a for a in argv if not a.startswith("--") and a not in values] or CASES
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            row = _spawn(name, flows, "fast")
+            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            if "--reference" in argv:
+                fast, ref = os.path.join(tmp, "fast.npy"), os.path.join(tmp, "ref.npy")
+                row = _spawn(name, small, "fast", fast)
+                print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+                row = _spawn(name, small, "reference", ref)
+                row["max_rel_diff"] = f"{max_rel_diff(np.load(fast), np.load(ref)):.2e}"
+                print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            if "--simgrid" in argv:
+                compare_simgrid(name, small, runs, tmp)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        print(json.dumps(one(sys.argv[2], int(sys.argv[3]), sys.argv[4],
+                             sys.argv[5] if len(sys.argv) > 5 else "")))
+    else:
+        main(sys.argv[1:])

@@ -14,8 +14,9 @@ Cases (select by name; default: both):
 Each case runs 100,000 flows (``--flows N``) in a fresh process, so its wall time is the
 whole process (interpreter, imports, building the case, routing, simulating, the
 result) and its peak memory its own. A row prints flows, events, the peak number of
-flows draining at once (network-wide, and on the busiest link), the wall time, the
-time inside ``execute``, peak memory and the makespan.
+flows draining at once (network-wide, and on the busiest link), the time inside
+``execute``, peak memory, the makespan, and the whole process's wall time and CPU time
+(user + system: on a shared machine the wall time also counts waiting for a core).
 
 ``--reference`` also runs a smaller version (``--small N`` flows, default 5,000) with the
 reference engine (a cold max-min over every draining flow at every event) and with the
@@ -24,8 +25,8 @@ default engine, and prints the largest relative difference of the per-flow finis
 ``--simgrid`` times the smaller version (``--small``, e.g. ``--small 10000``) against
 SimGrid (``tests/simgrid/run_flows.py`` under a Python that imports ``simgrid``; CM02,
 no cross-traffic, precisions 1e-13) as whole processes, in alternation, ``--runs`` times
-each (default 3), and prints both medians, their ratio and the largest relative
-difference of the finish times. SimGrid reads a platform file with netsim's own route for
+each (default 3), and prints both medians (wall and CPU), their ratios and the largest
+relative difference of the finish times. SimGrid reads a platform file with netsim's own route for
 every pair the flows use (routing ``Full``), so both follow the same paths; the links have
 no latency, where SimGrid's CM02 is plain max-min sharing.
 
@@ -132,15 +133,23 @@ def one(name: str, flows: int, mode: str, out: str) -> dict:
             "makespan_s": float(result.makespan)}
 
 
-def _spawn(name: str, flows: int, mode: str, out: str = "") -> dict:
-    args = [sys.executable, __file__, "--one", name, str(flows), mode, out]
+def _timed(args: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run a whole process: (its outcome, wall time, CPU time user + system), s."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise SystemExit(done.stderr[-2000:])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done, wall, cpu
+
+
+def _spawn(name: str, flows: int, mode: str, out: str = "") -> dict:
+    done, wall, cpu = _timed([sys.executable, __file__, "--one", name, str(flows), mode, out])
     row = json.loads(done.stdout)
-    row["wall_s"] = round(wall, 3)
+    row["wall_s"], row["cpu_s"] = round(wall, 3), round(cpu, 3)
     return row
 
 
@@ -206,17 +215,15 @@ def compare_simgrid(name: str, flows: int, runs: int, tmp: str) -> None:
     ours, theirs, out = [], [], os.path.join(tmp, f"{name}-sg.npy")
     finish = None
     for _ in range(runs):                  # in alternation: the machine drifts
-        ours.append(_spawn(name, flows, "fast", out)["wall_s"])
-        start = time.perf_counter()
-        done = subprocess.run([python, RUNNER, platform, flow_file], capture_output=True,
-                              text=True)
-        theirs.append(time.perf_counter() - start)
-        if done.returncode:
-            raise SystemExit(done.stderr[-2000:])
+        row = _spawn(name, flows, "fast", out)
+        ours.append((row["wall_s"], row["cpu_s"]))
+        done, wall, cpu = _timed([python, RUNNER, platform, flow_file])
+        theirs.append((wall, cpu))
         finish = np.array(json.loads(done.stdout.strip().splitlines()[-1]), dtype=float)
-    a, b = float(np.median(ours)), float(np.median(theirs))
-    print(f"case={name}  flows={flows}  netsim_wall_s={a:.3f}  simgrid_wall_s={b:.3f}  "
-          f"ratio={b / a:.1f}  runs={runs}  "
+    (a, a_cpu), (b, b_cpu) = np.median(ours, axis=0), np.median(theirs, axis=0)
+    print(f"case={name}  flows={flows}  runs={runs}  netsim_wall_s={a:.3f}  "
+          f"simgrid_wall_s={b:.3f}  ratio_wall={b / a:.1f}  netsim_cpu_s={a_cpu:.3f}  "
+          f"simgrid_cpu_s={b_cpu:.3f}  ratio_cpu={b_cpu / a_cpu:.1f}  "
           f"max_rel_diff={max_rel_diff(np.load(out), finish):.2e}", flush=True)
 
 

@@ -30,8 +30,8 @@ relative difference of the finish times. SimGrid reads a platform file with nets
 every pair the flows use (routing ``Full``), so both follow the same paths; the links have
 no latency, where SimGrid's CM02 is plain max-min sharing.
 
-    python benchmarks/bench_irregular.py [--flows N] [--small N] [--reference]
-        [--simgrid] [--runs R] [CASE ...]
+    python benchmarks/bench_irregular.py [--flows N] [--small N] [--load X]
+        [--reference] [--simgrid] [--runs R] [CASE ...]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 CASES = ["fattree", "randgraph"]
-LOAD = 0.9                    # offered load: of a host link (fattree), of the busiest link
+LOAD = 0.9          # offered load (--load): of a host link (fattree), of the busiest link
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, os.pardir, "tests", "simgrid", "run_flows.py")
 
@@ -72,7 +72,7 @@ def _random_graph(nodes: int, cables: int, seed: int):
     return b.build()
 
 
-def build(name: str, flows: int):
+def build(name: str, flows: int, load: float = LOAD):
     """(topology, schedule, not_before, routes) of a case: deterministic."""
     from netsim.engine import route_schedule
     from netsim.schedule import sends_from_arrays
@@ -95,10 +95,10 @@ def build(name: str, flows: int):
     schedule = sends_from_arrays(n, src, dst, sizes, tag="irregular")
     routes = route_schedule(topology, schedule, topology.endpoints)
     if name == "fattree":                  # per host: LOAD of its link's bandwidth
-        rate = LOAD * n * float(topology.bandwidth.min()) / sizes.mean()
+        rate = load * n * float(topology.bandwidth.min()) / sizes.mean()
     else:                                  # the busiest link at LOAD of its bandwidth
         per_flow = routes.link_bytes(sizes) / flows           # bytes per arrival
-        rate = LOAD / float((per_flow / topology.bandwidth).max())
+        rate = load / float((per_flow / topology.bandwidth).max())
     gaps = rng.exponential(1.0 / rate, flows)
     not_before = np.round(np.cumsum(gaps) - gaps[0], 12)      # first at 0; whole ps
     return topology, schedule, not_before, routes
@@ -112,13 +112,13 @@ def _peak_draining(start: np.ndarray, finish: np.ndarray) -> int:
     return int(np.cumsum(steps[order]).max()) if times.size else 0
 
 
-def one(name: str, flows: int, mode: str, out: str) -> dict:
+def one(name: str, flows: int, mode: str, out: str, load: float) -> dict:
     """Run a case in this process (``mode``: fast or reference); finish times to ``out``."""
     from netsim.engine import execute, executor
 
     if mode == "reference":
         executor.REFERENCE = True
-    topology, schedule, not_before, routes = build(name, flows)
+    topology, schedule, not_before, routes = build(name, flows, load)
     start = time.perf_counter()
     result = execute(topology, schedule, routes, not_before=not_before)
     engine = time.perf_counter() - start
@@ -146,8 +146,9 @@ def _timed(args: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
     return done, wall, cpu
 
 
-def _spawn(name: str, flows: int, mode: str, out: str = "") -> dict:
-    done, wall, cpu = _timed([sys.executable, __file__, "--one", name, str(flows), mode, out])
+def _spawn(name: str, flows: int, mode: str, out: str = "", load: float = LOAD) -> dict:
+    done, wall, cpu = _timed([sys.executable, __file__, "--one", name, str(flows), mode,
+                              str(load), out])
     row = json.loads(done.stdout)
     row["wall_s"], row["cpu_s"] = round(wall, 3), round(cpu, 3)
     return row
@@ -165,12 +166,12 @@ def simgrid_python() -> str | None:
     return None
 
 
-def simgrid_files(name: str, flows: int, tmp: str) -> tuple[str, str]:
+def simgrid_files(name: str, flows: int, tmp: str, load: float) -> tuple[str, str]:
     """The case as a SimGrid platform (netsim's route for each pair the flows use,
     routing Full) and flow file ([[src, dst, bytes, start], ...]); their paths."""
     from netsim.interop import simgrid_platform
 
-    topology, schedule, not_before, routes = build(name, flows)
+    topology, schedule, not_before, routes = build(name, flows, load)
     names = topology.node_names
     ends = topology.endpoints
     # One resource per cable as netsim writes them: "a--b", UP from a to b, a < b in
@@ -206,16 +207,16 @@ def simgrid_files(name: str, flows: int, tmp: str) -> tuple[str, str]:
     return platform, flow_file
 
 
-def compare_simgrid(name: str, flows: int, runs: int, tmp: str) -> None:
+def compare_simgrid(name: str, flows: int, runs: int, tmp: str, load: float) -> None:
     python = simgrid_python()
     if python is None:
         print(f"case={name}  simgrid=not installed (Debian: apt install python3-simgrid)")
         return
-    platform, flow_file = simgrid_files(name, flows, tmp)
+    platform, flow_file = simgrid_files(name, flows, tmp, load)
     ours, theirs, out = [], [], os.path.join(tmp, f"{name}-sg.npy")
     finish = None
     for _ in range(runs):                  # in alternation: the machine drifts
-        row = _spawn(name, flows, "fast", out)
+        row = _spawn(name, flows, "fast", out, load)
         ours.append((row["wall_s"], row["cpu_s"]))
         done, wall, cpu = _timed([python, RUNNER, platform, flow_file])
         theirs.append((wall, cpu))
@@ -227,36 +228,36 @@ def compare_simgrid(name: str, flows: int, runs: int, tmp: str) -> None:
           f"max_rel_diff={max_rel_diff(np.load(out), finish):.2e}", flush=True)
 
 
-def _option(argv: list[str], name: str, default: int) -> int:
+def _option(argv: list[str], name: str, default):
     if name in argv:
-        return int(argv[argv.index(name) + 1])
+        return type(default)(argv[argv.index(name) + 1])
     return default
 
 
 def main(argv: list[str]) -> None:
     flows, small = _option(argv, "--flows", 100_000), _option(argv, "--small", 5_000)
-    runs = _option(argv, "--runs", 3)
+    runs, load = _option(argv, "--runs", 3), _option(argv, "--load", LOAD)
     values = {argv[i + 1] for i, a in enumerate(argv[:-1])
-              if a in ("--flows", "--small", "--runs")}
+              if a in ("--flows", "--small", "--runs", "--load")}
     names = [a for a in argv if not a.startswith("--") and a not in values] or CASES
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            row = _spawn(name, flows, "fast")
+            row = _spawn(name, flows, "fast", load=load)
             print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             if "--reference" in argv:
                 fast, ref = os.path.join(tmp, "fast.npy"), os.path.join(tmp, "ref.npy")
-                row = _spawn(name, small, "fast", fast)
+                row = _spawn(name, small, "fast", fast, load)
                 print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-                row = _spawn(name, small, "reference", ref)
+                row = _spawn(name, small, "reference", ref, load)
                 row["max_rel_diff"] = f"{max_rel_diff(np.load(fast), np.load(ref)):.2e}"
                 print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             if "--simgrid" in argv:
-                compare_simgrid(name, small, runs, tmp)
+                compare_simgrid(name, small, runs, tmp, load)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--one":
-        print(json.dumps(one(sys.argv[2], int(sys.argv[3]), sys.argv[4],
-                             sys.argv[5] if len(sys.argv) > 5 else "")))
+        print(json.dumps(one(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[6],
+                             float(sys.argv[5]))))
     else:
         main(sys.argv[1:])

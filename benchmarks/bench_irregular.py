@@ -3,7 +3,7 @@
 Cases (select by name; default: both):
 
 * ``fattree``: fat-tree k=16 (1,024 hosts, 50 GB/s links, no latency), flows between
-  random pairs of hosts (numpy seed 0), routed by the fat-tree's default router (up/down
+  random distinct pairs of hosts (numpy seed 0), routed by the fat-tree's default router (up/down
   with ECMP by hash), Poisson arrivals (each flow's ``not_before``) and log-normal sizes
   (median 1 MB, sigma 1.5), offered at 90 % of a host link's bandwidth per host.
 * ``randgraph``: a random connected graph of 256 nodes (a random spanning tree plus
@@ -26,9 +26,9 @@ default engine, and prints the largest relative difference of the per-flow finis
 SimGrid (``tests/simgrid/run_flows.py`` under a Python that imports ``simgrid``; CM02,
 no cross-traffic, precisions 1e-13) as whole processes, in alternation, ``--runs`` times
 each (default 3), and prints both medians (wall and CPU), their ratios and the largest
-relative difference of the finish times. SimGrid reads a platform file with netsim's own route for
-every pair the flows use (routing ``Full``), so both follow the same paths; the links have
-no latency, where SimGrid's CM02 is plain max-min sharing.
+relative difference of the finish times. SimGrid reads a platform file with netsim's own
+route for every pair the flows use (routing ``Full``), so both follow the same paths; the
+links have no latency, where SimGrid's CM02 is plain max-min sharing.
 
     python benchmarks/bench_irregular.py [--flows N] [--small N] [--load X]
         [--reference] [--simgrid] [--runs R] [CASE ...]
@@ -92,6 +92,15 @@ def build(name: str, flows: int, load: float = LOAD):
     n = topology.num_endpoints
     src = rng.integers(n, size=flows)
     dst = (src + rng.integers(1, n, size=flows)) % n          # any other host
+    while name == "fattree":
+        # one flow per pair: ECMP hashes each flow onto its own path, and SimGrid's
+        # platform (--simgrid) holds one route per pair
+        again = np.ones(flows, dtype=bool)
+        again[np.unique(src * n + dst, return_index=True)[1]] = False
+        if not again.any():
+            break
+        src[again] = rng.integers(n, size=int(again.sum()))
+        dst[again] = (src[again] + rng.integers(1, n, size=int(again.sum()))) % n
     schedule = sends_from_arrays(n, src, dst, sizes, tag="irregular")
     routes = route_schedule(topology, schedule, topology.endpoints)
     if name == "fattree":                  # per host: LOAD of its link's bandwidth

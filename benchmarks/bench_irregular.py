@@ -39,14 +39,15 @@ Measured on 2 cores shared with other work (whole processes; CPU is user + syste
   one link); 2.6 s wall, 1.9 s CPU, 306 MiB. 5,000 flows: finish times within 1.3e-15 of
   the reference's.
 * ``fattree``, 100,000 flows: 199,997 events, up to 9,041 flows draining at once (32 on
-  one link); 95 s CPU (303 s wall on the loaded machine), 343 MiB. With ``--load 0.6``:
-  3,618 at once, 11.6 s CPU, 22.5 s wall. 5,000 flows: finish times within 9.5e-15 of
-  the reference's.
+  one link); 70-95 s CPU, 96-303 s wall as the machine's load varied, 343 MiB. With
+  ``--load 0.6``: 3,618 at once, 11.6 s CPU, 22.5 s wall. 5,000 flows: finish times
+  within 9.5e-15 of the reference's.
 * Against SimGrid 3.32 (medians of 3 in alternation): ``fattree`` 5,000 flows, 2.08 s vs
   39.3 s CPU (18.9x), 8.0 s vs 110.8 s wall (13.9x), finish times within 9.1e-15;
   ``randgraph`` 5,000 flows, 1.20 s vs 8.8 s CPU (7.3x), 2.5 s vs 21.5 s wall (8.6x),
   within 8.8e-16 (netsim's time there is mostly its fixed cost of starting: imports and
-  loading the compiled loop); ``randgraph`` 10,000 flows, 1.7 s vs 83 s CPU (48x).
+  loading the compiled loop); ``randgraph`` 10,000 flows, 1.20 s vs 35.8 s CPU (30x),
+  1.21 s vs 56.9 s wall (47x), within 5.9e-16.
 
 Why the fat-tree costs what it does: the compiled loop on rate classes (engine.classes)
 repairs only what an event changes, and on a loaded fat-tree what changes grows with the
@@ -56,7 +57,7 @@ on. A cold solve at every event (the reference) moves the rates of 2.9 flows per
 on average (median 1) of 800 draining with 3,000 flows, 15.5 (median 4) of 1,906 with
 12,000 flows, 23 of 2,407 in the second half of that run. The loop's work follows that
 ripple (12,000 flows: about 12 classes moved and 83 links touched per event), so with
-9,000 flows draining an event costs about 0.47 ms.
+9,000 flows draining an event costs 0.35-0.47 ms of CPU.
 """
 
 from __future__ import annotations

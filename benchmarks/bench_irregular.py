@@ -149,13 +149,13 @@ def _peak_draining(start: np.ndarray, finish: np.ndarray) -> int:
 
 def one(name: str, flows: int, mode: str, out: str, load: float) -> dict:
     """Run a case in this process (``mode``: fast or reference); finish times to ``out``."""
-    from netsim.engine import execute, executor
+    from netsim.engine import execute
+    from netsim.engine.config import EngineConfig
 
-    if mode == "reference":
-        executor.REFERENCE = True
+    config = EngineConfig(loop="reference") if mode == "reference" else EngineConfig()
     topology, schedule, not_before, routes = build(name, flows, load)
     start = time.perf_counter()
-    result = execute(topology, schedule, routes, not_before=not_before)
+    result = execute(topology, schedule, routes, not_before=not_before, config=config)
     engine = time.perf_counter() - start
     if out:
         np.save(out, result.op_finish)

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netsim.engine import executor, simulate
+from netsim.engine import simulate
+from netsim.engine.config import EngineConfig
 from netsim.schedule import ScheduleBuilder
 from netsim.topology import parse_topology
 from netsim.topology.model import TopologyBuilder
@@ -31,12 +32,10 @@ SETTINGS = dict(deadline=None, max_examples=25,
 LOOPS = ("kernel", "incremental", "classes")
 
 
-def _use_loop(monkeypatch, loop: str) -> None:
-    """The compiled loop ``loop`` from the first event of every run."""
-    monkeypatch.setattr(executor, "KERNEL_AFTER_WORK", 0)
-    monkeypatch.setattr(executor, "INCREMENTAL_MIN_SUBS", None if loop == "kernel" else 0)
-    monkeypatch.setattr(executor, "INCREMENTAL_FLAT", loop != "kernel")
-    monkeypatch.setattr(executor, "CLASSES", loop == "classes")
+#: Each compiled loop forced from the first event of every run, and the reference.
+CONFIGS = {"kernel": EngineConfig(loop="kernel"), "incremental": EngineConfig(loop="incremental"),
+           "classes": EngineConfig(loop="classes")}
+REFERENCE = EngineConfig(loop="reference")
 
 
 def _random_graph(rng, nodes: int, chords: int, latency: bool):
@@ -80,10 +79,8 @@ def _traffic(rng, ranks: int, flows: int, *, pareto: bool, deps: bool, load: flo
 
 
 def assert_matches_reference(monkeypatch, loop, topo, schedule, not_before, placement=None):
-    _use_loop(monkeypatch, loop)
-    fast = simulate(topo, schedule, placement, not_before=not_before)
-    monkeypatch.setattr(executor, "REFERENCE", True)
-    ref = simulate(topo, schedule, placement, not_before=not_before)
+    fast = simulate(topo, schedule, placement, not_before=not_before, config=CONFIGS[loop])
+    ref = simulate(topo, schedule, placement, not_before=not_before, config=REFERENCE)
     for name in ("op_release", "op_start", "op_finish"):
         np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=REL, atol=0,
                                    err_msg=name)
@@ -136,4 +133,3 @@ def test_the_reference_is_max_min_fair_on_a_heterogeneous_line(monkeypatch):
         result = assert_matches_reference(monkeypatch, loop, topo, schedule,
                                           np.array([1e-3, 0.0]))
         np.testing.assert_allclose(result.op_finish, [2.6e-3, 2e-3], rtol=1e-12)
-        monkeypatch.setattr(executor, "REFERENCE", False)

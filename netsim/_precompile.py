@@ -83,8 +83,9 @@ def _run_loops() -> None:
     loops = (dict(INCREMENTAL_MIN_SUBS=None),                          # engine.kernel
              dict(INCREMENTAL_MIN_SUBS=0, CLASSES=False),              # engine.incremental
              dict(INCREMENTAL_MIN_SUBS=0, CLASSES=True))               # engine.classes
-    # The router's paths are read-only arrays, a symmetry quotient's are new writable ones:
-    # numba compiles one specialisation for each, so each loop runs both ways.
+    # Each loop runs on the router's arrays and on a symmetry quotient's (built anew): the
+    # executor hands both over with the same types, and should one kind ever differ, the
+    # run here still compiles it (tests/test_precompile.py asserts one specialisation).
     for reduce in (False, True):
         topology, schedule, routes = _case(dependencies=True, alike=reduce)
         for loop in loops:

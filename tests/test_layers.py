@@ -22,6 +22,7 @@ LAYERS = {
     "engine": 3, "packet": 3,
     "algorithms": 4, "placement": 4, "report": 4, "interop": 4,
     "run": 5, "planning": 5,
+    "_precompile": 5,      # the install's compile step runs small jobs, as run does
     "cli": 6,
     "__main__": 7, "__init__": 7,
 }

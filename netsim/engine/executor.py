@@ -466,6 +466,13 @@ class _Execution:
         def arr(values, dtype):
             return np.ascontiguousarray(values, dtype=dtype)
 
+        def read_only(values, dtype):
+            # the router's paths are read-only, a quotient's are not: one kind for both, so
+            # numba compiles (and pip install precompiles) each loop once, not once per kind
+            view = arr(values, dtype).view()
+            view.flags.writeable = False
+            return view
+
         n_sub = len(self.sub_op)
         weighted = self.path_weight is not None
         ints = np.zeros(5, dtype=i64)
@@ -498,7 +505,7 @@ class _Execution:
                 self.op_release, self.op_start, self.op_finish, arr(self.sub_op, i64),
                 arr(self.sub_bytes, f64), arr(self.sub_latency, f64),
                 arr(self.path_start, i64), arr(self.path_len, i64),
-                arr(self.path_links, i64),
+                read_only(self.path_links, i64),
                 arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
                 self.remaining, self.rate, self.is_new, level, self.sub_done, active)
         busy_from = np.full(self.n_links, self.now)    # links busy now: busy from here on

@@ -10,9 +10,9 @@ fair share), so its results equal the numpy loop's to rounding
 (``tests/test_engine_conformance.py`` checks that on random schedules, with dependencies,
 computes, barriers, release times, latencies, parallel paths and symmetry weights).
 
-numba is an optional dependency (``pip install netsim[fast]``): without it
-:data:`AVAILABLE` is False and the executor keeps its numpy loop. Runs with faults or a
-recorded timeline always use the numpy loop.
+numba is a base dependency, compiled at install (netsim._precompile); where it is missing
+(an install with ``--no-deps``) :data:`AVAILABLE` is False and the executor keeps its numpy
+loop. Runs with faults or a recorded timeline always use the numpy loop.
 
 Timed events live in a binary heap ordered by (time, push order), one entry per sub-flow
 activation, compute completion or deferred release. Each solve starts warm from the last

@@ -1,4 +1,6 @@
-"""The one place netsim imports numba (an optional dependency: ``pip install netsim[fast]``).
+"""The one place netsim imports numba (a base dependency, whose kernels ``pip install``
+compiles ahead: netsim._precompile; :func:`load` still answers None where numba is missing,
+an install with ``--no-deps``, and the engine then keeps its numpy loop).
 
 numba's first compiled call in a process loads its registries of implementations, and one of
 them, ``numba.np.arraymath`` (numba 0.59 to 0.68), imports ``scipy.linalg`` at import time

@@ -28,7 +28,7 @@ colours. Hashes are only a way to find a candidate: the partition is used only a
 exact integer check that it is equitable (:func:`_equitable`), so a hash collision can
 cost compression, never correctness.
 
-With numba installed (the ``fast`` extra) the search runs compiled (:func:`_k_search`):
+With numba (a base dependency) the search runs compiled (:func:`_k_search`):
 the same start colours, rounds and exact checks, with hash tables and counting sorts in
 place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
 (benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search

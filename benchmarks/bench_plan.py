@@ -3,7 +3,7 @@
     python benchmarks/bench_plan.py            # Megatron-LM Table 1 rows (<= 512 GPUs), targets
     python benchmarks/bench_plan.py --all      # also the Llama 3 405B rows (8K-16K GPUs: slow)
 
-For each row of ``benchmarks/data/training_*.csv`` the published layout is simulated with
+For each row of ``benchmarks/training/*.csv`` the published layout is simulated with
 the planner (``netsim plan --layout``: best placement of netsim place's strategies, then the
 step) and the simulated throughput is printed against the published one, with the step's
 split (compute, exposed communication, bubble) so that one sees whether the compute model or
@@ -24,7 +24,7 @@ from pathlib import Path
 from netsim.planning import ModelSpec, TrainLayout, load_model, plan
 from netsim.topology import parse_topology
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "training"
 
 
 def _rows(name: str):
@@ -47,7 +47,7 @@ def megatron():
     print(f"{'run':>16} {'layout':>26} {'published':>9} {'netsim':>7} {'error':>7} "
           f"{'compute':>8} {'comm':>7} {'bubble':>7} {'wall':>6}")
     errors = []
-    for row in _rows("training_megatron.csv"):
+    for row in _rows("megatron.csv"):
         h, l, heads = int(row["hidden"]), int(row["layers"]), int(row["heads"])
         model = ModelSpec(name=row["name"], layers=l, hidden=h, heads=heads, ffn=4 * h,
                           vocab=51200, seq_len=2048, gated_mlp=False, tied_embeddings=True,
@@ -80,7 +80,7 @@ def llama3():
     from netsim.planning import chip_of, evaluate_layout
 
     print("Llama 3 405B (arXiv:2407.21783 Table 4): BF16 MFU")
-    for row in _rows("training_llama3.csv"):
+    for row in _rows("llama3.csv"):
         model = load_model(row["model"]).model_copy(update={"seq_len": int(row["seq_len"])})
         gpus = int(row["gpus"])
         lay = TrainLayout(tp=int(row["tp"]), cp=int(row["cp"]), pp=int(row["pp"]),

@@ -68,7 +68,7 @@ __all__ = ["algorithm_of", "TrainLayout", "parse_train_layout", "Chip", "chip_of
 
 #: Fraction of the dense peak that a transformer block's compute sustains (matrix products
 #: with their element-wise work, kernel launches, the optimizer step). FITTED: one number
-#: for the five Megatron-LM runs of ``benchmarks/data/training_megatron.csv`` (A100, 1.7B
+#: for the five Megatron-LM runs of ``benchmarks/training/megatron.csv`` (A100, 1.7B
 #: to 39B parameters), with the network simulated: mean error 3.7%, max 8.4%
 #: (``benchmarks/bench_plan.py``; 0.6 would overstate them by 17-28%). See ``docs/plan.md``.
 COMPUTE_EFFICIENCY = 0.5

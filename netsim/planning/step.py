@@ -58,6 +58,7 @@ from ..errors import InputError, unknown_name
 from ..placement.layout import DIMENSIONS, ParallelLayout
 from ..placement.workload import Phase, algorithm_for, phase_schedule
 from ..schedule import BARRIER, Schedule, ScheduleBuilder, sends_from_arrays
+from ..schedule.ir import roots_wait_for
 from .models import ModelSpec
 
 __all__ = ["algorithm_of", "TrainLayout", "parse_train_layout", "Chip", "chip_of",
@@ -418,18 +419,7 @@ class _Dag:
         """Add ``sched`` after ``after``: (start barrier id, end barrier id)."""
         start = self.barrier(after)
         offset = self.n
-        counts = np.diff(sched.dep_ptr)
-        deps = sched.dep_idx + offset
-        empty = counts == 0
-        if empty.any():
-            counts = np.where(empty, 1, counts)
-            starts = np.cumsum(counts) - counts
-            joined = np.empty(int(counts.sum()), dtype=np.int64)
-            joined[starts[empty]] = start
-            kept = np.ones(joined.size, dtype=bool)
-            kept[starts[empty]] = False
-            joined[kept] = deps
-            deps = joined
+        counts, deps = roots_wait_for(np.diff(sched.dep_ptr), sched.dep_idx + offset, start)
         tag_map = np.array([self.tags.setdefault(t, len(self.tags)) for t in sched.tags] + [-1],
                            dtype=np.int64)
         self._push(sched.kind, sched.src, sched.dst, sched.nbytes, sched.seconds,

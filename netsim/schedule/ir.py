@@ -278,6 +278,28 @@ def sends_from_arrays(num_ranks: int, src, dst, nbytes, *, tag: str | None = Non
                     tags=(tag,) if tag else (), meta=dict(meta or {}))
 
 
+def roots_wait_for(counts: np.ndarray, deps: np.ndarray, op: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Dependencies in CSR form (per-op ``counts``, flat ``deps``) with every op that has
+    none made to wait for ``op``: a part appended after a barrier. Array code, no per-op loop.
+
+    >>> c, d = roots_wait_for(np.array([0, 1, 0]), np.array([5]), 9)
+    >>> c.tolist(), d.tolist()
+    ([1, 1, 1], [9, 5, 9])
+    """
+    empty = counts == 0
+    if not empty.any():
+        return counts, deps
+    counts = np.where(empty, 1, counts)
+    starts = np.cumsum(counts) - counts
+    joined = np.empty(int(counts.sum()), dtype=np.int64)
+    joined[starts[empty]] = op
+    kept = np.ones(joined.size, dtype=bool)
+    kept[starts[empty]] = False
+    joined[kept] = deps
+    return counts, joined
+
+
 def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
     """Stack schedules; with ``barrier_between`` each starts after the previous one ends."""
     if not schedules:
@@ -293,17 +315,9 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
     for s in schedules:
         tag_map = np.array([tags.setdefault(t, len(tags)) for t in s.tags] + [-1], dtype=np.int64)
         counts, deps = np.diff(s.dep_ptr), s.dep_idx + offset     # as CSR, no per-op loop
-        if previous_end is not None and (counts == 0).any():
+        if previous_end is not None:
             # an op with no dependencies waits for the previous part's barrier
-            empty = counts == 0
-            counts = np.where(empty, 1, counts)
-            starts = np.cumsum(counts) - counts
-            joined = np.empty(int(counts.sum()), dtype=np.int64)
-            joined[starts[empty]] = previous_end
-            kept = np.ones(joined.size, dtype=bool)
-            kept[starts[empty]] = False
-            joined[kept] = deps
-            deps = joined
+            counts, deps = roots_wait_for(counts, deps, previous_end)
         for key in ("kind", "src", "dst", "nbytes", "seconds"):
             parts[key].append(getattr(s, key))
         parts["tag"].append(tag_map[s.tag])

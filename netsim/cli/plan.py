@@ -103,7 +103,9 @@ def _plot(path: str, rows, overwrite: bool) -> None:
     ax.set_xlabel("step time (s)")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    from ..report import save_figure
+
+    save_figure(fig, path, overwrite)   # atomic, deterministic, missing folders made
     plt.close(fig)
 
 

@@ -12,7 +12,7 @@ import importlib
 # ``__getattr__``): writing a flow result needs .flowresult, not the figures and pages.
 _OWNERS = {
     "curves": ("draw_bars", "draw_curves"),
-    "figure": ("figure_format",),
+    "figure": ("figure_format", "save_figure"),
     "flowresult": ("RESULT_SUFFIXES", "flow_records_fast", "flow_result_columns", "json_bytes",
                    "write_flow_result", "flow_result_csv"),
     "heatmap": ("document_difference", "document_topology", "document_values", "draw_heatmap",
@@ -35,7 +35,7 @@ __all__ = ["GB", "BUSBW_FACTOR", "busbw_factor", "algbw_GBps", "busbw_GBps", "NC
            "draw_time_heatmaps", "draw_window_heatmaps", "link_windows",
            "draw_curves",
            "draw_bars", "draw_placement_map", "draw_link_timeline", "draw_gantt",
-           "figure_format", "write_scenario_report", "write_result_document",
+           "figure_format", "save_figure", "write_scenario_report", "write_result_document",
            "interactive_report", "write_interactive_report",
            "read_result_document", "document_values", "document_topology",
            "document_difference", "labelled_paths",

@@ -54,3 +54,15 @@ def test_a_sweep_names_its_parameters():
     single = inspect.signature(run_collective).parameters
     assert not any(p.kind is p.VAR_KEYWORD for p in sweep.values())
     assert set(single) - {"size"} <= set(sweep)
+
+
+def test_a_record_says_what_each_message_paid():
+    """An algorithm may set its own per-message cost (NCCL's model: its protocol's step
+    latency) in place of alpha; the record says which cost was paid, so it is not silent."""
+    topo = parse_topology("dgx-h100")
+    ring = run_collective("allreduce", topo, "ring", "1MiB").record()
+    assert ring["overhead_s"] == calibrated_alpha(topo)
+    nccl = run_collective("allreduce", topo, "nccl", "1MiB").record()
+    assert nccl["overhead_s"] != calibrated_alpha(topo) and nccl["overhead_s"] >= 0
+    given = run_collective("allreduce", topo, "ring", "1MiB", alpha=2e-6).record()
+    assert given["overhead_s"] == 2e-6

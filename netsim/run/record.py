@@ -89,6 +89,8 @@ class CollectiveRun:
                "events": self.events, "flows": self.flows, "bound_detail": self.bound_detail,
                "machine_bound_detail": self.machine_bound_detail}
         row.update(self.result.meta.get("record", {}))   # hook: what the algorithm chose
+        if "overhead_s" in self.result.meta:   # what each message paid: alpha or the algorithm's
+            row["overhead_s"] = self.result.meta["overhead_s"]
         if "engine" in self.result.meta:                 # the engine's path (json, csv)
             row["engine"] = self.result.meta["engine"]
         if self.candidates:

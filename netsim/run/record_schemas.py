@@ -71,6 +71,9 @@ _RUN = {
                              "properties": {"algorithm": {"type": "string"},
                                             "time_s": {"type": "number"},
                                             "bound_s": {"type": "number"}}}},
+    "overhead_s": _f(_NUM, "per-message overhead the run paid (s): --alpha or the machine's "
+                           "calibration, or the algorithm's own where it sets one (NCCL's "
+                           "protocol step latency)"),
     "engine": {"type": "object", "description": "what the engine ran: loop, solver, "
                "symmetry (classes found, flows simulated, reduction factor), tolerance "
                "(netsim.engine.config.choose_path)"},

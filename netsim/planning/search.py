@@ -127,11 +127,12 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     from ..run import StepModel, compare_strategies
     from ..run.placed import fabric_topology
     from ..placement.strategies import applicable_strategies
-    from ..topology.calibration import calibrated_alpha, calibrated_gamma
+    from ..algorithms.options import AlgoOptions
+    from ..run import machine_costs
 
     router = router if router is not None else default_router(topology)
-    overhead = float(calibrated_alpha(topology))
-    gamma = calibrated_gamma(topology) or None
+    overhead, costs = machine_costs(topology, None, AlgoOptions())
+    gamma = costs.gamma or None
     par = lay.parallel()
     phases = step_phases(model, lay, algorithm, topology)
     scores, strategy, placement, smodel = [], "row_major", np.arange(lay.chips), None

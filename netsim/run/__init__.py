@@ -35,6 +35,7 @@ import importlib
 # ``__getattr__``), so a command pays only for the modules it touches: ``netsim flows``
 # needs .flows and .models, not the placement search, the NoC or the sweeps.
 _OWNERS = {
+    "checks": ("machine_costs",),
     "collective": ("CollectiveRun", "candidates_text", "requirement_text",
                    "resolve_algorithms", "run_collective", "run_sweep", "sweep_sizes"),
     "collective_groups": ("axis_groups", "parse_nodes", "run_groups"),

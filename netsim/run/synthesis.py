@@ -106,10 +106,10 @@ def _check(op: str, seeds: int, budget_s: float) -> None:
 def _shapes(op: str, topology, options) -> list[tuple[int, int, float]]:
     """(chunks, waves, balance) to try, most promising first: waves and balance only for
     reductions that take time."""
-    from ..topology.calibration import calibrated_gamma
+    from .checks import machine_costs
 
     chunk_list = (int(options.chunks),) if options.chunks else SYNTH_CHUNKS
-    gamma = options.gamma if options.gamma is not None else calibrated_gamma(topology)
+    gamma = machine_costs(topology, None, options)[1].gamma
     if op == "allgather" or not gamma:
         return [(c, 1, 0.0) for c in chunk_list]
     if options.chunks:
@@ -210,21 +210,19 @@ def synthesise(op: str, topology, size, *, ranks: int | None = None,
     when a fixed algorithm is faster (``run.fallback`` then says so)."""
     import numpy as np
 
-    from ..topology.calibration import calibrated_alpha
+    from .checks import machine_costs
 
     run = run_synth(op, topology, size, ranks=ranks, placement=placement, options=options,
                     alpha=alpha, router=router, seeds=seeds, budget_s=budget_s)
     topo, options = _prepare(topology, options, alpha, router)
     nodes = (topo.first_endpoints(run.ranks) if placement is None else np.asarray(
         [topo.node(p) if isinstance(p, str) else int(p) for p in placement], dtype=np.int64))
-    from ..topology.calibration import calibrated_gamma
-
-    gamma = options.gamma if options.gamma is not None else calibrated_gamma(topo)
-    built_options = replace(options, topology=topo, placement=nodes, gamma=gamma,
+    alpha_default, costs = machine_costs(topo, None, options)
+    built_options = replace(options, topology=topo, placement=nodes, gamma=costs.gamma,
                             extra={**options.extra, "annotate": False})
     if "alpha" not in built_options.extra:
         built_options = replace(built_options, extra={**built_options.extra,
-                                                      "alpha": calibrated_alpha(topo)})
+                                                      "alpha": alpha_default})
     schedule = _synth_variant(op, run.synth_chunks, run.synth_seed, run.synth_waves,
                               run.synth_balance).build(
         run.ranks, run.size_bytes, built_options)

@@ -23,27 +23,31 @@ from netsim.topology import parse_topology  # noqa: E402
 
 HERE = Path(__file__).parent
 
-# (file stem, model, machine spec, global batch, collectives drawn)
+# (file stem, model, machine spec, global batch, ranks drawn (0: the winner), collectives)
 CASES = [
-    ("plan-galaxy-8b", "llama3-8b", "galaxy-wh", 32, ("tp-allgather", "dp-reducescatter")),
-    ("plan-h100-70b", "llama3-70b", "dgx-h100-cluster:nodes=4", 32,
+    ("plan-galaxy-8b", "llama3-8b", "galaxy-wh", 32, (0, 1, 7),
+     ("tp-allgather", "pp-sendrecv", "dp-reducescatter")),
+    ("plan-h100-70b", "llama3-70b", "dgx-h100-cluster:nodes=4", 32, (0, 1),
+     ("tp-allgather", "pp-sendrecv", "dp-reducescatter")),
+    ("plan-nvl72-70b", "llama3-70b", "gb200-nvl72", 72, (0, 1),
      ("tp-allgather", "dp-reducescatter")),
-    ("plan-nvl72-70b", "llama3-70b", "gb200-nvl72", 72, ("tp-allgather", "dp-reducescatter")),
 ]
 
 
 def winner_and_runner_up(stem: str, model: str, spec: str, batch: int,
-                         phases: tuple[str, ...]) -> None:
-    """A 2 x len(phases) grid: winner on top, runner-up below, one collective a column."""
+                         ranks: tuple[int, ...], phases: tuple[str, ...]) -> None:
+    """A grid of one row per ranked layout drawn (the winner on top), one collective a
+    column, from ``netsim plan``'s default search (the 10 best bounds simulated)."""
     topology = parse_topology(spec)
-    result = plan(load_model(model), topology, batch=batch, top=3)
-    fig, axes = plt.subplots(2, len(phases), figsize=(7.5 * len(phases), 12),
-                             squeeze=False)
-    for r, (row, detail) in enumerate(zip(result.rows[:2], result.details[:2])):
+    result = plan(load_model(model), topology, batch=batch)
+    fig, axes = plt.subplots(len(ranks), len(phases),
+                             figsize=(6.5 * len(phases), 5.5 * len(ranks)), squeeze=False)
+    for r, k in enumerate(ranks):
+        row, detail = result.rows[k], result.details[k]
         smodel = detail["model"]
         best = min(detail["scores"], key=lambda s: s.step_s)
         util = smodel.phase_utilisation(best)
-        role = "winner" if r == 0 else "runner-up"
+        role = {0: "winner", 1: "runner-up"}.get(k, f"#{k + 1}")
         for c, name in enumerate(phases):
             values = util.get(name)
             ax = axes[r][c]

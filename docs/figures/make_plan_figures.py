@@ -53,7 +53,8 @@ def winner_and_runner_up(stem: str, model: str, spec: str, batch: int,
             ax = axes[r][c]
             if values is None:
                 ax.set_axis_off()
-                ax.set_title(f"{role} {row['layout']}: no {name}")
+                ax.text(0.5, 0.5, f"{role}: {row['layout']}\nhas no {name}",
+                        ha="center", va="center", fontsize=11, transform=ax.transAxes)
                 continue
             draw_heatmap(topology, values, ax=ax, label_top=2,
                          title=f"{role}: {row['layout']} ({row['placement']})\n"

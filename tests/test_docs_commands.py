@@ -4,36 +4,21 @@ names a command and options that exist, and the input files it reads ship with n
 
 from __future__ import annotations
 
-import re
 import shlex
 import warnings
-from pathlib import Path
 
 import click
 import pytest
 
+from docs_lines import COMMANDS, ROOT
 from netsim.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: Options whose value is a file the command reads.
 READS = {"--measured", "--schedule", "--minus"}
 #: Commands whose first argument is a file they read.
 READS_ARG = {"flows", "run", "sweep", "heatmap", "validate"}
 #: Options whose value is a file the command writes.
 WRITES = {"-o", "--output", "--save-result", "--plot", "--report", "--heatmap"}
-
-
-def _commands():
-    for page in PAGES:
-        for block in re.findall(r"```[a-z]*\n(.*?)```", page.read_text(), re.S):
-            for line in block.splitlines():
-                line = line.strip()
-                if line.startswith("netsim ") and not re.search(r"\b[A-Z]{2,}\b|\[", line):
-                    yield page.name, re.split(r"\s+#\s", line)[0].strip()
-
-
-COMMANDS = list(_commands())
 
 
 def test_there_are_commands_to_check():

@@ -7,14 +7,12 @@ The slow tier: a few minutes in all (the pages ask for full sweeps and searches)
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import pytest
 
 from cli_helpers import run_main
-from test_docs_commands import COMMANDS
+from docs_lines import COMMANDS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("examples", "scenarios", "collectives", "benchmarks", "topologies", "tests")
 PAGES = sorted({page for page, _ in COMMANDS})
 

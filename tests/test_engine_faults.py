@@ -121,3 +121,56 @@ def test_fault_options_resolve_to_engine_faults():
     assert parse_fault_option("n0->n1=0.5", "degrade").resolve(topo).factor == 0.5
     with pytest.raises(Exception, match="no link 'n0->n9'"):
         parse_fault_option("n0->n9", "fail").resolve(topo)
+
+
+def _nvswitch_ring_allgather(fail_at=None):
+    """An 8-GPU ring all-gather on 4 NVSwitch chips (5/4/4/5 links per GPU, sprayed)."""
+    from netsim.run import run_collective
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("nvswitch:gpus=8,switches=4,links_per_switch=5/4/4/5,bw=18GB/s")
+    faults = () if fail_at is None else [fail_nodes(topo, ["sw0"], time=fail_at)]
+    run = run_collective("allgather", topo, "ring", 64 * 2**20, faults=faults, alpha=0.0)
+    return topo, run
+
+
+def test_switch_failure_spreads_the_sprayed_flows_over_the_switches_left():
+    # Each GPU's 18 links carry 1/18 of a send each; with sw0's 5 dead from the start
+    # the bytes must spread over the 13 left, so the time is 18/13 of the healthy one.
+    # (Moving each hit sub-flow whole onto one new path would load that path's link
+    # with 6/18 of the send: 6x the healthy time.)
+    topo, healthy = _nvswitch_ring_allgather()
+    _, failed = _nvswitch_ring_allgather(fail_at=0.0)
+    assert failed.time_s == pytest.approx(healthy.time_s * 18 / 13, rel=1e-9)
+    used = failed.result.link_bytes
+    sw0 = [i for i, n in enumerate(topo.link_names) if "sw0" in n]
+    assert used[sw0].sum() == 0
+    # The same bytes cross the fabric (two hops per path), none lost or doubled.
+    assert used.sum() == pytest.approx(healthy.result.link_bytes.sum(), rel=1e-12)
+
+
+def test_switch_failure_mid_run_keeps_every_byte_and_lands_between():
+    _, healthy = _nvswitch_ring_allgather()
+    _, late = _nvswitch_ring_allgather(fail_at=healthy.time_s / 2)
+    assert healthy.time_s < late.time_s < healthy.time_s * 18 / 13
+    # Half the time at full speed, then the rest of the bytes at 13/18 of it.
+    assert late.time_s == pytest.approx(healthy.time_s * (0.5 + 0.5 * 18 / 13), rel=1e-9)
+    assert late.result.link_bytes.sum() == pytest.approx(healthy.result.link_bytes.sum(),
+                                                         rel=1e-12)
+
+
+@pytest.mark.parametrize("at", [0.0, 1e-3, 3e-3])
+def test_a_dead_plane_costs_what_running_its_bundle_at_three_quarters_costs(at):
+    # A Galaxy cable is 4 planes the router sprays a send over. With plane 0 dead at any
+    # time, the remaining bytes of every send on it spread over planes 1-3; by symmetry that
+    # is the bundle at 3/4 of its speed, a run that re-routes nothing.
+    from netsim.run import run_collective
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("galaxy-wh")
+    bundle = [n for n in topo.link_names if n.split("#")[0] in ("0_0->0_1", "0_1->0_0")]
+    dead = run_collective("allreduce", topo, "ring", 8 * 2**20,
+                          faults=[fail_links(topo, ["0_0->0_1", "0_1->0_0"], time=at)])
+    slow = run_collective("allreduce", topo, "ring", 8 * 2**20,
+                          faults=[degrade_links(topo, bundle, 0.75, time=at)])
+    assert dead.time_s == pytest.approx(slow.time_s, rel=1e-12)

@@ -128,7 +128,8 @@ class _Execution:
         self.sub_op = send_ops[routes.sub_req]
         self.sub_bytes = schedule.nbytes[self.sub_op] * routes.sub_frac
         self.sub_latency = np.array(routes.sub_latency, dtype=np.float64)
-        n_sub = len(self.sub_op)
+        self.sub_req = np.asarray(routes.sub_req, dtype=np.intp)
+        n_sub = self.n_flows = len(self.sub_op)
         # Paths as (start, length) spans into a growable link array, so a rerouted
         # sub-flow just points at a new span.
         self.path_start = np.asarray(routes.path_ptr[:-1], dtype=np.intp).copy()
@@ -549,7 +550,14 @@ class _Execution:
                                "factor": fault.factor, "rerouted_flows": int(rerouted.size)})
 
     def _reroute(self, t: float) -> np.ndarray:
-        """New paths for unfinished sub-flows crossing a failed link; returns their ids."""
+        """New paths for unfinished sub-flows crossing a failed link; returns their ids.
+
+        A request the router spreads over several paths (spray, weighted ECMP) keeps that
+        spread: a hit sub-flow's remaining bytes are split over its request's new paths by
+        their shares (the first new path keeps the sub-flow's id, the others become new
+        sub-flows of the same op), so the traffic a failed switch carried spreads over the
+        switches left instead of piling onto one path.
+        """
         from ..routing.reroute import reroute
 
         unfinished = np.flatnonzero(~self.sub_done & (self.path_len > 0))
@@ -561,33 +569,68 @@ class _Execution:
             else unfinished
         if hit.size == 0:
             return hit
-        req = self.routes.sub_req[hit]
+        req = self.sub_req[hit]
         routes = reroute(self.topo, self.failed, np.asarray(self.routes.src)[req],
                          np.asarray(self.routes.dst)[req], self.sub_op[hit])
         draining = np.isin(self.active, hit)
         moved = self.active[draining]
         self._keep_active(~draining)            # before their paths change
-        first = routes.sub_ptr[:-1]             # one new path per sub-flow, its whole share
         done = self.sub_bytes[hit] - self.remaining[hit]
         self._credit(hit, done - self.credited[hit])
         self.credited[hit] = done
-        self.path_start[hit] = len(self.path_links) + routes.path_ptr[first]
-        self.path_len[hit] = routes.path_ptr[first + 1] - routes.path_ptr[first]
+        left = self.remaining[hit]
+        # New sub-flow j of hit sub-flow routes.sub_req[j] (routes has one request per hit).
+        owner = hit[routes.sub_req]
+        share = left[routes.sub_req] * routes.sub_frac
+        first = routes.sub_ptr[:-1]
+        extra = np.setdiff1d(np.arange(len(routes.sub_req)), first, assume_unique=True)
+        ids = np.empty(len(routes.sub_req), dtype=np.intp)
+        ids[first] = hit
+        ids[extra] = self._grow(owner[extra])
+        self.sub_bytes[ids] = self.credited[ids] + share     # new ones: credited 0
+        self.remaining[ids] = share
+        self.path_start[ids] = len(self.path_links) + routes.path_ptr[:-1]
+        self.path_len[ids] = np.diff(routes.path_ptr)
+        self.sub_empty[ids] = self.path_len[ids] == 0
         self.path_links = np.concatenate([self.path_links, routes.path_links])
-        self.sub_latency[hit] = routes.sub_latency[first]
-        self.earliest[hit] = t + self.sub_latency[hit]
+        self.sub_latency[ids] = routes.sub_latency
+        self.earliest[ids] = t + self.sub_latency[ids]
         self._push(self.earliest[moved], _ACTIVATE, moved)
+        # The new sub-flows of a released op start now; those of an op not yet released
+        # start with it (its release activates every sub-flow of the op).
+        born = ids[extra]
+        born = born[~np.isnan(self.op_release[self.sub_op[born]])]
+        self._push(self.earliest[born], _ACTIVATE, born)
         return hit
+
+    def _grow(self, parents: np.ndarray) -> np.ndarray:
+        """Append one sub-flow per ``parents`` entry, of the same op and request; ids."""
+        n, k = len(self.sub_op), len(parents)
+        ids = np.arange(n, n + k, dtype=np.intp)
+        self.sub_op = np.concatenate([self.sub_op, self.sub_op[parents]])
+        self.sub_req = np.concatenate([self.sub_req, self.sub_req[parents]])
+        for name in ("sub_bytes", "sub_latency", "earliest", "credited", "remaining", "rate"):
+            setattr(self, name, np.concatenate([getattr(self, name), np.zeros(k)]))
+        for name in ("sub_done", "sub_empty", "is_new"):
+            setattr(self, name, np.concatenate([getattr(self, name), np.zeros(k, bool)]))
+        for name in ("path_start", "path_len"):
+            setattr(self, name, np.concatenate([getattr(self, name),
+                                                np.zeros(k, dtype=np.intp)]))
+        np.cumsum(np.bincount(self.sub_op, minlength=self.schedule.num_ops),
+                  out=self.op_subs_ptr[1:])
+        self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
+        np.add.at(self.subs_left, self.sub_op[ids], 1)
+        return ids
 
     def _result(self) -> Result:
         every = np.arange(len(self.sub_op))
         self._credit(every, self.sub_bytes - self.credited)
-        meta = {"engine": {**self.engine_meta(), "symmetry": symmetry_meta(len(self.sub_op))}}
+        meta = {"engine": {**self.engine_meta(), "symmetry": symmetry_meta(self.n_flows)}}
         if self.fault_log:
             meta["faults"] = self.fault_log
         return _make_result(self.topo, self.schedule, self.op_release, self.op_start,
                             self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
-                            self.events, len(self.sub_op), self.timeline, meta)
+                            self.events, self.n_flows, self.timeline, meta)
 
 
 def _make_result(topo, schedule, release, start, finish, link_bytes, link_busy, link_peak,

@@ -1,5 +1,8 @@
-"""The figures docs/placement.md quotes next to its commands are what the tool gives today:
-each table of section 8 is read from the page and held against the scenario it names."""
+"""The docs stay true to the code: the figures docs/placement.md quotes next to its commands
+are what the tool gives (each table of section 8 is read from the page and held against the
+scenario it names); the files the pages cite exist; the options they name with a command
+are options of that command; and docs and code comments say what the code is, not what it
+was."""
 
 from __future__ import annotations
 
@@ -64,3 +67,68 @@ def test_the_training_tables_are_todays():
     assert set(quoted) == {"row_major", "tiles", "snake"}
     for name, value in quoted.items():
         assert t3000[name] == pytest.approx(value, rel=3e-3), name
+
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: A repository path cited in a page (examples/ is left out: the pages also cite ASTRA-sim's
+#: own examples/ files).
+CITED = re.compile(r"(?<![\w./-])((?:netsim|benchmarks|tests|scenarios|topologies|collectives|docs)"
+                   r"/[\w./-]*\w)(?![\w*{-])")
+OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+
+
+def _options() -> tuple[dict[str, set[str]], set[str]]:
+    """Options of every netsim command, and the options of ``netsim`` itself."""
+    import click
+
+    from netsim.cli import cli
+
+    ctx = click.Context(cli)
+    commands = {name: {o for p in cli.get_command(ctx, name).params
+                       for o in (*p.opts, *p.secondary_opts)}
+                for name in cli.list_commands(ctx)}
+    return commands, {o for p in cli.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+
+
+def test_the_files_the_pages_cite_exist():
+    missing = [f"{page.name}: {path}" for page in PAGES
+               for path in CITED.findall(page.read_text())
+               if "..." not in path and not (ROOT / path).exists()]
+    assert not missing, missing
+
+
+def test_options_named_with_a_command_are_its_options():
+    """Inline `netsim CMD ... --opt` spans, and sentences such as "`--chunks` ... in `coll`
+    and `place`", name only options CMD has."""
+    commands, common = _options()
+    wrong = []
+    for page in PAGES:
+        text = page.read_text()
+        for span in re.findall(r"`netsim (\w+)([^`\n]*)`", text):
+            name, rest = span
+            if name in commands:
+                wrong += [f"{page.name}: netsim {name} {option}" for option in OPTION.findall(rest)
+                          if option not in commands[name] | common]
+        for option, where in re.findall(r"`(--[a-z][a-z0-9-]*)`[^`;.]*? in "
+                                        r"((?:`\w+`(?:, | and | or )?)+)", text):
+            wrong += [f"{page.name}: {option} in {name}" for name in re.findall(r"`(\w+)`", where)
+                      if name in commands and option not in commands[name]]
+    assert not wrong, wrong
+
+
+#: Phrases that narrate the project's history instead of explaining the code (what it was,
+#: how fast it used to be, which issue or release changed it). History is kept by git and
+#: dated figures by benchmarks/RESULTS.md.
+HISTORY = re.compile(
+    r"for one release|\(issue \d+\)|\b[Ii]ssue \d+'s|the issue's|\bused to (?:be|spin|loop|"
+    r"abort|drop|take|run)\b|\(was [^)]*\)|\bwas [0-9.,]+ ?(?:s|ms|us|%|x|GB/s)(?!\w)|"
+    r"[0-9.]+ ?m?s before\b|before runs were|earlier version|\bpreviously\b|\bformerly\b|"
+    r"[Dd]eprecat|\bnow (?:takes|runs|prints|includes|reduces|launches|rates|does)\b")
+
+
+def test_docs_and_comments_speak_in_the_present():
+    files = [*PAGES, ROOT / "pyproject.toml", *sorted((ROOT / "netsim").rglob("*.py"))]
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in files
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if HISTORY.search(line)]
+    assert not found, "\n".join(found)

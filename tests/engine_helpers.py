@@ -84,3 +84,12 @@ def random_graph(draw, nodes: tuple[int, int], rates: list[float]):
     for a, c in pairs:
         b.add_cable(a, c, draw(st.sampled_from(rates)), draw(st.sampled_from([0.0, 1e-7, 1e-6])))
     return b.build()
+
+
+def placed_ranks(draw, machines, lowest: int, most: int):
+    """Inside a composite strategy: a machine from ``machines`` and ``lowest..most`` ranks
+    (at most its endpoints) on distinct endpoints in random order: (topology, nodes)."""
+    topo = draw(machines)
+    endpoints = np.asarray(topo.endpoints).tolist()
+    ranks = draw(st.integers(lowest, min(most, len(endpoints))))
+    return topo, np.asarray(draw(st.permutations(endpoints))[:ranks])

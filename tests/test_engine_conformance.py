@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import random_graph
+from engine_helpers import placed_ranks, random_graph
 from netsim.algorithms import build_schedule
 from netsim.algorithms.options import AlgoOptions
 from netsim.engine import EngineConfig, Fault, execute, route_schedule
@@ -149,10 +149,8 @@ def faults(draw, topo):
 
 @st.composite
 def cases(draw):
-    topo = draw(machines)
-    endpoints = np.asarray(topo.endpoints)
-    ranks = draw(st.integers(2, min(9, endpoints.size)))
-    placement = np.asarray(draw(st.permutations(endpoints.tolist()))[:ranks])
+    topo, placement = placed_ranks(draw, machines, 2, 9)
+    ranks = placement.size
     kind = draw(st.sampled_from(["dag", "flows", "collective"]))
     not_before = None
     if kind == "dag":
@@ -164,7 +162,7 @@ def cases(draw):
         schedule, not_before = draw(poisson_flows(ranks))
     else:
         schedule = draw(collectives(ranks))
-        placement = np.asarray(endpoints[:ranks])       # in order: symmetry to find
+        placement = np.asarray(topo.endpoints[:ranks])  # in order: symmetry to find
     overhead = draw(st.sampled_from([0.0, 1e-6, "per op"]))
     if overhead == "per op":
         overhead = np.where(np.arange(schedule.num_ops) % 2 == 0, 1e-6, 3e-6)

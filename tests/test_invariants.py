@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from engine_helpers import random_graph, with_extra_nodes
+from engine_helpers import placed_ranks, random_graph, with_extra_nodes
 from netsim.engine import Fault, simulate
 from netsim.engine import executor
 from netsim.schedule import SEND, ScheduleBuilder
@@ -192,11 +192,8 @@ def check_invariants(topo, schedule, placement, faults):
 
 @st.composite
 def cases(draw):
-    topo = draw(machines)
-    endpoints = np.asarray(topo.endpoints)
-    ranks = draw(st.integers(1, min(6, endpoints.size)))
-    placement = draw(st.permutations(endpoints.tolist()))[:ranks]
-    return topo, draw(random_dag(ranks)), np.asarray(placement), draw(random_faults(topo))
+    topo, placement = placed_ranks(draw, machines, 1, 6)
+    return topo, draw(random_dag(placement.size)), placement, draw(random_faults(topo))
 
 
 def test_a_failure_while_a_send_to_self_is_pending_does_not_crash():

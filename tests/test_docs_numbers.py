@@ -72,8 +72,8 @@ def test_the_training_tables_are_todays():
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: A repository path cited in a page (examples/ is left out: the pages also cite ASTRA-sim's
 #: own examples/ files).
-CITED = re.compile(r"(?<![\w./-])((?:netsim|benchmarks|tests|scenarios|topologies|collectives|docs)"
-                   r"/[\w./-]*\w)(?![\w*{-])")
+CITED = re.compile(r"(?<![\w./-])((?:netsim|benchmarks|tests|scenarios|topologies|collectives"
+                   r"|docs)/[\w./-]*\w)(?![\w*{-])")
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 

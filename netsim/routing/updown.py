@@ -189,9 +189,9 @@ def _walks(memo: dict, fixed: int, y: int, dist: np.ndarray, pairs_at: list,
     """Every shortest walk between node ``fixed`` and node ``y`` in one direction of the
     tree (tuples of pair ids), memoised in ``memo``: built backwards from ``y``, through
     the pairs ``pairs_at[y]`` that touch ``y`` on the side of ``fixed`` (``far[q]``: their
-    other node) and are one hop nearer to it by ``dist`` (hops between ``fixed`` and each node). ``ends_at``:
-    the walk runs from ``fixed`` to ``y`` (up paths, keyed (fixed, y)), else from ``y`` to
-    ``fixed`` (down paths, keyed (y, fixed))."""
+    other node) and are one hop nearer to it by ``dist`` (hops between ``fixed`` and each
+    node). ``ends_at``: the walk runs from ``fixed`` to ``y`` (up paths, keyed (fixed, y)),
+    else from ``y`` to ``fixed`` (down paths, keyed (y, fixed))."""
     key = (fixed, y) if ends_at else (y, fixed)
     if key not in memo:
         if y == fixed:

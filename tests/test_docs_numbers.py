@@ -122,7 +122,8 @@ def test_options_named_with_a_command_are_its_options():
 HISTORY = re.compile(
     r"for one release|\(issue \d+\)|\b[Ii]ssue \d+'s|the issue's|\bused to (?:be|spin|loop|"
     r"abort|drop|take|run)\b|\(was [^)]*\)|\bwas [0-9.,]+ ?(?:s|ms|us|%|x|GB/s)(?!\w)|"
-    r"[0-9.]+ ?m?s before\b|before runs were|earlier version|\bpreviously\b|\bformerly\b|"
+    r"[0-9.]+ ?m?s before\b|[0-9.]+ ?(?:s|ms|GB|MB|%) before\)|before runs were|"
+    r"earlier version|\bpreviously\b|\bformerly\b|"
     r"[Dd]eprecat|\bnow (?:takes|runs|prints|includes|reduces|launches|rates|does)\b")
 
 

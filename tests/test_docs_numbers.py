@@ -6,11 +6,14 @@ was."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_main
 from netsim.run.scenarios.scenario import load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +93,38 @@ def _options() -> tuple[dict[str, set[str]], set[str]]:
     return commands, {o for p in cli.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
 
 
+def _quoted_times():
+    """(page, command words, seconds, digits after the point) of every inline
+    `netsim coll ...` span that a time in ms or us follows in the same clause."""
+    for page in PAGES:
+        for span, after in re.findall(r"`(netsim coll [^`]+)`([^`]{0,70})", page.read_text()):
+            time = re.match(r"[^.;:`]*?\(?\b([0-9]+)(?:\.([0-9]+))? ?(ms|us)\b", after)
+            if time:
+                whole, decimals, unit = time.groups()
+                scale = 1e-3 if unit == "ms" else 1e-6
+                yield (page.name, shlex.split(span)[1:],
+                       float(f"{whole}.{decimals or 0}") * scale, len(decimals or ""), scale)
+
+
+QUOTED_TIMES = list(_quoted_times())
+
+
+def test_there_are_times_quoted_after_commands():
+    assert len(QUOTED_TIMES) >= 3
+
+
+@pytest.mark.parametrize("page,words,seconds,digits,scale", QUOTED_TIMES,
+                         ids=[" ".join(q[1][:4]) for q in QUOTED_TIMES])
+def test_a_time_quoted_after_a_command_is_what_it_gives(page, words, seconds, digits, scale,
+                                                        capsys):
+    """"`netsim coll ...` takes 14.32 ms": the command gives that time, to the digits
+    quoted."""
+    code, out, err = run_main([*words, "--format", "json"], capsys)
+    assert code == 0, err
+    (record,) = json.loads(out)["records"]
+    assert record["time_s"] == pytest.approx(seconds, abs=0.5 * 10.0**-digits * scale), page
+
+
 def test_the_files_the_pages_cite_exist():
     missing = [f"{page.name}: {path}" for page in PAGES
                for path in CITED.findall(page.read_text())
@@ -133,3 +168,29 @@ def test_docs_and_comments_speak_in_the_present():
              for number, line in enumerate(path.read_text().splitlines(), 1)
              if HISTORY.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_the_workload_runs_of_the_interop_page_give_its_table(tmp_path, monkeypatch, capsys):
+    """docs/interop.md writes Chakra traces with its Python example and shows what
+    `netsim run --workload` gives on them: each shown row's exposed communication and total
+    are what the command gives, to the digits shown."""
+    pytest.importorskip("chakra.src.generator.generator")
+    page = (ROOT / "docs" / "interop.md").read_text()
+    example = next(block for block in re.findall(r"```python\n(.*?)```", page, re.S)
+                   if "step.{rank}.et" in block)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/interop.md", "exec"), {})
+    shown = re.findall(r"^\$ (netsim run --workload [^#\n]*?)\s*(?:#.*)?\n(?:┃.*\n)?"
+                       r"│ step\.%d\.et │\s+0 │[^│]+│[^│]+│\s*([0-9.]+ (?:ms|us))\s*│"
+                       r"\s*([0-9.]+ (?:ms|us))\s*│", page, re.M)
+    assert len(shown) >= 3
+    for command, exposed, total in shown:
+        code, out, err = run_main([*shlex.split(command)[1:], "--format", "json"], capsys)
+        assert code == 0, err
+        record = json.loads(out)["records"][0]
+        for key, quoted in (("exposed_comm_s", exposed), ("total_s", total)):
+            number, unit = quoted.split()
+            scale = 1e-3 if unit == "ms" else 1e-6
+            digits = len(number.partition(".")[2])
+            assert record[key] == pytest.approx(float(number) * scale,
+                                                abs=0.5 * 10.0**-digits * scale), (command, key)

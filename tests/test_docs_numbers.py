@@ -125,6 +125,38 @@ def test_a_time_quoted_after_a_command_is_what_it_gives(page, words, seconds, di
     assert record["time_s"] == pytest.approx(seconds, abs=0.5 * 10.0**-digits * scale), page
 
 
+def _quoted_busbw():
+    """(page, command words, {size in bytes: busbw GB/s}, digits) of every inline
+    `netsim coll ...` span followed by "busbw X GB/s at SIZE (and Y GB/s at SIZE)"."""
+    from netsim.units import parse_size
+
+    for page in PAGES:
+        for span, after in re.findall(r"`(netsim coll [^`]+)` gives\s+busbw ([^(`]*)",
+                                      page.read_text()):
+            pairs = re.findall(r"([0-9]+\.([0-9]+)) GB/s at ([0-9]+ ?[KMG]iB)", after)
+            if pairs:
+                yield (page.name, shlex.split(span)[1:],
+                       {parse_size(size.replace(" ", "")): float(value)
+                        for value, _, size in pairs}, min(len(d) for _, d, _ in pairs))
+
+
+QUOTED_BUSBW = list(_quoted_busbw())
+
+
+def test_there_are_busbws_quoted_after_commands():
+    assert QUOTED_BUSBW
+
+
+@pytest.mark.parametrize("page,words,busbw,digits", QUOTED_BUSBW,
+                         ids=[" ".join(q[1][:4]) for q in QUOTED_BUSBW])
+def test_a_busbw_quoted_after_a_command_is_what_it_gives(page, words, busbw, digits, capsys):
+    code, out, err = run_main([*words, "--format", "json"], capsys)
+    assert code == 0, err
+    given = {r["size_bytes"]: r["busbw_GBps"] for r in json.loads(out)["records"]}
+    for size, value in busbw.items():
+        assert given[size] == pytest.approx(value, abs=0.5 * 10.0**-digits), (page, size)
+
+
 def test_the_files_the_pages_cite_exist():
     missing = [f"{page.name}: {path}" for page in PAGES
                for path in CITED.findall(page.read_text())

@@ -108,8 +108,8 @@ def _bounded(size: float, text, what: str) -> float:
 
 
 #: The smallest positive rate (bytes/s): 1 EiB at this rate still takes a finite time
-#: (~1e27 s), where a subnormal rate (1e-310 B/s) overflowed the engine's divisions into
-#: warnings and a misleading "never finished".
+#: (~1e27 s), where a subnormal rate (1e-310 B/s) would overflow the engine's divisions
+#: into warnings and a misleading "never finished".
 MIN_RATE = 1e-9
 
 

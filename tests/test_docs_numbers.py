@@ -17,6 +17,7 @@ from cli_helpers import run_main
 from netsim.run.scenarios.scenario import load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
+THIS = Path(__file__).name
 PAGE = (ROOT / "docs" / "placement.md").read_text()
 SECTION = PAGE[PAGE.index("## 8. Measured"):]
 
@@ -191,11 +192,13 @@ HISTORY = re.compile(
     r"abort|drop|take|run)\b|\(was [^)]*\)|\bwas [0-9.,]+ ?(?:s|ms|us|%|x|GB/s)(?!\w)|"
     r"[0-9.]+ ?m?s before\b|[0-9.]+ ?(?:s|ms|GB|MB|%) before\)|before runs were|"
     r"earlier version|\bpreviously\b|\bformerly\b|"
-    r"[Dd]eprecat|\bnow (?:takes|runs|prints|includes|reduces|launches|rates|does)\b")
+    r"\b(?:is|are) deprecated\b|deprecated (?:spelling|option|alias|name)|"
+    r"\bnow (?:takes|runs|prints|includes|reduces|launches|rates|does)\b")
 
 
 def test_docs_and_comments_speak_in_the_present():
-    files = [*PAGES, ROOT / "pyproject.toml", *sorted((ROOT / "netsim").rglob("*.py"))]
+    files = [*PAGES, ROOT / "pyproject.toml", *sorted((ROOT / "netsim").rglob("*.py")),
+             *(path for path in sorted((ROOT / "tests").glob("*.py")) if path.name != THIS)]
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in files
              for number, line in enumerate(path.read_text().splitlines(), 1)
              if HISTORY.search(line)]

@@ -158,6 +158,19 @@ def test_a_busbw_quoted_after_a_command_is_what_it_gives(page, words, busbw, dig
         assert given[size] == pytest.approx(value, abs=0.5 * 10.0**-digits), (page, size)
 
 
+def test_the_sanity_limits_the_architecture_quotes_are_the_codes():
+    from netsim.schedule import MAX_SENDS
+    from netsim.topology.spec import MAX_GRID_NODES, MAX_LINK_RATE
+    from netsim.units import MAX_SIZE
+
+    page = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    limits = page[page.index("Sanity limits refuse typos"):][:240]
+    assert "sizes above 1 EiB" in limits and MAX_SIZE == 2**60
+    assert "more than 2^31 - 1" in limits and MAX_SENDS == 2**31 - 1
+    assert "grids above 2^20 chips" in limits and MAX_GRID_NODES == 2**20
+    assert "links above 1 EB/s" in limits and MAX_LINK_RATE == 1e18
+
+
 def test_the_files_the_pages_cite_exist():
     missing = [f"{page.name}: {path}" for page in PAGES
                for path in CITED.findall(page.read_text())

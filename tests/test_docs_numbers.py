@@ -171,6 +171,15 @@ def test_the_sanity_limits_the_architecture_quotes_are_the_codes():
     assert "links above 1 EB/s" in limits and MAX_LINK_RATE == 1e18
 
 
+def test_the_pipelining_depth_the_pages_quote_is_the_codes():
+    from netsim.algorithms.registry import default_chunks
+
+    page = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    assert "sqrt(S / 256 KiB) chunks, 1 to 64" in page
+    assert [default_chunks(s) for s in (1, 256 << 10, 257 << 10, 16 << 20, 1 << 30, 1 << 40)] \
+        == [1, 1, 2, 8, 64, 64]
+
+
 def test_the_files_the_pages_cite_exist():
     missing = [f"{page.name}: {path}" for page in PAGES
                for path in CITED.findall(page.read_text())

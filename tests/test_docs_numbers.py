@@ -1,8 +1,13 @@
-"""The docs stay true to the code: the figures docs/placement.md quotes next to its commands
-are what the tool gives (each table of section 8 is read from the page and held against the
-scenario it names); the files the pages cite exist; the options they name with a command
-are options of that command; and docs and code comments say what the code is, not what it
-was."""
+"""The docs stay true to the code.
+
+* Figures quoted next to commands are what the tool gives: docs/placement.md's section 8
+  tables against the scenarios they name; a time or busbw that follows an inline
+  `netsim coll ...`; the workload rows of docs/interop.md on the traces its own example
+  writes. Limits and depths the pages quote are the code's constants.
+* The files the pages cite exist, and the options they name with a command are options of
+  that command.
+* Docs, code and test comments say what the code is, not what it was.
+"""
 
 from __future__ import annotations
 
@@ -95,8 +100,8 @@ def _options() -> tuple[dict[str, set[str]], set[str]]:
 
 
 def _quoted_times():
-    """(page, command words, seconds, digits after the point) of every inline
-    `netsim coll ...` span that a time in ms or us follows in the same clause."""
+    """(page, command words, seconds, digits after the point, seconds per unit) of every
+    inline `netsim coll ...` span that a time in ms or us follows in the same clause."""
     for page in PAGES:
         for span, after in re.findall(r"`(netsim coll [^`]+)`([^`]{0,70})", page.read_text()):
             time = re.match(r"[^.;:`]*?\(?\b([0-9]+)(?:\.([0-9]+))? ?(ms|us)\b", after)

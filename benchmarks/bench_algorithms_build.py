@@ -1,6 +1,6 @@
 """How fast the collective algorithms build their schedules (no simulation).
 
-Target (issue brief): ring all-reduce on 1024 ranks, 2 x 1023 x 1024 = 2,095,104 sends,
+Target: ring all-reduce on 1024 ranks, 2 x 1023 x 1024 = 2,095,104 sends,
 built in a couple of seconds. Prints, per case, ops, sends, dependency edges, the best
 of ``--repeat`` build times and sends per second. Annotation (symbolic ``data``) is off
 above 64 ranks, as by default.

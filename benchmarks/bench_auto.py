@@ -21,18 +21,7 @@ Every case also runs as the command, in a fresh process, and prints its wall and
 
     PYTHONPATH=. python benchmarks/bench_auto.py [--no-compare] [CASE ...]
 
-Measured on the 2-core machine under a load of 4-8 from other work (CPU times; wall
-was 1-2x that): dgx in process 3.6 s (build 0.83, bound 0.27, simulate 2.27; 35 of 300
-candidates simulated, 265 pruned) against 4.1 s with ``prune=False`` in the same warm
-process; a cold ``run_sweep`` 2.9-3.3 s against 4.4-5.3 s without pruning. Of the
-simulation, the in-network candidate (NVLS: 165,888 flows, 18,432 classes, about 12,500
-events from 1 GiB up) takes about 2 s, 0.22-0.25 s per size from 1 GiB. t3000 0.25 s
-against 0.61 s; galaxy 3.65 s against 9.4 s.
-
-With what a sweep keeps across its sizes (one router; size-linear schedules built once per
-depth and scaled, 33 built and 242 scaled; NVLS chunks tiled): dgx in process 2.13 s (build 0.11, bound 0.17, simulate 1.56) where the
-same machine and load gave 2.67 s (build 0.58) before; the command 2.87 s wall against
-3.32 s (bytecode not cached), the same records.
+benchmarks/RESULTS.md keeps measured figures.
 """
 
 from __future__ import annotations

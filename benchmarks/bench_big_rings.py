@@ -10,18 +10,7 @@ divided by sends): the figure behind ``netsim.budget.BYTES_PER_SEND``.
     python benchmarks/bench_big_rings.py [--tori 32x32,32x64] [--size 1GiB] [--no-engine]
         [--order auto] [--family torus]
 
-Measured (2 cores shared with other jobs, load ~5; numpy 2.4, CPython 3.11), 1 GiB:
-
-    topology     ranks  sends       build s  route s  engine s  peak MB  B/send
-    torus:32x32   1024   2,095,104     0.08     0.40      3.78      888     414
-    torus:32x64   2048   8,384,512     0.23     2.13      9.32     2611     319
-    torus:64x64   4096  33,546,240     0.79     9.59     35.01    10220     317
-
-(before the array build and routing by pair: build 0.51 / 3.59 / 12.4 s, route 1.20 /
-6.76 / 28.9 s; 4,096 ranks was refused by the 20M-send limit). At 1,024 ranks the engine's
-symmetry search takes 4.7 s of its time; above 4M path incidences it is skipped. End to
-end, ``netsim coll allreduce --topo torus:64x64 --algo ring --size 1GiB``: 38 s, 10.5 GB
-peak RSS, of which the engine (executor) ~85% under cProfile.
+benchmarks/RESULTS.md keeps measured figures.
 
 ``--no-engine`` stops after routing (schedule + routes only: what the build path costs).
 ``--family mesh --order natural`` makes the row ends cross a whole row (about 2 links per

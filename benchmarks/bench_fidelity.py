@@ -1,4 +1,4 @@
-"""Issue 17's fidelity table: the fluid model's error against the packet model.
+"""The fidelity table (docs/fidelity.md): the fluid model's error against the packet model.
 
 Cases (each at 4 KiB, 256 KiB and 16 MiB, nccl-tests sizes):
 

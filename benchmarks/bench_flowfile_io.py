@@ -12,37 +12,7 @@ a shared machine.
 
     python benchmarks/bench_flowfile_io.py [K] [--keep DIR] [--baseline TREE]
 
-Measured 2026-12-03, 18:30 UTC, on a shared 2-core machine under load (load average 4 to
-6), whole-process figures of ``netsim flows FILE16x16.json --format json -o out.json``,
-medians of 9 runs alternating with main (6b970ad; this branch merged onto it), CPU =
-user + sys; output byte-identical to main's:
-
-* bytecode cached (as installed): **0.88 s CPU**, 1.13 s wall, 162 MiB peak; main 1.22 s
-  CPU, 1.69 s wall, 244 MiB; ratio 0.73 (CPU), 0.77 (wall).
-* with scipy.sparse loaded on use (branch ``flowfile-lazy-scipy``: the engine's max-min
-  module imported it for an annotation, routing for two methods a mesh never calls):
-  **0.82 s CPU**, 1.26 s wall, 147 MiB; main 1.27 s, 1.99 s; ratio 0.64. Without cached
-  bytecode (PYTHONDONTWRITEBYTECODE): 0.90 s against 1.38 s, ratio 0.65.
-* ``netsim flows --help``: 0.26 s CPU against 0.61 s (ratio 0.39): the command imports
-  the engine, readers and writers when it runs.
-* Steps, CPU s, medians of 7 fresh processes alternating (``phases``), main -> this
-  branch -> with lazy scipy: imports 0.36 -> 0.36 -> 0.20; read and check 0.61 -> 0.26
-  (0.15 of it scipy, loaded here by the paths' router) -> 0.26; routing the explicit
-  paths 0.12 -> 0.002; engine 0.38 -> 0.39 -> 0.40; JSON out 0.04; process 1.60 -> 1.11 ->
-  0.97. The engine is now the largest step (most of it ``engine.symmetry.find_classes``).
-* In process, steady state (``main``): the fast reader decodes and builds columns in
-  0.05 s, finds the 700,000 path names in 0.03 s and checks in 0.025 s (the general
-  reader: orjson 0.1 s plus 0.3 s of dict walking); npz 0.16 -> 0.12 s, Parquet 0.17 ->
-  0.11 s; result writes: CSV 0.15 -> 0.05 s (csv.writer on columns).
-
-What changed: msgspec (optional extra ``fast``) decodes flows into typed records with
-each path kept as raw JSON text; all paths are then read at once as bytes (the quotes
-delimit the names; names become rows of uint64 words found in a collision-free slot
-table, ``schedule/namekeys.py``); anything it is not sure of goes to the general reader,
-which words the errors. Explicit paths stay CSR arrays (``routing.explicit.ExplicitPaths``)
-from the loader to the engine: ``simulate_flows`` passes them as the router instead of a
-tuple per flow. The path-loop check is a 16-bit radix sort. ``--packet`` not given loads
-no packet model.
+benchmarks/RESULTS.md keeps measured figures.
 """
 
 from __future__ import annotations

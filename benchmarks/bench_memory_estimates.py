@@ -14,25 +14,9 @@ the measured peak above the baseline, and their ratio (sum / measured).
 Cases are sized to use a few hundred MB to two GB, so the estimate is checked where it
 matters (far above the interpreter's ~100 MB) without a risk to a shared machine.
 
-Measured (2 cores shared with other jobs; CPython 3.11, numpy 2.4), --limit 4GiB:
-
-    case                                      largest        sum   measured  ratio      s
-    dgx-h100-cluster nodes=2000 (topo)      310.1 MiB  310.5 MiB  259.2 MiB   1.20    5.3
-    torus:512x512 (topo)                      510 MiB    510 MiB  379.5 MiB   1.34    5.8
-    fattree k=64 (topo)                     175.4 MiB  175.4 MiB  164.8 MiB   1.06    1.9
-    file, count 2,000,000 (topo)            1.341 GiB  1.341 GiB  1.388 GiB   0.97   21.8
-    chain file 40,000 (topo)                407.5 MiB  457.8 MiB    485 MiB   0.94   29.8
-    ring on chain file 1,000                1.451 GiB  2.353 GiB  1.575 GiB   1.49   17.6
-    ring torus:32x32                        3.996 MiB  5.988 MiB  153.1 MiB   0.04    2.1
-    chakra export ring torus:32x32          599.4 MiB  601.4 MiB  607.9 MiB   0.99   43.7
-    noc-placement 30x30 grid (routes)       840.5 MiB  842.2 MiB  682.9 MiB   1.23   18.3
-
-Before these estimates: dgx-h100-cluster had none (nodes=100000 grew to 24 GB), a file's
-links were estimated at 200 B (0.54 of the measured), a YAML file at ten times its text
-(0.06), the chakra export at nothing (7.7 GB for this case, 600 MB now that nodes are
-encoded as they are made). The torus ring is a block run (one simulated send per ring
-step, its memory counted per step): what it measures is mostly the libraries the run
-loads (scipy, the compiled engine), not what the estimate covers.
+The torus ring is a block run (one simulated send per ring step, its memory counted per
+step): what it measures is mostly the libraries the run loads (scipy, the compiled engine),
+not what the estimate covers. benchmarks/RESULTS.md keeps measured figures.
 """
 
 from __future__ import annotations

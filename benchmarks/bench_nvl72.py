@@ -2,9 +2,9 @@
 
 In-network all-reduce (``--algo innetwork``) on the 72 GPUs and 18 NVSwitch planes of
 ``gb200-nvl72`` at each ``--sizes`` entry, one case per child process (so peak RSS is the
-case's own), built two ways: ``all18``, every plane (before), and ``2of18``, two of the 18
-alike planes, as ``netsim coll`` now does (netsim.algorithms.innetwork_planes: the runner
-checks that the planes map link by link, simulates two and expands the result to all 18).
+case's own), built two ways: ``all18``, every plane, and ``2of18``, two of the 18 alike
+planes, as ``netsim coll`` does (netsim.algorithms.innetwork_planes: the runner checks that
+the planes map link by link, simulates two and expands the result to all 18).
 Then ``netsim coll allreduce --algo auto`` end to end at ``--auto`` size. Prints ops, sub-flows,
 symmetry classes, events, the seconds of each phase -- schedule build, the planes check,
 routing, the engine's symmetry search (timed on its own, outside the run), the whole engine
@@ -14,26 +14,7 @@ makespan.
     python benchmarks/bench_nvl72.py [--sizes 16MiB,256MiB,4GB] [--auto 4GB] [--no-auto]
         [--no-engine] [--no-full]
 
-Measured 2026-12-03 on the 2-core machine shared with other jobs (load 4-10, so wall times
-are +-50% and the two paths were not timed side by side; CPU seconds are steadier):
-
-    size    path   ops         classes  events   build  check  route  sym    engine  expand  peak MB
-    16MiB   all18   1,524,240   43,200   10,842   0.86   -      0.59    1.97    2.84   -        652
-    16MiB   2of18     169,360   43,200   10,842   0.06   0.39   0.03    0.71    2.18   0.02     277
-    256MiB  all18   6,096,960  172,800  168,788   0.88   -      0.40    5.62   29.44   -       2085
-    256MiB  2of18     677,440  172,800  168,788   0.18   0.34   0.03    1.14   33.92   1.04     580
-    4GB     all18  12,193,920  345,600  356,221   7.98   -      5.40   31.32  162.82   -       4013
-    4GB     2of18   1,354,880  345,600  356,221   0.37   0.56   0.08    3.63   76.24   1.62     899
-
-Makespans equal to the last bit (62.99582373549583 us, 519.064904400078 us,
-5955.579608283303 us; with the preset of then: 154 GB/s per switch chip, efficiency 0.8222;
-the preset now reduces at 22.87 GB/s per chip, docs/calibration.md "NVLink5"). The engine's classes and events are the same both ways: two planes
-merge into the same quotient as 18, and the compiled event loop (engine/kernel.py) on it is
-what remains -- about 1 s CPU at 16 MiB, 24-33 s at 256 MiB, about 33 s at 4 GB. Its work per
-event is a few passes over every draining class (about 10k at 4 GB: one per (owner, rank)
-multicast stream, which the switch's serial ALU makes all distinct), times 356k events.
-One plane alone is slower (164 s at 4 GB): its classes are more than half its flows, so the
-engine's symmetry search gives up and every flow is solved.
+benchmarks/RESULTS.md keeps measured figures.
 """
 
 from __future__ import annotations

@@ -12,21 +12,7 @@ fits, once on the full build (the algorithm without its block form), and prints 
 Columns: ranks, sends, events, wall s and peak RSS of each way, and whether the records
 (time, busbw, events, flows, max link utilisation) are identical.
 
-Measured (2 cores, shared with four other jobs; 1 GiB):
-
-    topology       ranks        sends  events  blocks s  blocks MB  full s  full MB  same
-    torus:32x32     1024    2,095,104    2047      0.7        229     2.9      785   yes
-    torus:64x64     4096   33,546,240    8191      5.1        954    71.3    10325   yes
-    torus:128x128  16384  536,838,144   32767     21.8      12498       -        -     -
-
-(another run with more load beside it: 1.5 / 4.6 / 77.0 s.) The 128x128 time was almost
-all the kernel zeroing pages for the result's per-op times (3 x 8 bytes x 537M ops =
-12.9 GB; 2.6 s user, 30 s system). Since the result keeps those times per block until
-they are read (engine.result.PerBlock), 2026-12-05 (2 cores, a slower machine):
-
-    torus:32x32      1024    2,095,104    2047      0.5        179     2.0      784 yes
-    torus:64x64      4096   33,546,240    8191      0.6        186    34.1    10327 yes
-    torus:128x128   16384  536,838,144   32767      0.7        215       -        - -
+benchmarks/RESULTS.md keeps measured figures.
 """
 
 from __future__ import annotations

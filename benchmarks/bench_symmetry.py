@@ -10,7 +10,7 @@ Cases (select by name; default: all):
 
 Each case is run once to record the searches' inputs (the schedules and routes the
 engine searched), then every search is replayed with the numpy search (``before``: the
-search of main before the compiled one, kept as the fallback without numba) and the
+numpy search, the fallback without numba) and the
 compiled one (``after``), best of ``--repeat`` (default 3) CPU-time measurements, after
 one warm-up search (numba loaded and the kernels compiled or read from their cache). It
 prints per case: searches, sub-flows, sub-flow classes found (summed over searches),

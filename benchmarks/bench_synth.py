@@ -1,4 +1,4 @@
-"""Synthesised collectives against the targets of issue 16 (1 GiB unless said).
+"""Synthesised collectives against their targets (1 GiB unless said).
 
 Each case runs ``netsim.run.run_synth`` as ``netsim coll --algo synth`` does: synthesised
 schedules for 1, 2, 4, 8 chunks per rank (and, with a reduction rate gamma, reductions in

@@ -83,7 +83,7 @@ def main() -> None:
         print(f"| {r['op']} {r['n']} GPUs | {r['size']} | {r['published'] * 1e6:.2f} | "
               f"{r['device'] * 1e6:.2f} | {model * 1e6:.2f} | {e:+.1f}% | "
               f"{'yes' if ok else 'NO'} |")
-    print(f"\n{len(rows) - bad} of {len(rows)} points within the issue's tolerance")
+    print(f"\n{len(rows) - bad} of {len(rows)} points within the tolerance")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """Ctrl-C and SIGTERM at random moments of long commands: every run must end with rc 130
 (143), the one line ``netsim: interrupted`` on stderr and no file left behind.
 
-The heavier companion of ``tests/test_signals.py``: the two commands that segfaulted
-(rc -11) before the signal handling of ``netsim.interrupts`` (a Ctrl-C 3 to 7 s into the
-gb200 one: 4 runs of 6), signalled anywhere in their first seconds, where the symmetry
-search and the compiled event loops run. Prints one line per run and a summary; exits 1 if
-any run went wrong.
+The heavier companion of ``tests/test_signals.py``: two long commands, signalled anywhere
+in their first seconds, where the symmetry search and the compiled event loops run (an
+exception unwinding through compiled frames kills the process with rc -11, which
+``netsim.interrupts`` prevents by stopping at a safe point). Prints one line per run and a
+summary; exits 1 if any run went wrong.
 
 Run: ``python benchmarks/signals_stress.py [--runs 20] [--seed 34] [--latest 6]``.
 """

@@ -80,15 +80,19 @@ def _checked(value: float, text, what: str, allow_inf: bool = False) -> float:
     return value
 
 
+def _number_and_unit(value, what: str, kind: str) -> tuple[float, str]:
+    """(number, unit) in ``value``, a number (unit ``''``) or a string such as ``'64MiB'``;
+    anything else (a bool too) is not a ``kind``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise UnitError(f"{what} {value!r} is not a {kind}")
+    if isinstance(value, str):
+        return _split(value, what)
+    return float(value), ""
+
+
 def parse_size(value: str | float | int, what: str = "size") -> float:
     """Bytes in ``value``: ``'64MiB'`` -> 67108864.0, ``'1e9'`` -> 1e9, ``'8Gb'`` -> 1e9."""
-    if isinstance(value, bool):
-        raise UnitError(f"{what} {value!r} is not a size")
-    if isinstance(value, (int, float)):
-        return _bounded(_checked(float(value), value, what), value, what)
-    if not isinstance(value, str):
-        raise UnitError(f"{what} {value!r} is not a size")
-    number, unit = _split(value, what)
+    number, unit = _number_and_unit(value, what, "size")
     size = _checked(number * (_size_unit(unit, value, what) if unit else 1.0), value, what)
     return _bounded(size, value, what)
 
@@ -104,8 +108,8 @@ def _bounded(size: float, text, what: str) -> float:
 
 
 #: The smallest positive rate (bytes/s): 1 EiB at this rate still takes a finite time
-#: (~1e27 s), where a subnormal rate (1e-310 B/s) overflowed the engine's divisions into
-#: warnings and a misleading "never finished".
+#: (~1e27 s), where a subnormal rate (1e-310 B/s) would overflow the engine's divisions
+#: into warnings and a misleading "never finished".
 MIN_RATE = 1e-9
 
 
@@ -125,13 +129,7 @@ def parse_rate(value: str | float | int, what: str = "rate") -> float:
 
 
 def _parse_rate(value: str | float | int, what: str) -> float:
-    if isinstance(value, bool):
-        raise UnitError(f"{what} {value!r} is not a rate")
-    if isinstance(value, (int, float)):
-        return _checked(float(value), value, what)
-    if not isinstance(value, str):
-        raise UnitError(f"{what} {value!r} is not a rate")
-    number, unit = _split(value, what)
+    number, unit = _number_and_unit(value, what, "rate")
     if not unit:
         return _checked(number, value, what)
     if unit.endswith("/s"):
@@ -145,13 +143,7 @@ def _parse_rate(value: str | float | int, what: str) -> float:
 
 def parse_time(value: str | float | int, what: str = "time") -> float:
     """Seconds in ``value``: ``'711ns'`` -> 7.11e-7, ``'1us'`` -> 1e-6, ``0.5`` -> 0.5."""
-    if isinstance(value, bool):
-        raise UnitError(f"{what} {value!r} is not a time")
-    if isinstance(value, (int, float)):
-        return _checked(float(value), value, what)
-    if not isinstance(value, str):
-        raise UnitError(f"{what} {value!r} is not a time")
-    number, unit = _split(value, what)
+    number, unit = _number_and_unit(value, what, "time")
     if not unit:
         return _checked(number, value, what)
     if unit not in _TIME:

@@ -1,11 +1,12 @@
-"""Small builders shared by the engine tests: a line of links, hand-made routes and random
-walks over a topology's links."""
+"""Small builders shared by the engine tests: a line of links, hand-made routes, random
+walks over a topology's links and random connected machines."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import numpy as np
+from hypothesis import strategies as st
 
 from netsim.topology.model import TopologyBuilder
 
@@ -59,3 +60,36 @@ def lognormal_alltoall(shape, seed):
     nbytes = np.rint(np.random.default_rng(seed).lognormal(np.log(1e5), 1.0, src.size))
     return mesh(shape, bandwidth=1e9, latency=0.0), sends_from_arrays(n, src, dst, nbytes,
                                                                      tag="a2a")
+
+
+def with_extra_nodes(nodes, schedule) -> np.ndarray:
+    """The placement of ``schedule``: ``nodes`` for its ranks, then the switch nodes its
+    in-network ranks run on (``schedule.extra_nodes``)."""
+    return np.concatenate([np.asarray(nodes, dtype=np.int64),
+                           np.asarray(list(schedule.extra_nodes), dtype=np.int64)])
+
+
+@st.composite
+def random_graph(draw, nodes: tuple[int, int], rates: list[float]):
+    """A connected graph of ``nodes[0]..nodes[1]`` nodes: a random tree plus up to n extra
+    cables (some pairs twice), each of a rate from ``rates`` (bytes/s) and a latency of 0,
+    0.1 or 1 us."""
+    n = draw(st.integers(*nodes))
+    b = TopologyBuilder(f"random-{n}")
+    for i in range(n):
+        b.add_node(f"v{i}")
+    pairs = [(i, draw(st.integers(0, i - 1))) for i in range(1, n)]
+    pairs += draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+                           .filter(lambda p: p[0] != p[1]), max_size=n))
+    for a, c in pairs:
+        b.add_cable(a, c, draw(st.sampled_from(rates)), draw(st.sampled_from([0.0, 1e-7, 1e-6])))
+    return b.build()
+
+
+def placed_ranks(draw, machines, lowest: int, most: int):
+    """Inside a composite strategy: a machine from ``machines`` and ``lowest..most`` ranks
+    (at most its endpoints) on distinct endpoints in random order: (topology, nodes)."""
+    topo = draw(machines)
+    endpoints = np.asarray(topo.endpoints).tolist()
+    ranks = draw(st.integers(lowest, min(most, len(endpoints))))
+    return topo, np.asarray(draw(st.permutations(endpoints))[:ranks])

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from engine_helpers import with_extra_nodes
 from netsim.algorithms import AlgoOptions, build_schedule
 from netsim.engine import simulate
 from netsim.topology import full_mesh, mesh, nvswitch, ring, torus
@@ -26,10 +27,7 @@ def run(op: str, name: str, topology, p: int, size: float = S, alpha: float = A,
     ``chunks`` says otherwise (the closed forms below are for an unpipelined message)."""
     options = AlgoOptions(topology=topology, **{"chunks": 1, **knobs})
     schedule = build_schedule(op, name, p, size, options)
-    placement = np.asarray(topology.endpoints[:p], dtype=np.int64)
-    extra = list(schedule.extra_nodes)
-    if extra:
-        placement = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
+    placement = with_extra_nodes(topology.endpoints[:p], schedule)
     return simulate(topology, schedule, placement, overhead=alpha).makespan
 
 

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine_helpers import with_extra_nodes
 from netsim.algorithms.lower_bound import engine_floor, schedule_bound
 from netsim.engine import route_schedule, simulate
 from netsim.errors import InputError
@@ -73,8 +74,7 @@ def test_bound_never_exceeds_the_makespan_of_collectives(case, size, alpha):
     if algorithm is None:
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
-    extra = list(schedule.extra_nodes)
-    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    placement = with_extra_nodes(nodes, schedule)
     result = simulate(topo, schedule, placement, overhead=alpha)
     _assert_below(schedule_bound(topo, schedule, placement, overhead=alpha), schedule,
                   result.makespan)

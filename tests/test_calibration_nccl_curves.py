@@ -1,13 +1,13 @@
 """Published single-node H100 nccl-tests curves (benchmarks/data/nvidia_h100_*_nccltests_*.csv)
 against netsim's ``--algo nccl`` launched as each run was (its ``nGpus``: nccl-tests ``-g 8`` /
 ``-g 4``, or one process per GPU, netsim's default; what ``--measured FILE`` applies):
-the issue's tolerance, |netsim time / published time - 1| <= 20% from 64 KiB and <= 50% below,
+a tolerance of |netsim time / published time - 1| <= 20% from 64 KiB and <= 50% below,
 is asserted where netsim meets it.
 
 Sizes where it does not are listed in ``SHORT`` and left to the report: ``netsim validate``
 prints their errors (docs/fidelity.md), as ``python benchmarks/bench_nccl_curves.py`` does. One
 global parameter is fitted (the host time per GPU of nccl-tests' -g N launches,
-benchmarks/fit_nccl_host.py), nothing per size or curve; the tolerances are the issue's. The
+benchmarks/fit_nccl_host.py), nothing per size or curve. The
 8-GPU all-reduce curves run up to 128 MiB (8 and 16 GiB are checked in
 tests/test_nccl_model.py), the ring curves at every published size.
 """

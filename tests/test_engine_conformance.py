@@ -29,12 +29,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine_helpers import placed_ranks, random_graph
 from netsim.algorithms import build_schedule
 from netsim.algorithms.options import AlgoOptions
 from netsim.engine import EngineConfig, Fault, execute, route_schedule
 from netsim.schedule import SEND, ScheduleBuilder, sends_from_arrays
 from netsim.topology import fat_tree, mesh, ring, torus
-from netsim.topology.model import TopologyBuilder
 
 REFERENCE = EngineConfig(loop="reference")
 #: One configuration per path; symmetry searched at every size where the path allows it.
@@ -61,22 +61,6 @@ SETTINGS = dict(deadline=None, max_examples=80,
 
 # -- machines ---------------------------------------------------------------------------
 
-@st.composite
-def random_graph(draw):
-    """A connected graph of 3..8 nodes: a random tree plus extra cables of random rates."""
-    n = draw(st.integers(3, 8))
-    b = TopologyBuilder(f"random-{n}")
-    for i in range(n):
-        b.add_node(f"v{i}")
-    pairs = [(i, draw(st.integers(0, i - 1))) for i in range(1, n)]
-    pairs += draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
-                           .filter(lambda p: p[0] != p[1]), max_size=n))
-    for a, c in pairs:
-        b.add_cable(a, c, draw(st.sampled_from([1e9, 2.5e9, 4e9, 1e10])),
-                    draw(st.sampled_from([0.0, 1e-7, 1e-6])))
-    return b.build()
-
-
 symmetric_machines = st.one_of(
     st.builds(lambda n, lat: ring(n, bandwidth=1e9, latency=lat), st.integers(3, 8),
               st.sampled_from([0.0, 1e-7])),
@@ -86,7 +70,7 @@ symmetric_machines = st.one_of(
               st.sampled_from([(3, 3), (2, 4), (4, 4)]), st.sampled_from([0.0, 1e-6])),
     st.just(fat_tree(4, bandwidth=1e9, latency=1e-7)),
 )
-machines = st.one_of(symmetric_machines, random_graph())
+machines = st.one_of(symmetric_machines, random_graph((3, 8), [1e9, 2.5e9, 4e9, 1e10]))
 
 
 # -- schedules --------------------------------------------------------------------------
@@ -165,10 +149,8 @@ def faults(draw, topo):
 
 @st.composite
 def cases(draw):
-    topo = draw(machines)
-    endpoints = np.asarray(topo.endpoints)
-    ranks = draw(st.integers(2, min(9, endpoints.size)))
-    placement = np.asarray(draw(st.permutations(endpoints.tolist()))[:ranks])
+    topo, placement = placed_ranks(draw, machines, 2, 9)
+    ranks = placement.size
     kind = draw(st.sampled_from(["dag", "flows", "collective"]))
     not_before = None
     if kind == "dag":
@@ -180,7 +162,7 @@ def cases(draw):
         schedule, not_before = draw(poisson_flows(ranks))
     else:
         schedule = draw(collectives(ranks))
-        placement = np.asarray(endpoints[:ranks])       # in order: symmetry to find
+        placement = np.asarray(topo.endpoints[:ranks])  # in order: symmetry to find
     overhead = draw(st.sampled_from([0.0, 1e-6, "per op"]))
     if overhead == "per op":
         overhead = np.where(np.arange(schedule.num_ops) % 2 == 0, 1e-6, 3e-6)

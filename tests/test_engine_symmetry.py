@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from engine_helpers import with_extra_nodes
 from netsim.engine import EngineConfig, simulate, symmetry
 from netsim.schedule import ScheduleBuilder, sends_from_arrays
 from netsim.topology import fat_tree, mesh, ring, torus
@@ -93,8 +94,7 @@ def test_collectives_match_the_reference(case, size):
     if algorithm is None:
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
-    extra = list(schedule.extra_nodes)
-    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    placement = with_extra_nodes(nodes, schedule)
     fast = assert_same_as_reference(topo, schedule, placement)
     event("classes" if "symmetry_classes" in fast.meta else "no classes")
 
@@ -111,8 +111,7 @@ def test_an_nvswitch_box_matches_the_reference(algo, size, chunks):
     nodes = np.asarray(topo.endpoints[:8])
     options = AlgoOptions(chunks=chunks, topology=topo, placement=nodes)
     schedule = build_schedule("allreduce", algo, 8, size, options)
-    extra = list(schedule.extra_nodes)
-    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    placement = with_extra_nodes(nodes, schedule)
     fast = simulate(topo, schedule, placement, config=SEARCH)
     ref = simulate(topo, schedule, placement, config=REFERENCE)
     np.testing.assert_allclose(fast.op_finish, ref.op_finish, rtol=REL)
@@ -295,9 +294,7 @@ def test_the_compiled_search_finds_the_numpy_partition_on_collectives(case, size
     if algorithm is None:
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
-    extra = list(schedule.extra_nodes)
-    assert_same_search(topo, schedule,
-                       np.concatenate([nodes, np.asarray(extra, dtype=np.int64)]))
+    assert_same_search(topo, schedule, with_extra_nodes(nodes, schedule))
 
 
 @settings(max_examples=200, **SETTINGS)

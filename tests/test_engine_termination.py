@@ -1,8 +1,8 @@
 """Every run terminates, whatever the magnitudes: a property of the engine, not of cases.
 
-The event loop used to spin when ``now + remaining / rate == now`` in floating point (an
-8-byte all-reduce on dgx-h100, a 1-byte flow released at 1e6 s, a link degraded to 1e-7).
-Each event must retire at least one flow or one queued timed event, so a run of F sub-flows
+The event loop must not spin when ``now + remaining / rate == now`` in floating point (an
+8-byte all-reduce on dgx-h100, a 1-byte flow released at 1e6 s, a link degraded to 1e-7):
+each event must retire at least one flow or one queued timed event, so a run of F sub-flows
 ends within a bounded number of events. Where a closed form exists (a lone flow: release +
 overhead + latency + B/C; flows that share one link fairly; a chain of dependent flows) the
 answer is checked against it.

@@ -27,11 +27,11 @@ import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from engine_helpers import placed_ranks, random_graph, with_extra_nodes
 from netsim.engine import Fault, simulate
 from netsim.engine import executor
 from netsim.schedule import SEND, ScheduleBuilder
 from netsim.topology import fat_tree, mesh, ring, torus
-from netsim.topology.model import TopologyBuilder
 
 TOL = 1e-9
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -39,25 +39,8 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- machines -------------------------------------------------------------------------
 
-@st.composite
-def random_graph(draw):
-    """A connected graph of 2..7 nodes: a random tree plus extra cables, some doubled."""
-    n = draw(st.integers(2, 7))
-    b = TopologyBuilder(f"random-{n}")
-    for i in range(n):
-        b.add_node(f"v{i}")
-    rates = st.sampled_from([1e9, 2e9, 5e9, 1e10])
-    delays = st.sampled_from([0.0, 1e-7, 1e-6])
-    pairs = [(i, draw(st.integers(0, i - 1))) for i in range(1, n)]
-    pairs += draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
-                           .filter(lambda p: p[0] != p[1]), max_size=n))
-    for a, c in pairs:
-        b.add_cable(a, c, draw(rates), draw(delays))
-    return b.build()
-
-
 machines = st.one_of(
-    random_graph(),
+    random_graph((2, 7), [1e9, 2e9, 5e9, 1e10]),
     st.builds(lambda d, l: mesh(d, bandwidth=1e9, latency=1e-7, links=l),
               st.sampled_from([(2, 2), (2, 3), (3, 3)]), st.sampled_from([1, 2])),
     st.builds(lambda d: torus(d, bandwidth=2e9, latency=1e-7),
@@ -209,11 +192,8 @@ def check_invariants(topo, schedule, placement, faults):
 
 @st.composite
 def cases(draw):
-    topo = draw(machines)
-    endpoints = np.asarray(topo.endpoints)
-    ranks = draw(st.integers(1, min(6, endpoints.size)))
-    placement = draw(st.permutations(endpoints.tolist()))[:ranks]
-    return topo, draw(random_dag(ranks)), np.asarray(placement), draw(random_faults(topo))
+    topo, placement = placed_ranks(draw, machines, 1, 6)
+    return topo, draw(random_dag(placement.size)), placement, draw(random_faults(topo))
 
 
 def test_a_failure_while_a_send_to_self_is_pending_does_not_crash():
@@ -268,7 +248,6 @@ def test_collectives_deliver_what_they_promise_on_faulty_machines(case, size):
         return
     schedule = build_schedule(op, algorithm.name, n, size, options)
     verify(schedule, op, n)                      # symbolic: the right data, exactly once
-    extra = list(schedule.extra_nodes)
-    placement = np.concatenate([nodes, np.asarray(extra, dtype=np.int64)])
+    placement = with_extra_nodes(nodes, schedule)
     result = check_invariants(topo, schedule, placement, faults)
     assert result.makespan > 0 or schedule.total_bytes == 0

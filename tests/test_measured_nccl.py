@@ -263,14 +263,21 @@ def test_a_tt_metal_result_table_is_read_by_op_and_device_count(tmp_path):
         read_measured_run(table, op="alltoall")
 
 
-def test_coll_compares_with_a_tt_metal_table(tmp_path, capsys):
+def _coll_with_tt_table(tmp_path, capsys, op: str) -> tuple[list[str], dict]:
+    """``netsim coll OP`` (ring, 1 MiB on ring:8) compared with TT_TABLE: its arguments and
+    its one record."""
     table = tmp_path / "SUMMARY.md"
     table.write_text(TT_TABLE)
-    args = ["coll", "allgather", "--topo", "ring:8,bw=25GB/s,links=2", "--algo", "ring",
+    args = ["coll", op, "--topo", "ring:8,bw=25GB/s,links=2", "--algo", "ring",
             "--size", "1MiB", "--format", "json", "--measured", str(table)]
     code, out, err = run_main(args, capsys)
     assert code == 0, err
     (record,) = json.loads(out)["records"]
+    return args, record
+
+
+def test_coll_compares_with_a_tt_metal_table(tmp_path, capsys):
+    args, record = _coll_with_tt_table(tmp_path, capsys, "allgather")
     assert record["measured_time_s"] == pytest.approx(23.41e-6)
     assert record["error_pct"] == pytest.approx(100 * (record["time_s"] / 23.41e-6 - 1))
     code, _, err = run_main(["coll", "reducescatter", *args[2:]], capsys)
@@ -317,13 +324,7 @@ def test_every_published_file_says_what_it_measured():
 def test_a_table_of_several_device_counts_follows_the_run(tmp_path, capsys):
     """No --ranks: the machine's own rank count (8 on ring:8) picks the table's n = 8 rows;
     --ranks 2 picks n = 2; --ranks 4 is not in the table."""
-    table = tmp_path / "SUMMARY.md"
-    table.write_text(TT_TABLE)
-    args = ["coll", "allreduce", "--topo", "ring:8,bw=25GB/s,links=2", "--algo", "ring",
-            "--size", "1MiB", "--format", "json", "--measured", str(table)]
-    code, out, err = run_main(args, capsys)
-    assert code == 0, err
-    (record,) = json.loads(out)["records"]
+    args, record = _coll_with_tt_table(tmp_path, capsys, "allreduce")
     assert record["ranks"] == 8 and record["measured_time_s"] == pytest.approx(54.54e-6)
     code, out, err = run_main([*args, "--ranks", "2"], capsys)
     assert code == 0, err

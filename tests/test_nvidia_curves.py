@@ -37,8 +37,8 @@ PRESETS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
 @pytest.mark.parametrize("preset", PRESETS)
 def test_default_curves_have_no_busbw_cliff(preset):
     """From 1 MiB to 8 GiB, busbw never drops by more than 15% from one size to the next
-    (no published curve shows such a drop: benchmarks/data/nvidia_*). GB200 NVL72 used to
-    drop from 1,268 to 681 GB/s at 2 GiB when the tuner left NVLS for the ring."""
+    (no published curve shows such a drop: benchmarks/data/nvidia_*). GB200 NVL72 would
+    drop from 1,268 to 681 GB/s at 2 GiB if the tuner left NVLS for the ring."""
     sizes = [MiB << k for k in range(14)]
     runs = run_sweep("allreduce", parse_topology(preset), "default", sizes)
     busbw = [run.busbw_GBps for run in runs]

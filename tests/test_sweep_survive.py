@@ -1,8 +1,8 @@
 """Sweeps that survive their workers, and workers that do not survive their sweep.
 
-``kill -9`` of one local worker (or the kernel's OOM killer) used to abort the sweep with a
-BrokenProcessPool traceback: now the points under way run again once in a new pool and
-the sweep finishes. ``kill -9`` of the main process leaves no worker running: each checks
+``kill -9`` of one local worker (or the kernel's OOM killer) does not abort the sweep with a
+BrokenProcessPool traceback: the points under way run again once in a new pool and the
+sweep finishes. ``kill -9`` of the main process leaves no worker running: each checks
 every half second that the main process is still there.
 """
 

@@ -210,7 +210,8 @@ def test_the_bound_check_allows_rounding_only():
     ({"tolerance": float("nan")}, r"tolerance must be a number in \[0, 1\), got nan"),
 ])
 def test_simulate_refuses_times_that_would_never_complete(kwargs, message):
-    """overhead=nan used to loop forever; inf said 'its dependencies never completed'."""
+    """overhead=nan would loop forever and inf would end in 'its dependencies never
+    completed': both are refused up front, naming the value."""
     from netsim.engine import simulate
     from netsim.errors import InputError
 
@@ -275,7 +276,8 @@ def test_boolean_fields_still_take_booleans():
 
 @pytest.mark.parametrize("value", [1e20, 2**70, float("nan"), float("inf"), -1, True])
 def test_a_chakra_comm_size_out_of_range_is_refused(value):
-    """A trace's comm_size of 1e20 bytes used to be built as a collective of that size."""
+    """A trace's comm_size of 1e20 bytes (or nan, inf, negative, a bool) is refused, not
+    built as a collective of that size."""
     from netsim.interop.chakra import _size
 
     with pytest.raises(ScheduleError, match=r"^rank0\.et: node 3: comm_size=.* must be a "

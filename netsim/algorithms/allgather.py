@@ -12,26 +12,17 @@ from .hypercube import doubling, fold, folded_blocks
 from .options import AlgoOptions
 from .plan import Plan, join, no_deps, one_phase, set_rows
 from .registry import register
-from .rings import bidir_ring_schedule, ring_blocks_for, ring_schedule
+from .rings import register_rings
 
 __all__ = ["ring", "bidir_ring", "doubling_folded", "direct", "direct_phase", "bruck", "OP"]
 
 OP = "allgather"
 
 
-@register(OP, "ring", "ring of n-1 steps; each rank sends (n-1)/n S",
-          blocks=ring_blocks_for(OP, reduce_scatter=False, all_gather=True),
-          order_only=True)
-def ring(num_ranks: int, size: float, options: AlgoOptions):
-    return ring_schedule(OP, num_ranks, size, options, reduce_scatter=False, all_gather=True)
-
-
-@register(OP, "bidir_ring", "two opposite rings, each with half of every block",
-          blocks=ring_blocks_for(OP, reduce_scatter=False, all_gather=True, bidirectional=True),
-          order_only=True)
-def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
-    return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=False,
-                               all_gather=True)
+ring, bidir_ring = register_rings(
+    OP, reduce_scatter=False, all_gather=True,
+    ring_summary="ring of n-1 steps; each rank sends (n-1)/n S",
+    bidir_summary="two opposite rings, each with half of every block")
 
 
 def doubling_folded(plan: Plan, owners: np.ndarray, ready: np.ndarray) -> np.ndarray:

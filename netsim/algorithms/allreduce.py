@@ -20,7 +20,7 @@ from .orders import rank_order
 from .plan import Plan, blocks, join, no_deps, set_rows, settle
 from .reducescatter import direct_phase as direct_reduce_scatter
 from .registry import register
-from .rings import bidir_ring_schedule, ring_blocks_for, ring_schedule
+from .rings import register_rings
 from .trees import broadcast_down, double_binary_trees, reduce_up
 
 __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubling",
@@ -29,19 +29,10 @@ __all__ = ["ring", "bidir_ring", "dbtree", "halving_doubling", "recursive_doubli
 OP = "allreduce"
 
 
-@register(OP, "ring", "ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True),
-          order_only=True, size_linear=True)
-def ring(num_ranks: int, size: float, options: AlgoOptions):
-    return ring_schedule(OP, num_ranks, size, options, reduce_scatter=True, all_gather=True)
-
-
-@register(OP, "bidir_ring", "two opposite rings, each all-reducing half of the buffer",
-          blocks=ring_blocks_for(OP, reduce_scatter=True, all_gather=True, bidirectional=True),
-          order_only=True, size_linear=True)
-def bidir_ring(num_ranks: int, size: float, options: AlgoOptions):
-    return bidir_ring_schedule(OP, num_ranks, size, options, reduce_scatter=True,
-                               all_gather=True)
+ring, bidir_ring = register_rings(
+    OP, reduce_scatter=True, all_gather=True,
+    ring_summary="ring reduce-scatter + ring all-gather, 2(n-1) steps of S/n",
+    bidir_summary="two opposite rings, each all-reducing half of the buffer", size_linear=True)
 
 
 @register(OP, "dbtree", "NCCL double binary tree: each tree reduces up and broadcasts "

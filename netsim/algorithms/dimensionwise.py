@@ -95,37 +95,33 @@ def all_gather_axes(plan: Plan, rank_at: np.ndarray, slot_pieces: np.ndarray,
     return ready
 
 
-def _setup(op: str, num_ranks: int, size: float, options: AlgoOptions):
-    c = options.chunks
-    rank_at = grid_layout(num_ranks, options)
-    plan = Plan(op, num_ranks, size, num_ranks * c, options)
-    slot_pieces = blocks(num_ranks, c)[rank_at]        # cell x holds the block of its rank
-    return plan, rank_at, slot_pieces, c
+def _register_phases(op: str, summary: str, *, reduce_scatter: bool, all_gather: bool):
+    """Register ``op``'s dimension-wise algorithm: the reduce-scatter axes, the all-gather
+    axes, or both in turn (all-reduce), on the box the ranks fill."""
+    @register(op, "dimensionwise", summary, requires="grid", check=grid_reason)
+    def build(num_ranks: int, size: float, options: AlgoOptions):
+        c = options.chunks
+        rank_at = grid_layout(num_ranks, options)
+        plan = Plan(op, num_ranks, size, num_ranks * c, options)
+        slot_pieces = blocks(num_ranks, c)[rank_at]        # cell x holds the block of its rank
+        ready = no_deps(num_ranks)
+        if reduce_scatter:
+            ready = reduce_scatter_axes(plan, rank_at, slot_pieces, ready, c)
+        if all_gather:
+            all_gather_axes(plan, rank_at, slot_pieces, ready, c)
+        return plan.build()
+    return build
 
 
-@register("allreduce", "dimensionwise", "ring reduce-scatter along each grid axis in turn, "
-          "then ring all-gather back", requires="grid", check=grid_reason)
-def allreduce(num_ranks: int, size: float, options: AlgoOptions):
-    plan, rank_at, slot_pieces, c = _setup("allreduce", num_ranks, size, options)
-    done = reduce_scatter_axes(plan, rank_at, slot_pieces, no_deps(num_ranks), c)
-    all_gather_axes(plan, rank_at, slot_pieces, done, c)
-    return plan.build()
-
-
-@register("reducescatter", "dimensionwise", "ring reduce-scatter along each grid axis in "
-          "turn", requires="grid", check=grid_reason)
-def reducescatter(num_ranks: int, size: float, options: AlgoOptions):
-    plan, rank_at, slot_pieces, c = _setup("reducescatter", num_ranks, size, options)
-    reduce_scatter_axes(plan, rank_at, slot_pieces, no_deps(num_ranks), c)
-    return plan.build()
-
-
-@register("allgather", "dimensionwise", "ring all-gather along each grid axis in turn "
-          "(last axis first)", requires="grid", check=grid_reason)
-def allgather(num_ranks: int, size: float, options: AlgoOptions):
-    plan, rank_at, slot_pieces, c = _setup("allgather", num_ranks, size, options)
-    all_gather_axes(plan, rank_at, slot_pieces, no_deps(num_ranks), c)
-    return plan.build()
+allreduce = _register_phases(
+    "allreduce", "ring reduce-scatter along each grid axis in turn, then ring all-gather back",
+    reduce_scatter=True, all_gather=True)
+reducescatter = _register_phases(
+    "reducescatter", "ring reduce-scatter along each grid axis in turn",
+    reduce_scatter=True, all_gather=False)
+allgather = _register_phases(
+    "allgather", "ring all-gather along each grid axis in turn (last axis first)",
+    reduce_scatter=False, all_gather=True)
 
 
 @register("alltoall", "dimensionwise", "route along one grid axis, then the next, "

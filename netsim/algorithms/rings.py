@@ -20,9 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from .plan import Plan, blocks, join, no_deps, set_rows
+from .registry import register
 
 __all__ = ["ring_steps", "bidir_rings", "ring_schedule", "bidir_ring_schedule", "ring_blocks",
-           "ring_blocks_for"]
+           "ring_blocks_for", "register_rings"]
 
 #: Build the steps after the first as one recipe when nothing reduces or annotates (the
 #: same ops as the step loop; False forces the loop, which the tests compare it with).
@@ -129,6 +130,27 @@ def ring_blocks_for(op: str, *, reduce_scatter: bool, all_gather: bool,
         return ring_blocks(op, num_ranks, size, options, reduce_scatter=reduce_scatter,
                            all_gather=all_gather, bidirectional=bidirectional)
     return build
+
+
+def register_rings(op: str, *, reduce_scatter: bool, all_gather: bool, ring_summary: str,
+                   bidir_summary: str, size_linear: bool = False):
+    """Register ``op``'s ``ring`` (:func:`ring_schedule`) and ``bidir_ring``
+    (:func:`bidir_ring_schedule`) with these phases, each with its block form; returns the
+    two builders. Reduce-scatter, all-gather and all-reduce differ only in the phases;
+    ``size_linear`` is :attr:`~netsim.algorithms.registry.Algorithm.size_linear`."""
+    phases = {"reduce_scatter": reduce_scatter, "all_gather": all_gather}
+    flags = {"order_only": True, "size_linear": size_linear}
+
+    @register(op, "ring", ring_summary, blocks=ring_blocks_for(op, **phases), **flags)
+    def ring(num_ranks: int, size: float, options):
+        return ring_schedule(op, num_ranks, size, options, **phases)
+
+    @register(op, "bidir_ring", bidir_summary,
+              blocks=ring_blocks_for(op, **phases, bidirectional=True), **flags)
+    def bidir_ring(num_ranks: int, size: float, options):
+        return bidir_ring_schedule(op, num_ranks, size, options, **phases)
+
+    return ring, bidir_ring
 
 
 def ring_steps(plan: Plan, rings: np.ndarray, chunk_pieces: np.ndarray, ready: np.ndarray,

@@ -482,8 +482,8 @@ def _add_collective(ops: _Ops, collective: CollectiveBuilder, members: list[int]
 #: included: the two encoded nodes (send and receive, ~110 B each with their attributes)
 #: in the ranks' buffers, their growth by doubling, the two node ids per op. Ring
 #: all-reduce on torus:32x32 (2.1M sends): 590 MB above the interpreter, 280 B a send
-#: (benchmarks/bench_memory_estimates.py); it peaked at 7.7 GB when every node was kept
-#: as a protobuf message.
+#: (benchmarks/bench_memory_estimates.py). Nodes are encoded as they are made: kept as
+#: protobuf messages, the same export needs 7.7 GB.
 EXPORT_BYTES_PER_SEND = 300
 
 

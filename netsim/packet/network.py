@@ -252,6 +252,12 @@ class _PacketRun:
             else:
                 return
             del queue[i]
+        self.credits[2 * link + vc] -= 1
+        self._start(link, who, vc)
+
+    def _start(self, link: int, who: int, vc: int) -> None:
+        """Send on ``link`` the next packet of requester ``who`` on channel ``vc``, whose
+        credit is taken: account for it and time its transmission and arrival."""
         now = self.env.now
         if who >= 0:
             pkt = self.inbuf[who][0]
@@ -263,7 +269,6 @@ class _PacketRun:
             pay = min(self.payload, self.sub_bytes[s] - k * self.payload)
             pkt = [s, 0, pay, pay + self.header, k, now, 0]
         pkt[_VC] = vc
-        self.credits[2 * link + vc] -= 1
         self.busy[link] = True
         s, hop, wire = pkt[_F], pkt[_HOP], pkt[_WIRE]
         end = now + wire / self.rate[link]
@@ -312,10 +317,10 @@ class _PacketRun:
         if pkt[_IDX] == self.npk[pkt[_F]] - 1:
             self.link_flows[link] -= 1
         if who >= 0:
-            buf = self.inbuf[who]
-            buf.popleft()
+            self._leave(who)
             self._occupancy(who >> 1, -1)
             self._at(self.lat[who >> 1], self._on_credit, who)
+            buf = self.inbuf[who]
             if buf:
                 head = buf[0]
                 self._request(self.path[head[_F]][head[_HOP] + 1], who)
@@ -334,11 +339,18 @@ class _PacketRun:
         """A packet reached the input buffer at the far end of ``link``."""
         link, pkt = event.value
         b = 2 * link + pkt[_VC]
-        buf = self.inbuf[b]
-        buf.append(pkt)
+        self._enter(b, pkt)
         self._occupancy(link, +1)
-        if len(buf) == 1:
+        if len(self.inbuf[b]) == 1:
             self._request(self.path[pkt[_F]][pkt[_HOP] + 1], b)
+
+    def _enter(self, b: int, pkt: list) -> None:
+        """``pkt`` joins the tail of input buffer ``b``."""
+        self.inbuf[b].append(pkt)
+
+    def _leave(self, b: int) -> None:
+        """The head packet of input buffer ``b`` has left it (its tail is sent on)."""
+        self.inbuf[b].popleft()
 
     def _on_delivered(self, event) -> None:
         link, pkt = event.value

@@ -111,29 +111,11 @@ class UpDownRouter(BaseRouter):
 
     def _up_paths(self, st: _TreeState, a: int, x: int) -> list[tuple[int, ...]]:
         """Shortest up paths a -> x as tuples of pair ids."""
-        key = (a, x)
-        if key not in st.ups:
-            dist = st.up_rows[a]
-            if x == a:
-                st.ups[key] = [()]
-            else:
-                st.ups[key] = [p + (q,) for q in st.up_in[x]
-                               if dist[st.pairs.src[q]] == dist[x] - 1
-                               for p in self._up_paths(st, a, int(st.pairs.src[q]))]
-        return st.ups[key]
+        return _walks(st.ups, a, x, st.up_rows[a], st.up_in, st.pairs.src, ends_at=True)
 
     def _down_paths(self, st: _TreeState, x: int, b: int) -> list[tuple[int, ...]]:
         """Shortest down paths x -> b as tuples of pair ids."""
-        key = (x, b)
-        if key not in st.downs:
-            dist = st.down_rows[b]
-            if x == b:
-                st.downs[key] = [()]
-            else:
-                st.downs[key] = [(q,) + p for q in st.down_out[x]
-                                 if dist[st.pairs.dst[q]] == dist[x] - 1
-                                 for p in self._down_paths(st, int(st.pairs.dst[q]), b)]
-        return st.downs[key]
+        return _walks(st.downs, b, x, st.down_rows[b], st.down_out, st.pairs.dst, ends_at=False)
 
     def _between(self, st: _TreeState, a: int, b: int) -> np.ndarray | None:
         """All shortest valley-free paths a -> b, (paths x hops) pair ids; None if none."""
@@ -200,3 +182,23 @@ class UpDownRouter(BaseRouter):
         out[path_ptr[:-1][p]] = st.pairs.lookup(src, a)[owner[p]]
         out[path_ptr[1:][s] - 1] = st.pairs.lookup(b, dst)[owner[s]]
         return PathTable(sub_ptr, frac, path_ptr, out)
+
+
+def _walks(memo: dict, fixed: int, y: int, dist: np.ndarray, pairs_at: list,
+           far: np.ndarray, *, ends_at: bool) -> list[tuple[int, ...]]:
+    """Every shortest walk between node ``fixed`` and node ``y`` in one direction of the
+    tree (tuples of pair ids), memoised in ``memo``: built backwards from ``y``, through
+    the pairs ``pairs_at[y]`` that touch ``y`` on the side of ``fixed`` (``far[q]``: their
+    other node) and are one hop nearer to it by ``dist`` (hops between ``fixed`` and each
+    node). ``ends_at``: the walk runs from ``fixed`` to ``y`` (up paths, keyed (fixed, y)),
+    else from ``y`` to ``fixed`` (down paths, keyed (y, fixed))."""
+    key = (fixed, y) if ends_at else (y, fixed)
+    if key not in memo:
+        if y == fixed:
+            memo[key] = [()]
+        else:
+            near = [q for q in pairs_at[y] if dist[far[q]] == dist[y] - 1]
+            memo[key] = [p + (q,) if ends_at else (q,) + p for q in near
+                         for p in _walks(memo, fixed, int(far[q]), dist, pairs_at, far,
+                                         ends_at=ends_at)]
+    return memo[key]

@@ -23,7 +23,7 @@ __all__ = ["summarize", "diameter", "bisection_bandwidth_Bps", "brute_force_bise
 # vectorised) or this many max-flow problems (machines with switches).
 _ENUMERATE_DIRECT = 200_000
 _ENUMERATE_FLOW = 1_000
-# Kernighan-Lin (networkx, pure Python) up to this many nodes: it took 13 s at 10,000 and
+# Kernighan-Lin (networkx, pure Python) up to this many nodes: it takes 13 s at 10,000 and
 # 40 s at 40,000; above, the endpoints are split in breadth-first order (_sweep_cut).
 _KL_MAX_NODES = 4_000
 

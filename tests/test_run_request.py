@@ -85,3 +85,22 @@ def test_a_request_is_checked_before_anything_runs():
         resolve_request("allreduce", "mesh:4x4", "ring", "1MiB", groups=[[0, 1], [1, 2]])
     with pytest.raises(InputError, match=">= 0 bytes"):
         resolve_request("allreduce", "mesh:4x4", "ring", [1e6, -1.0])
+
+
+def test_the_engine_configuration_goes_down_with_the_request():
+    """The request's EngineConfig reaches the engine on every path: the reference loop
+    (no symmetry search) runs a ring as every send, not as its blocks, to the same time."""
+    from netsim.engine import EngineConfig
+
+    reference = EngineConfig(loop="reference")
+    fast = run_collective("allreduce", "ring:8,bw=10GB/s", "ring", "8MB", alpha=0.0)
+    slow = run_collective("allreduce", "ring:8,bw=10GB/s", "ring", "8MB", alpha=0.0,
+                          engine=reference)
+    assert "blocks" in fast.result.meta and "blocks" not in slow.result.meta
+    assert slow.result.meta["engine"]["solver"] == "cold"
+    assert slow.time_s == pytest.approx(fast.time_s, rel=1e-12)
+    grouped = run_groups("allgather", "mesh:4x4", "ring", 4e6,
+                         axis_groups(parse_topology("mesh:4x4"), 0), engine=reference)
+    assert grouped.result.meta["engine"]["solver"] == "cold"
+    swept = run_sweep("allgather", "mesh:4x4", "auto", [1e6, 2e6], engine=reference)
+    assert {run.result.meta["engine"]["solver"] for run in swept} == {"cold"}

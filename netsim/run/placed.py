@@ -24,56 +24,92 @@ from ..errors import InputError
 from .checks import check_built, check_scale, ring_sends
 from .models import simulate_model, timelines_recorded
 
-__all__ = ["simulate_algorithm", "run_bounds", "built_bound", "fabric_topology",
-           "node_bytes", "used_links", "unannotated", "group_label", "Built", "KEEP_BUILT_OPS"]
+__all__ = ["simulate_algorithm", "algorithm_forms", "run_bounds", "built_bound",
+           "fabric_topology", "node_bytes", "used_links", "unannotated", "group_label", "Built",
+           "KEEP_BUILT_OPS"]
 
 
 def simulate_algorithm(request, algo, size: float, *, progress=None, builds=None,
                        used: dict | None = None, kinds: dict | None = None,
                        spans: dict | None = None) -> Result:
     """Build ``algo``'s schedule for the resolved ``request`` (a
-    :class:`~netsim.run.request.CollectiveRequest`) at ``size`` bytes, append its switch
-    ranks to the placement, simulate it on the fabric the schedule runs on
-    (:func:`fabric_topology`; noted in ``used``). ``kinds`` gets ``algo.name -> (reduces
-    in-network, its bytes out of and into each node or None, its chain of reductions or
-    None)``: what the algorithm's own bound needs (:func:`run_bounds`); ``spans`` (a group
-    run) ``algo.name ->`` the end of every group's ops in the schedule."""
-    from ..algorithms.innetwork_planes import expand_result
+    :class:`~netsim.run.request.CollectiveRequest`) at ``size`` bytes, place it (switch
+    ranks appended) and simulate it on the fabric it runs on (:func:`fabric_topology`;
+    noted in ``used``). The fluid model runs through the engine's reduce-run-expand stage
+    (:func:`netsim.engine.stage.simulate`, given the forms the algorithm has:
+    :func:`algorithm_forms`), which picks what it runs; the packet model runs every op.
+    ``kinds`` gets ``algo.name -> (reduces in-network, its bytes out of and into each node
+    or None, its chain of reductions or None)``: what the algorithm's own bound needs
+    (:func:`run_bounds`); ``spans`` (a group run) ``algo.name ->`` the end of every group's
+    ops in the schedule."""
+    from ..engine.stage import simulate
 
-    options = unannotated(request.options)
-    result = simulate_blocks_of(request, algo, size, options=options, progress=progress,
-                                used=used)
-    if result is not None:
-        if kinds is not None:       # a ring's blocks: its volume is the op's closed form
-            kinds[algo.name] = (False, None, None)
-        return result
-    schedule, machine, placement, planes = placed_build(
-        request, algo, size, options=options,
-        by_class=not request.faults and request.model == "fluid" and not timelines_recorded()
-        and request.groups is None, builds=builds)
+    forms = algorithm_forms(request, algo, size, builds=builds)
+    if request.model == "fluid":
+        staged = simulate(forms, router=request.router, progress=progress,
+                          tolerance=request.tolerance, faults=request.faults,
+                          record_timeline=timelines_recorded(), config=request.engine)
+        result, form, placed = staged.result, staged.form, staged.placed
+    else:
+        placed, form = forms.full(), "full"
+        result = simulate_model(placed.topology, placed.schedule.scaled(placed.wire_factor),
+                                placed.placement, router=request.router,
+                                overhead=placed.overhead, progress=progress,
+                                faults=request.faults, model=request.model,
+                                packet=request.packet, tolerance=request.tolerance,
+                                config=request.engine)
+    machine, schedule = placed.topology, placed.schedule
     if used is not None:
         used[algo.name] = machine
-    if kinds is not None:           # payload bytes (before the protocol's wire factor);
-        # a few planes per class stand for all of them: then the closed form only (a
-        # chain of reductions in one plane is one in the whole run)
-        kinds[algo.name] = (bool(schedule.extra_nodes),
-                            None if planes is not None else node_bytes(machine, schedule,
-                                                                       placement),
-                            reduction_bound(machine, schedule, placement))
+    if kinds is not None:           # payload bytes (before the protocol's wire factor)
+        if form == "blocks":        # a ring's blocks: its volume is the op's closed form
+            kinds[algo.name] = (False, None, None)
+        else:                       # a few planes per class stand for all of them: then
+            # the closed form only (a chain of reductions in one plane is one in the run)
+            kinds[algo.name] = (bool(schedule.extra_nodes),
+                                None if form == "planes" else node_bytes(machine, schedule,
+                                                                         placed.placement),
+                                reduction_bound(machine, schedule, placed.placement))
     if spans is not None and "group_ops" in schedule.meta:
         spans[algo.name] = schedule.meta["group_ops"]
-    # Hook: an algorithm may set its own per-message cost (nccl: the protocol's step latency),
-    # bytes on the wire per payload byte (nccl: the protocol's lines) and record fields.
-    schedule = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
-    overhead = schedule.meta.get("overhead", request.alpha)
-    result = simulate_model(machine, schedule, placement, router=request.router,
-                            overhead=overhead, progress=progress, faults=request.faults,
-                            model=request.model, packet=request.packet,
-                            tolerance=request.tolerance, config=request.engine)
-    result = result if planes is None else expand_result(result, planes, request.nodes)
-    result.meta.update({"record": schedule.meta["record"]} if "record" in schedule.meta else {})
-    note_overhead(result, overhead)
+    if form != "blocks" and "record" in schedule.meta:
+        result.meta["record"] = schedule.meta["record"]
+    note_overhead(result, placed.overhead)
     return result
+
+
+def algorithm_forms(request, algo, size: float, *, builds=None):
+    """The :class:`~netsim.engine.stage.Forms` of ``algo`` in a run of ``request`` at
+    ``size`` bytes: every op; a ring's blocks where it has a block form (one collective,
+    not groups); a few alike in-network planes per class where it builds them. Each is
+    built only if the engine asks for it, on the fabric it runs on, its memory checked
+    before the build (counting the chunks the algorithm resolves to at this size) and
+    after it. ``builds`` (a :class:`~netsim.run.scaled_builds.ScaledBuilds`) builds through
+    the schedules kept from a sweep's other sizes. Hooks: an algorithm may set its own
+    per-message cost (``meta["overhead"]``; nccl: the protocol's step latency) and bytes
+    on the wire per payload byte (``meta["wire_factor"]``; nccl: the protocol's lines)."""
+    from ..engine.stage import Forms
+
+    options = unannotated(request.options)
+    chunks = _chunks(algo, size, options)
+    one = request.groups is None
+
+    def blocks():
+        return _blocks(request, algo, size, options, chunks)
+
+    return Forms(full=lambda: _placed(request, algo, size, options, chunks, builds=builds),
+                 blocks=blocks if one and getattr(algo, "blocks", None) is not None else None,
+                 planes=(lambda: _placed(request, algo, size, options, chunks, builds=builds,
+                                         planes=True))
+                 if one and "planes" not in options.extra else None,
+                 sends=ring_sends(algo.op, request.ranks, chunks))
+
+
+def _ready(machine, schedule, placement, alpha: float):
+    from ..engine.stage import Placed
+
+    return Placed(machine, schedule, placement, schedule.meta.get("overhead", alpha),
+                  float(schedule.meta.get("wire_factor", 1.0)))
 
 
 def node_bytes(machine, schedule, placement: np.ndarray):
@@ -125,45 +161,46 @@ def note_overhead(result: Result, overhead) -> None:
     result.meta["overhead_s"] = float(np.min(overhead)) if np.size(overhead) else 0.0
 
 
-def placed_build(request, algo, size: float, *, options, by_class: bool, builds=None):
-    """``algo``'s schedule as runs of ``request`` build it at ``size`` bytes with
-    ``options`` (the request's, annotated or not): (schedule, the machine it runs on (its
-    fabric), the placement with its switch ranks appended, the plane map or None).
-
-    Memory is checked before the build (counting the chunks the algorithm resolves to at
-    this size) and after it. With ``by_class`` (no fault and the fluid model, which treat
-    alike planes alike), alike independent in-network planes are built a few per class
-    when the run-time check (:func:`plane_map`) finds them alike, and the result is
-    expanded (:func:`expand_result`; exact), else every plane. ``builds`` (a
-    :class:`~netsim.run.scaled_builds.ScaledBuilds`) builds through the schedules kept
-    from a sweep's other sizes. A group run builds the algorithm on every group and runs
-    them at once (:func:`_group_build`)."""
-    from ..algorithms.innetwork_planes import plane_map
-
+def _placed(request, algo, size: float, options, chunks: int, *, builds=None,
+            planes: bool = False):
+    """``algo``'s schedule as runs of ``request`` build it, ready to run
+    (:class:`~netsim.engine.stage.Placed`); with ``planes``, asked to build a few alike
+    in-network planes per class (an algorithm without them builds every op). A group run
+    builds the algorithm on every group and runs them at once (:func:`_group_build`)."""
     topology, nodes, router = request.topology, request.nodes, request.router
-    check_scale(algo.op, request.ranks, _chunks(algo, size, options), topology,  # before building
+    check_scale(algo.op, request.ranks, chunks, topology,  # before building
                 all_pairs=getattr(algo, "all_pairs", False), name=algo.name)
     if request.groups is not None:
         schedule, placement = _group_build(request, algo, size, options)
         machine = fabric_topology(topology, schedule)
         check_built(f"{algo.op} {algo.name} on {request.where}", schedule, machine,
                     placement, router)
-        return schedule, machine, placement, None
-    by_class = by_class and "planes" not in options.extra
+        return _ready(machine, schedule, placement, request.alpha)
     build = algo.build if builds is None or isinstance(algo, Built) else \
         (lambda n, size, options: builds.build(algo, n, size, options))
     schedule = build(nodes.size, size, replace(
-        options, extra={**options.extra, "planes": True}) if by_class else options)
+        options, extra={**options.extra, "planes": True}) if planes else options)
     machine = fabric_topology(topology, schedule)
-    planes = plane_map(machine, schedule, nodes, router) if by_class else None
-    if by_class and planes is None and "planes" in schedule.meta:     # not alike: all of them
-        schedule = build(nodes.size, size, options)
-        machine = fabric_topology(topology, schedule)
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
                 placement, router)
-    return schedule, machine, placement, planes
+    return _ready(machine, schedule, placement, request.alpha)
+
+
+def _blocks(request, algo, size: float, options, chunks: int):
+    """``algo``'s block schedule (:class:`~netsim.engine.stage.Placed`), or None where it
+    has none for these ranks; its memory is that of one entry per block (n sends)."""
+    from ..engine.blocks import BYTES_PER_BLOCK
+
+    nodes = request.nodes
+    check_scale(algo.op, nodes.size, chunks, request.topology,
+                per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name)
+    blocks = algo.blocks(nodes.size, size, options)
+    if blocks is None or blocks.num_ranks != nodes.size:
+        return None
+    # (its per-op times stay per block until read: engine.result.PerBlock)
+    return _ready(fabric_topology(request.topology, blocks), blocks, nodes, request.alpha)
 
 
 def _group_build(request, algo, size: float, options):
@@ -206,48 +243,6 @@ def _chunks(algo, size: float, options) -> int:
     resolve = getattr(algo, "resolve", None)
     chunks = (resolve(size, options) if resolve is not None else options).chunks
     return int(chunks or 1)
-
-
-def simulate_blocks_of(request, algo, size: float, *, options, progress=None,
-                       used: dict | None = None) -> Result | None:
-    """The run of ``algo`` on one send per block (:mod:`netsim.engine.blocks`) when it has
-    a block form here (a ring without timed reductions) and its blocks are symmetry
-    classes; None otherwise (the caller builds the full schedule). Fluid model only, one
-    collective (not groups) and no faults: a fault breaks the symmetry the blocks rely on."""
-    from ..engine.blocks import BYTES_PER_BLOCK, simulate_blocks
-
-    if getattr(algo, "blocks", None) is None or request.model != "fluid" or request.faults \
-            or request.groups is not None:
-        return None
-    nodes = request.nodes
-    if timelines_recorded() and ring_sends(algo.op, nodes.size, _chunks(algo, size, options)) \
-            <= TIMELINE_SENDS:              # a timeline needs every link's flows
-        return None
-    # the block schedule itself: a few arrays of one entry per block (n sends)
-    check_scale(algo.op, nodes.size, _chunks(algo, size, options), request.topology,
-                per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name)
-    blocks = algo.blocks(nodes.size, size, options)
-    if blocks is None or blocks.num_ranks != nodes.size:
-        return None
-    # (its per-op times stay per block until read: engine.result.PerBlock)
-    machine = fabric_topology(request.topology, blocks)
-    blocks = blocks.scaled(blocks.meta.get("wire_factor", 1.0))
-    overhead = blocks.meta.get("overhead", request.alpha)
-    result = simulate_blocks(machine, blocks, nodes, router=request.router, overhead=overhead,
-                             progress=progress, tolerance=request.tolerance,
-                             config=request.engine)
-    if result is None:
-        return None
-    result.placement = nodes
-    if used is not None:
-        used[algo.name] = machine
-    note_overhead(result, overhead)
-    return result
-
-
-#: Inside recording_timelines(), a ring of up to this many sends is simulated send by send
-#: (its timeline covers every link); a larger one still runs on its blocks and keeps none.
-TIMELINE_SENDS = 50_000
 
 
 def fabric_topology(topology, schedule):
@@ -294,16 +289,16 @@ class Built:
 
 def built_bound(request, algo, size: float, *, builds=None):
     """(schedule, lower bound on its simulated makespan in s) of ``algo``, built and placed
-    as :func:`simulate_algorithm` builds and places it for a fluid run of ``request``
-    without faults (alike in-network planes a few per class: the run simulates that
-    schedule too) (:mod:`netsim.algorithms.lower_bound`: the schedule's bound less what
-    the engine's event merging can take off)."""
+    as a fluid run of ``request`` without faults simulates it when its blocks do not run
+    (:func:`netsim.engine.stage.representative`: alike in-network planes a few per class)
+    (:mod:`netsim.algorithms.lower_bound`: the schedule's bound less what the engine's
+    event merging can take off)."""
     from ..algorithms.lower_bound import engine_floor, schedule_bound
+    from ..engine.stage import representative
 
-    schedule, machine, placement, _ = placed_build(request, algo, size,
-                                                   options=unannotated(request.options),
-                                                   by_class=True, builds=builds)
-    scaled = schedule.scaled(schedule.meta.get("wire_factor", 1.0))
-    low = schedule_bound(machine, scaled, placement, router=request.router,
-                         overhead=scaled.meta.get("overhead", request.alpha))
-    return schedule, engine_floor(low, scaled)
+    placed, _ = representative(algorithm_forms(request, algo, size, builds=builds),
+                               router=request.router)
+    scaled = placed.schedule.scaled(placed.wire_factor)
+    low = schedule_bound(placed.topology, scaled, placed.placement, router=request.router,
+                         overhead=placed.overhead)
+    return placed.schedule, engine_floor(low, scaled)

@@ -104,3 +104,22 @@ def test_the_engine_configuration_goes_down_with_the_request():
     assert grouped.result.meta["engine"]["solver"] == "cold"
     swept = run_sweep("allgather", "mesh:4x4", "auto", [1e6, 2e6], engine=reference)
     assert {run.result.meta["engine"]["solver"] for run in swept} == {"cold"}
+
+
+def test_a_group_run_estimates_memory_at_the_chunks_it_will_build(monkeypatch):
+    """The memory estimate comes after resolution: a pipelined algorithm that resolves
+    to many chunks at this size is estimated at that many, in a group run as in any."""
+    import netsim.run.placed as placed
+    from netsim.algorithms.registry import default_chunks
+
+    seen = []
+    original = placed.check_scale
+
+    def recorded(op, n, chunks, *args, **kwargs):
+        seen.append(chunks)
+        return original(op, n, chunks, *args, **kwargs)
+
+    monkeypatch.setattr(placed, "check_scale", recorded)
+    size = float(2**30)
+    run_collective("broadcast", "mesh:4x4", "chain", size, axis=0, alpha=0.0)
+    assert default_chunks(size) > 1 and set(seen) == {default_chunks(size)}

@@ -93,12 +93,9 @@ def algorithm_forms(request, algo, size: float, *, builds=None):
     options = unannotated(request.options)
     chunks = _chunks(algo, size, options)
     one = request.groups is None
-
-    def blocks():
-        return _blocks(request, algo, size, options, chunks)
-
     return Forms(full=lambda: _placed(request, algo, size, options, chunks, builds=builds),
-                 blocks=blocks if one and getattr(algo, "blocks", None) is not None else None,
+                 blocks=(lambda: _blocks(request, algo, size, options, chunks))
+                 if one and getattr(algo, "blocks", None) is not None else None,
                  planes=(lambda: _placed(request, algo, size, options, chunks, builds=builds,
                                          planes=True))
                  if one and "planes" not in options.extra else None,

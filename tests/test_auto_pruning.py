@@ -134,12 +134,12 @@ def test_command_json_is_the_same_but_for_pruned_candidates(capsys, tmp_path):
             "16KiB:32MiB:8", "--format", "json"]
     code, out, err = run_main(argv, capsys)
     assert code == 0, err
-    original = collective.run_collective
+    original = collective.resolve_request
 
     def unpruned(*args, **kwargs):
         return original(*args, **{**kwargs, "prune": False})
 
-    with mock.patch.object(collective, "run_collective", unpruned):
+    with mock.patch.object(collective, "resolve_request", unpruned):
         code, full_out, err = run_main(argv, capsys)
     assert code == 0, err
     pruned_doc, full_doc = json.loads(out), json.loads(full_out)

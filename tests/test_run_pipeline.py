@@ -11,7 +11,7 @@ from netsim.algorithms import AlgoOptions, get_algorithm
 from netsim.algorithms.registry import default_chunks
 from netsim.errors import InputError
 from netsim.run import run_collective, run_sweep
-from netsim.run.checks import machine_costs
+from netsim.run import machine_costs
 from netsim.run.placed import _chunks
 from netsim.topology import calibrated_alpha, calibrated_gamma, parse_topology
 

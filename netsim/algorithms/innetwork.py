@@ -158,8 +158,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, reduce
     With ``options.extra["planes"]`` (and no annotation) only the first planes of every
     class of alike planes (:func:`.innetwork_planes.built_planes`) are built, each as its
     own switch rank; ``meta["planes"]`` then says how the full build lays out its ops, for
-    :func:`.innetwork_planes.plane_map` (the runner checks, simulates these planes and
-    expands the result to every plane).
+    :func:`netsim.engine.planes.plane_map` (the engine's stage checks, simulates these
+    planes and expands the result to every plane).
     """
     plan, switches, classes = _plan(op, num_ranks, size, options)
     built = list(range(len(switches))) if classes is None else built_planes(classes)

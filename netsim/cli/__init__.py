@@ -71,6 +71,7 @@ def cli(ctx: click.Context, debug: bool, max_memory: str | None, verbose: int = 
     if size is not None and size < 1:
         raise InputError(f"--max-memory must be at least 1 byte, got {max_memory!r}")
     set_max_memory(None if size is None else int(size))   # every invocation sets its own
+    ctx.obj["max_memory"] = None if size is None else int(size)   # the engine's budget
     _logging(verbose, quiet)
     _load_plugins()
 

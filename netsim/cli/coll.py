@@ -32,7 +32,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option, overwrite_option)
-from .options import packet_option
+from .options import engine_config, packet_option
 from .options import ProgressBar, complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import gamma_option, gamma_rate, AT_OPTION, WINDOWS_OPTION
@@ -253,7 +253,8 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
             ranks=ranks, options=_options(chunks, gamma, order, root, gpus_per_thread, nccl),
             alpha=alpha_s,
             progress=bar.reporter(), faults=faults, axis=axis,
-            nodes=nodes, model=model, packet=packet, tolerance=tolerance)
+            nodes=nodes, model=model, packet=packet, tolerance=tolerance,
+            engine=engine_config())
     records = [run.record() for run in runs]
     _log_engine(runs)
     if runs and ideal_links_note(runs[0].machine, alpha_s):   # as compare marks its rows:

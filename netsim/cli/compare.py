@@ -27,7 +27,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
-from .options import packet_option
+from .options import engine_config, packet_option
 from .options import complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import figure_option
@@ -67,7 +67,7 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
                              alpha=options["alpha"], progress=options["progress"],
                              axis=options["axis"], nodes=options["nodes"],
                              model=options["model"], packet=options["packet"],
-                             tolerance=options["tolerance"])
+                             tolerance=options["tolerance"], engine=options["engine"])
     except InputError as err:
         return {**base, "algorithm": requested, "ranks": ranks or topo.num_endpoints,
                 "time_s": None, "busbw_GBps": None, "bound_s": None, "bound": None,
@@ -131,7 +131,8 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
         topologies, factors, target = normalize_injection(topologies)
     options = {"op": op, "alpha": alpha_seconds(alpha),
                "progress": progress_reporter(op), "axis": axis, "nodes": nodes,
-               "model": model, "packet": packet, "tolerance": tolerance}
+               "model": model, "packet": packet, "tolerance": tolerance,
+               "engine": engine_config()}
     records = []
     for spec, topo, factor in zip(specs, topologies, factors):
         for algo in algorithms:

@@ -560,6 +560,21 @@ def wrote(what: Any) -> None:
 __all__ += ["wrote"]
 
 
+def engine_config():
+    """The engine's :class:`~netsim.engine.EngineConfig` for this invocation: the engine's
+    defaults, with ``netsim --max-memory`` as its memory budget. Commands pass it down to
+    the engine with the request (no module global decides the engine's configuration)."""
+    from ..engine import EngineConfig
+
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    budget = root.get("max_memory") if isinstance(root, dict) else None
+    return EngineConfig(memory_budget=budget)
+
+
+__all__ += ["engine_config"]
+
+
 def _packet_callback(ctx, param, value):
     if value is None:            # not given: the packet model's modules stay unloaded
         return None

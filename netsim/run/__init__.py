@@ -1,14 +1,16 @@
 """The run layer: what the CLI and scenario files both call.
 
-The collective pipeline, each module below the next: :mod:`.checks` (the request's values,
-the machine's calibrated costs, memory estimates), :mod:`.search` (candidates and the
-fastest), :mod:`.placed` (one algorithm built, placed, simulated, bounded), :mod:`.record`
-(``CollectiveRun``), :mod:`.machine` (one request on a machine), :mod:`.collective` (the
-entry point: library default, synthesis and groups resolved; size sweeps), with
-:mod:`.collective_groups` (every line of a grid axis at once, or named nodes),
-:mod:`.library` (what the machine's own library runs), :mod:`.models` (fluid or packet),
-:mod:`.faultspec` (faults as users write them) and :mod:`.scaled_builds` (a sweep's
-schedules built once). Beside it:
+The collective pipeline, in the order a run takes it: :mod:`.request` (resolve: the
+request checked once, the library's default, the machine's calibrated costs, the ranks'
+nodes or groups, the candidates), :mod:`.placed` (build, place, simulate one algorithm;
+its bounds), :mod:`.search` (the candidates simulated and the fastest kept),
+:mod:`.machine` (one resolved request at one size, through the record), :mod:`.record`
+(``CollectiveRun``) and :mod:`.collective` (the entry points: one size, size sweeps, and
+synthesis), with :mod:`.collective_groups` (every line of a grid axis at once: the same
+pipeline on a placement of several groups), :mod:`.checks` (values and memory
+estimates), :mod:`.library` (what the machine's own library runs), :mod:`.models` (fluid
+or packet), :mod:`.faultspec` (faults as users write them) and :mod:`.scaled_builds` (a
+sweep's schedules built once). Beside it:
 
 * :mod:`.flows`: a flow file run as it is; :mod:`.traces`: Chakra execution traces;
 * :mod:`.synthesis`: synthesised collectives against the best fixed algorithm;
@@ -35,10 +37,11 @@ import importlib
 # ``__getattr__``), so a command pays only for the modules it touches: ``netsim flows``
 # needs .flows and .models, not the placement search, the NoC or the sweeps.
 _OWNERS = {
-    "checks": ("machine_costs",),
     "collective": ("CollectiveRun", "candidates_text", "requirement_text",
                    "resolve_algorithms", "run_collective", "run_sweep", "sweep_sizes"),
-    "collective_groups": ("axis_groups", "parse_nodes", "run_groups"),
+    "collective_groups": ("run_groups",),
+    "request": ("CollectiveRequest", "axis_groups", "machine_costs", "parse_nodes",
+                "resolve_request"),
     "faultspec": ("FaultSpec", "parse_fault_option", "resolve_faults"),
     "library": ("DEFAULT_ALGORITHM", "ideal_links_note", "library_of", "ran_text",
                 "resolve_default"),

@@ -10,35 +10,14 @@ after), refused in one line naming the value.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..errors import InputError, unknown_name
 from ..report.nccl import BUSBW_FACTOR
 from ..schedule import MAX_SENDS   # a cap on typos; memory is the gate (check_scale)
 
-__all__ = ["machine_costs", "check_op", "check_alpha", "check_order", "check_scale", "check_built",
+__all__ = ["check_op", "check_alpha", "check_order", "check_scale", "check_built",
            "ring_sends", "rank_nodes", "MEAN_LINKS_SAMPLE"]
-
-
-def machine_costs(topology, alpha, options):
-    """(per-message overhead in s, ``options`` with its reduction cost ``gamma`` in s/B):
-    the values given, else the machine's calibration (:mod:`netsim.topology.calibration`;
-    0 and None without one). The one place a run takes a machine's calibrated costs.
-
-    >>> from netsim.algorithms import AlgoOptions
-    >>> from netsim.topology import parse_topology
-    >>> alpha, options = machine_costs(parse_topology("galaxy-wh"), None, AlgoOptions())
-    >>> alpha > 0, options.gamma is not None
-    (True, True)
-    """
-    from ..topology.calibration import calibrated_alpha, calibrated_gamma
-
-    alpha = check_alpha(calibrated_alpha(topology) if alpha is None else alpha)
-    if options.gamma is None and calibrated_gamma(topology) is not None:
-        options = replace(options, gamma=calibrated_gamma(topology))
-    return alpha, options
 
 
 def check_op(op: str) -> str:

@@ -30,7 +30,6 @@ rank's all-to-all send buffer, broadcast/reduce buffer (bytes).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,12 +37,11 @@ import numpy as np
 from ..errors import InputError
 from ..units import parse_size
 from .checks import check_op
-from .collective_groups import axis_groups, parse_nodes, run_groups
-from .library import resolve_default
-from .machine import run_on_machine
+from .machine import run_request
 from .models import check_model
 from .record import CollectiveRun, candidates_text, check_above_bound
-from .search import default_options, requirement_text, resolve_algorithms
+from .request import resolve_request
+from .search import requirement_text, resolve_algorithms
 from .synthesis import run_synth
 
 __all__ = ["CollectiveRun", "run_collective", "run_sweep", "sweep_sizes", "resolve_algorithms",
@@ -60,7 +58,7 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
                    nodes: Sequence[int | str] | str | None = None,
                    model: str = "fluid", packet=None,
                    tolerance: float = 0.0, prune: bool = True,
-                   builds=None) -> CollectiveRun:
+                   builds=None, engine=None) -> CollectiveRun:
     """Simulate collective ``op`` of ``size`` bytes (or ``'64MiB'``) with ``algorithm``.
 
     ``topology`` is a Topology or a spec string; ``algorithm`` a registered name,
@@ -94,49 +92,35 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     per-group times, ``time_s`` the slowest).
 
     ``builds`` (:class:`~netsim.run.scaled_builds.ScaledBuilds`, which :func:`run_sweep`
-    passes) reuses schedules built for other sizes of a sweep, scaled exactly.
+    passes) reuses schedules built for other sizes of a sweep, scaled exactly; ``engine``
+    is the engine's :class:`~netsim.engine.config.EngineConfig` (None: its defaults).
+
+    The request is resolved once (:func:`~netsim.run.request.resolve_request`) and run
+    (:func:`~netsim.run.machine.run_request`).
     """
-    from ..topology import parse_topology
+    if algorithm == "synth":    # hook: synthesise, compare with the fixed ones, fall back
+        return _synth(op, topology, size, ranks=ranks, placement=placement, options=options,
+                      alpha=alpha, router=router, progress=progress, faults=faults,
+                      model=model, packet=packet, tolerance=tolerance)
+    request = resolve_request(op, topology, algorithm, size, ranks=ranks, placement=placement,
+                              options=options, alpha=alpha, router=router, faults=faults,
+                              axis=axis, nodes=nodes, model=model, packet=packet,
+                              tolerance=tolerance, prune=prune, engine=engine)
+    return run_request(request, request.sizes[0], progress=progress, builds=builds)
+
+
+def _synth(op: str, topology, size, *, model: str, packet, tolerance, **kwargs):
+    """``--algo synth``: its search runs thousands of fluid runs of requests it resolves
+    (:func:`~netsim.run.synthesis.run_synth`)."""
     from ..engine.tolerance import check_tolerance
 
     check_op(op)
     check_model(model, packet)
-    tolerance = check_tolerance(tolerance)      # before any build: nan is no window
-    if algorithm == "synth" and model != "fluid":   # its search runs thousands of fluid runs
+    check_tolerance(tolerance)
+    if model != "fluid":
         raise InputError(f"--model {model} does not apply to --algo synth (it searches with "
                          f"the fluid model): use --model fluid")
-    if algorithm == "synth":    # hook: synthesise, compare with the fixed ones, fall back
-        return run_synth(op, topology, size, ranks=ranks, placement=placement,
-                         options=options, alpha=alpha, router=router, progress=progress,
-                         faults=faults)
-    topo = parse_topology(topology) if isinstance(topology, str) else topology
-    resolved = resolve_default(op, topo, algorithm)
-    if resolved.library is not None:    # the machine's own library: its options, under the user's
-        base = options if options is not None else default_options()
-        options = replace(base, extra={**resolved.extra, **base.extra})
-        run = run_collective(op, topo, resolved.algorithm, size, ranks=ranks,
-                             placement=placement, options=options, alpha=alpha, router=router,
-                             progress=progress, faults=faults, axis=axis, nodes=nodes,
-                             model=model, packet=packet, tolerance=tolerance, prune=prune,
-                             builds=builds)
-        run.result.meta["record"] = {**run.result.meta.get("record", {}),
-                                     "library": resolved.library}
-        return run
-    algorithm = resolved.algorithm
-    if axis is not None or nodes is not None:
-        if (axis is not None) + (nodes is not None) + (placement is not None) > 1 \
-                or (ranks is not None and axis is not None):
-            raise InputError("give one of axis, nodes and placement (and no ranks with axis)")
-        if axis is not None:
-            return run_groups(op, topo, algorithm, size, axis_groups(topo, axis),
-                              options=options, alpha=alpha, router=router,
-                              progress=progress, faults=faults, tolerance=tolerance,
-                              model=model, packet=packet)
-        placement = parse_nodes(topo, nodes).tolist()
-    return run_on_machine(op, topo, algorithm, size, ranks=ranks, placement=placement,
-                          options=options, alpha=alpha, router=router, progress=progress,
-                          faults=faults, model=model, packet=packet, tolerance=tolerance,
-                          prune=prune, builds=builds)
+    return run_synth(op, topology, size, **kwargs)
 
 
 def sweep_sizes(spec: str | float | Sequence) -> list[float]:
@@ -182,32 +166,35 @@ def run_sweep(op: str, topology, algorithm, sizes, *,
               faults: Sequence = (), axis: int | None = None,
               nodes: Sequence[int | str] | str | None = None, model: str = "fluid",
               packet=None, tolerance: float = 0.0, prune: bool = True,
-              builds=None) -> list[CollectiveRun]:
+              builds=None, engine=None) -> list[CollectiveRun]:
     """:func:`run_collective` for each size (a list or a ``sweep_sizes`` spec), the other
     arguments as there; ``each(run)`` is called after every size's run (a progress bar's
     tick).
 
-    The sizes share one router (its per-topology caches stay warm) and the schedules of
-    the algorithms that scale with the size (:mod:`netsim.run.scaled_builds`: built once
-    per pipelining depth, exactly the same schedules)."""
-    from ..topology import parse_topology
+    The request is resolved once for every size (:func:`~netsim.run.request.resolve_request`),
+    so the sizes share one router (its per-topology caches stay warm), and the schedules of
+    the algorithms that scale with the size are kept (:mod:`netsim.run.scaled_builds`:
+    built once per pipelining depth, exactly the same schedules)."""
+    from .scaled_builds import ScaledBuilds
 
-    topo = parse_topology(topology) if isinstance(topology, str) else topology
-    if router is None:                  # one router for every size: its caches stay warm
-        from ..routing import default_router
-
-        router = default_router(topo)
-    if builds is None:
-        from .scaled_builds import ScaledBuilds
-
-        builds = ScaledBuilds()
+    if algorithm == "synth":
+        runs = []
+        for size in sweep_sizes(sizes):
+            runs.append(_synth(op, topology, size, ranks=ranks, placement=placement,
+                               options=options, alpha=alpha, router=router, progress=progress,
+                               faults=faults, model=model, packet=packet, tolerance=tolerance))
+            if each is not None:
+                each(runs[-1])
+        return runs
+    request = resolve_request(op, topology, algorithm, sweep_sizes(sizes), ranks=ranks,
+                              placement=placement, options=options, alpha=alpha,
+                              router=router, faults=faults, axis=axis, nodes=nodes,
+                              model=model, packet=packet, tolerance=tolerance, prune=prune,
+                              engine=engine)
+    builds = ScaledBuilds() if builds is None else builds
     runs = []
-    for size in sweep_sizes(sizes):
-        runs.append(run_collective(op, topo, algorithm, size, ranks=ranks, placement=placement,
-                                   options=options, alpha=alpha, router=router,
-                                   progress=progress, faults=faults, axis=axis, nodes=nodes,
-                                   model=model, packet=packet, tolerance=tolerance,
-                                   prune=prune, builds=builds))
+    for size in request.sizes:
+        runs.append(run_request(request, size, progress=progress, builds=builds))
         if each is not None:
             each(runs[-1])
     return runs

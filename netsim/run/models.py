@@ -79,17 +79,20 @@ def check_model(model: str, packet=None) -> str:
 
 def simulate_model(topology, schedule, placement=None, *, model: str = "fluid", packet=None,
                    router=None, overhead: float = 0.0, not_before=None, progress=None,
-                   record_timeline: bool = False, faults=(), tolerance: float = 0.0) -> Result:
+                   record_timeline: bool = False, faults=(), tolerance: float = 0.0,
+                   config=None) -> Result:
     """Simulate with the fluid model, the packet model (``packet``: its
     :class:`~netsim.packet.PacketOptions`) or both (module docstring). ``tolerance`` is the
-    fluid engine's approximate mode (relative; 0 = exact; :func:`netsim.engine.simulate`)."""
+    fluid engine's approximate mode (relative; 0 = exact) and ``config`` its
+    :class:`~netsim.engine.config.EngineConfig` (None: the defaults;
+    :func:`netsim.engine.simulate`)."""
     check_model(model, packet)
     record_timeline = record_timeline or _TIMELINES.get()
     if model != "packet":
         fluid = simulate(topology, schedule, placement, router=router, overhead=overhead,
                          not_before=not_before, progress=progress,
                          record_timeline=record_timeline, faults=faults,
-                         tolerance=tolerance)
+                         tolerance=tolerance, config=config)
         if model == "fluid":
             return fluid
     from ..packet import simulate_packets

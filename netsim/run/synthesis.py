@@ -23,8 +23,9 @@ from typing import Any, Sequence
 
 from ..errors import InputError
 from ..units import format_time
-from .machine import run_on_machine
+from .machine import run_on_machine, run_request
 from .record import CollectiveRun
+from .request import resolve_request
 
 __all__ = ["SynthRun", "run_synth", "synthesise", "schedule_document", "run_schedule_file",
            "SYNTH_CHUNKS", "SYNTH_WAVES", "SYNTH_OPS", "SYNTH_BUDGET_S"]
@@ -103,13 +104,11 @@ def _check(op: str, seeds: int, budget_s: float) -> None:
         raise InputError(f"synthesis time budget must be > 0 s, got {budget_s!r}")
 
 
-def _shapes(op: str, topology, options) -> list[tuple[int, int, float]]:
+def _shapes(op: str, options) -> list[tuple[int, int, float]]:
     """(chunks, waves, balance) to try, most promising first: waves and balance only for
-    reductions that take time."""
-    from .checks import machine_costs
-
+    reductions that take time (``options``: the resolved request's, with its gamma)."""
     chunk_list = (int(options.chunks),) if options.chunks else SYNTH_CHUNKS
-    gamma = machine_costs(topology, None, options)[1].gamma
+    gamma = options.gamma
     if op == "allgather" or not gamma:
         return [(c, 1, 0.0) for c in chunk_list]
     if options.chunks:
@@ -121,16 +120,14 @@ def _shapes(op: str, topology, options) -> list[tuple[int, int, float]]:
     return list(GAMMA_SHAPES)
 
 
-def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
-            **kwargs) -> tuple[CollectiveRun, tuple[int, int, float, int], float]:
-    """The fastest synthesised run over shapes x seeds within ``budget_s`` (at least one):
-    (run, (chunks, waves, balance, seed), wall seconds)."""
-    from ..topology import parse_topology
-
-    topo = parse_topology(topology) if isinstance(topology, str) else topology
+def _search(request, size: float, *, seeds: int, budget_s: float,
+            progress=None) -> tuple[CollectiveRun, tuple[int, int, float, int], float]:
+    """The fastest synthesised run of the resolved ``request`` over shapes x seeds within
+    ``budget_s`` (at least one): (run, (chunks, waves, balance, seed), wall seconds)."""
+    op = request.op
     started = _time.perf_counter()
     best, error, last, last_work = None, None, 0.0, 1
-    for chunks, waves, balance in _shapes(op, topo, options):
+    for chunks, waves, balance in _shapes(op, request.options):
         for seed in range(seeds):
             # Work grows with chunks x waves: do not start what will not fit the budget.
             now = _time.perf_counter() - started
@@ -140,7 +137,8 @@ def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
             variant = _synth_variant(op, chunks, seed, waves, balance)
             begun = _time.perf_counter()
             try:
-                run = run_on_machine(op, topo, [variant], size, options=options, **kwargs)
+                run = run_request(replace(request, candidates=(variant,), pick=True), size,
+                                  progress=progress)
             except InputError as err:     # e.g. too many sends at this depth: try the next
                 error = err
                 continue
@@ -153,7 +151,9 @@ def _search(op: str, topology, size, *, options, seeds: int, budget_s: float,
     return best[0], best[1], _time.perf_counter() - started
 
 
-def _prepare(topology, options, alpha, router):
+def _request(op: str, topology, size, *, ranks, placement, options, alpha, router, faults):
+    """The resolved request of a synthesis run: the fixed algorithms as candidates, and
+    ``alpha`` and ``router`` in the options' extras, which the synthesiser reads."""
     from ..algorithms import AlgoOptions
     from ..topology import parse_topology
 
@@ -164,7 +164,9 @@ def _prepare(topology, options, alpha, router):
         extra["alpha"] = float(alpha)
     if router is not None:
         extra["router"] = router
-    return topo, replace(options, extra=extra)
+    return resolve_request(op, topo, _fixed(op), size, ranks=ranks, placement=placement,
+                           options=replace(options, extra=extra), alpha=alpha, router=router,
+                           faults=faults)
 
 
 def run_synth(op: str, topology, size, *, ranks: int | None = None,
@@ -181,12 +183,13 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     reductions spread over the ranks (``GAMMA_SHAPES``: chunks, waves, balance).
     """
     _check(op, seeds, budget_s)
-    topo, options = _prepare(topology, options, alpha, router)
-    kwargs = dict(ranks=ranks, placement=placement, alpha=alpha, router=router,
-                  progress=progress, faults=faults)
-    synth, (chunks, waves, balance, seed), spent = _search(op, topo, size, options=options,
-                                                  seeds=seeds, budget_s=budget_s, **kwargs)
-    fixed = run_on_machine(op, topo, _fixed(op), size, options=options, **kwargs)
+    request = _request(op, topology, size, ranks=ranks, placement=placement, options=options,
+                       alpha=alpha, router=router, faults=faults)
+    size = request.sizes[0]
+    synth, (chunks, waves, balance, seed), spent = _search(request, size, seeds=seeds,
+                                                          budget_s=budget_s,
+                                                          progress=progress)
+    fixed = run_request(request, size, progress=progress)
     best_fixed = min(fixed.candidates.items(), key=lambda kv: kv[1])
     fallback = fixed.time_s < synth.time_s
     chosen = fixed if fallback else synth
@@ -208,21 +211,14 @@ def synthesise(op: str, topology, size, *, ranks: int | None = None,
     its meta carrying the lower bound it was built against, the simulated time and the best
     fixed algorithm's; and the :class:`SynthRun`. The schedule is the synthesised one even
     when a fixed algorithm is faster (``run.fallback`` then says so)."""
-    import numpy as np
-
-    from .checks import machine_costs
-
     run = run_synth(op, topology, size, ranks=ranks, placement=placement, options=options,
                     alpha=alpha, router=router, seeds=seeds, budget_s=budget_s)
-    topo, options = _prepare(topology, options, alpha, router)
-    nodes = (topo.first_endpoints(run.ranks) if placement is None else np.asarray(
-        [topo.node(p) if isinstance(p, str) else int(p) for p in placement], dtype=np.int64))
-    alpha_default, costs = machine_costs(topo, None, options)
-    built_options = replace(options, topology=topo, placement=nodes, gamma=costs.gamma,
-                            extra={**options.extra, "annotate": False})
-    if "alpha" not in built_options.extra:
-        built_options = replace(built_options, extra={**built_options.extra,
-                                                      "alpha": alpha_default})
+    request = _request(op, topology, size, ranks=ranks, placement=placement, options=options,
+                       alpha=alpha, router=router, faults=())
+    topo, nodes = request.topology, request.nodes
+    built_options = replace(request.options, extra={"alpha": request.alpha,
+                                                    **request.options.extra,
+                                                    "annotate": False})
     schedule = _synth_variant(op, run.synth_chunks, run.synth_seed, run.synth_waves,
                               run.synth_balance).build(
         run.ranks, run.size_bytes, built_options)

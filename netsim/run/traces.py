@@ -119,7 +119,8 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
     from ..algorithms.options import AlgoOptions
     from ..interop.chakra import read_workload, workload_schedule
     from ..topology import parse_topology
-    from .checks import machine_costs, rank_nodes
+    from .checks import rank_nodes
+    from .request import machine_costs
     from .faultspec import resolve_faults
 
     topo = parse_topology(topology) if isinstance(topology, str) else topology

@@ -119,7 +119,7 @@ class StepModel:
                  max_copies: int = DEFAULT_MAX_COPIES) -> None:
         from ...algorithms.options import AlgoOptions
         from ...routing import default_router
-        from ..checks import machine_costs
+        from ..request import machine_costs
 
         layout.check_fits(topology.num_endpoints, repr(topology.name))
         self.topology = topology

@@ -38,6 +38,8 @@ def simulate_algorithm(algo, topology, size: float, nodes: np.ndarray, options, 
     from ..algorithms.innetwork_planes import expand_result
 
     options = unannotated(options)
+    if faults and getattr(algo.build, "plans_at_start", False):
+        options = _as_found(options, topology, faults)
     result = simulate_blocks_of(algo, topology, size, nodes, options, alpha, router, progress,
                                 faults, used, model, tolerance)
     if result is not None:
@@ -110,6 +112,20 @@ def note_overhead(result: Result, overhead) -> None:
     """Keep the per-message cost the run used (an algorithm may set its own: nccl's step
     latency replaces alpha), for the bound printed beside it (:func:`run_collective`)."""
     result.meta["overhead_s"] = float(np.min(overhead)) if np.size(overhead) else 0.0
+
+
+def _as_found(options, topology, faults):
+    """``options`` whose topology lacks the links failed from time 0: what an algorithm that
+    plans at start (nccl: NCCL's init reads the links there are) builds on."""
+    from ..routing.reroute import surviving_topology
+
+    failed = np.zeros(topology.num_links, dtype=bool)
+    for fault in faults:
+        if fault.is_failure and fault.time <= 0.0:
+            failed[list(fault.links)] = True
+    if not failed.any():
+        return options
+    return replace(options, topology=surviving_topology(topology, failed)[0])
 
 
 def placed_build(algo, topology, size: float, nodes: np.ndarray, options, router, *,

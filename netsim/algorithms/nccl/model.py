@@ -287,12 +287,24 @@ def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
     return value
 
 
+def _memory_bandwidth(options: AlgoOptions) -> float | None:
+    """The GPU's memory bandwidth (bytes/s) from the preset's ``chip:`` block, or None."""
+    chip = (options.topology.meta or {}).get("chip") or {}
+    rate = chip.get("memory_bandwidth")
+    return float(rate) if rate else None
+
+
 def _why_not(op: str):
     def check(num_ranks: int, options: AlgoOptions) -> str | None:
         if options.topology is None:
             return "needs a topology"
-        if num_ranks < 2:
-            return "needs at least 2 ranks"
+        if num_ranks < 1:
+            return "needs at least 1 rank"
+        if num_ranks == 1:
+            if _memory_bandwidth(options) is None:
+                return ("needs the GPU's memory bandwidth on 1 rank (NCCL copies the buffer "
+                        "locally): this topology has no chip: memory_bandwidth")
+            return None
         if _nodes(num_ranks, options) > 1:
             from ..hierarchical import groups_reason
             reason = groups_reason(num_ranks, options)
@@ -341,7 +353,32 @@ def _net_schedule(op: str, choice: Choice, num_ranks: int, size: float,
                       reduce_scatter=op != "allgather", all_gather=op != "reducescatter")
 
 
+def _one_rank(size: float, options: AlgoOptions) -> Schedule:
+    """NCCL on one rank: no communication. ``ncclLaunchOneRank`` (NVIDIA/nccl 2.30.7
+    ``src/device/onerank.cu``, called from ``enqueue.cc`` when ``nRanks == 1``) copies the
+    send buffer to the receive buffer with ``cudaMemcpyAsync`` (nothing in place), for
+    every collective op. The copy reads and writes ``size`` bytes of the GPU's memory:
+    ``2 x size / memory_bandwidth`` at the chip's peak (the preset's ``chip:`` block), beside
+    the host's launch (:mod:`.harness`), so the time is the larger of the two."""
+    copy = 2.0 * size / _memory_bandwidth(options)
+    builder = ScheduleBuilder(1)
+    builder.compute(0, copy, tag="nccl-one-rank-copy")
+    schedule = builder.build()
+    host = host_time(gpus_per_thread(1, options))
+    if host > 0:
+        enqueue = ScheduleBuilder(1)
+        enqueue.compute(0, host, tag="nccl-tests-host")
+        schedule = concurrent(schedule, enqueue.build())
+    meta = dict(schedule.meta)
+    meta["record"] = {"nccl_algorithm": "copy", "protocol": "-", "channels": 0,
+                      "nccl_model_s": copy, "gpus_per_thread": gpus_per_thread(1, options),
+                      "host_s": host, "nccl": "one-rank copy"}
+    return replace(schedule, meta=meta)
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+    if num_ranks == 1:
+        return _one_rank(size, options)
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
@@ -395,6 +432,10 @@ def _register(op: str) -> None:
     # Not an 'auto' candidate: auto is the fastest netsim algorithm, nccl is what NCCL runs
     # (the attribute survives the registry's functools.wraps; run.collective reads it).
     build.auto = False
+    # NCCL plans at init on the links it finds: links failed from the start are not there
+    # when it picks and builds (the runner builds on the surviving links; later failures
+    # re-route the flows of the plan made).
+    build.plans_at_start = True
     register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
              f"2.30.7), run by the engine with the protocol's efficiency and latencies",
              check=_why_not(op))(build)

@@ -37,7 +37,8 @@ name; else the machine's default), ``family`` (the summary group of ``netsim val
 default: the machine's preset name), ``summary=no`` (rows shown but kept out of the
 summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
 columns); ``nccl_algorithm=ring`` / ``nccl_protocol=LL`` for a run made with NCCL_ALGO /
-NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model). Lines
+NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model) and
+``nvls_chunksize=524288`` for one made with NCCL_NVLS_CHUNKSIZE set. Lines
 ``# note: TEXT`` say why the run differs from the model for a reason outside it (a shared
 box, a framework's own loop); ``netsim validate`` prints them per file. A file without
 that line may quote the command that reproduces it instead,
@@ -90,10 +91,11 @@ _TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "
                "double": 8, "float64": 8}
 _ANNOTATION = re.compile(r"^\s*#\s*netsim-validate:(.*)$")
 _ANNOTATION_KEYS = ("topo", "op", "ranks", "axis", "gpus_per_thread", "algo", "family",
-                    "summary", "place", "nccl_algorithm", "nccl_protocol")
+                    "summary", "place", "nccl_algorithm", "nccl_protocol", "nvls_chunksize")
 #: Annotation keys that are NCCL's model's options (AlgoOptions.extra): a run made with
-#: NCCL_ALGO / NCCL_PROTO set is simulated with the same choice forced.
-NCCL_FORCED = ("nccl_algorithm", "nccl_protocol")
+#: NCCL_ALGO / NCCL_PROTO (NCCL_NVLS_CHUNKSIZE) set is simulated with the same choice forced
+#: (the same chunk size).
+NCCL_FORCED = ("nccl_algorithm", "nccl_protocol", "nvls_chunksize")
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
             raise InputError(f"{path}:{number}: netsim-validate: op {value!r} is not one of "
                              f"{', '.join(OPS)}")
         return _op_name(value)
-    if key in ("ranks", "axis", "gpus_per_thread"):
+    if key in ("ranks", "axis", "gpus_per_thread", "nvls_chunksize"):
         least = 1 if key == "ranks" else 0
         if not value.isdigit() or int(value) < least:
             raise InputError(f"{path}:{number}: netsim-validate: {key} must be a whole "

@@ -209,7 +209,7 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
     if resolve_default(case.op, topology, case.algorithm).algorithm == "nccl":
         if case.measured.gpus_per_thread is not None:
             extra["gpus_per_thread"] = case.measured.gpus_per_thread
-        extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO / _PROTO
+        extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO, _PROTO ...
     runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
                      ranks=None if case.axis is not None else case.ranks, axis=case.axis,
                      options=AlgoOptions(extra=extra), progress=progress)

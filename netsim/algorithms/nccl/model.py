@@ -55,13 +55,14 @@ import numpy as np
 
 from ...errors import InputError
 from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
+from ...schedule.ir import COMPUTE
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
 from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
-                     PROTOCOLS, Choice, NcclView, candidates, nvls_pipeline_depth,
-                     protocol_efficiency)
+                     NVLS_CHUNK_SIZE, PROTOCOLS, Choice, NcclView, candidates,
+                     nvls_pipeline_depth, nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
            "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
@@ -168,7 +169,17 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
     nvls_bw = (nvls_allreduce_rate(num_ranks, options, payload)
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
-                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
+                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw,
+                    nvls_chunk=_nvls_chunk(options))
+
+
+def _nvls_chunk(options: AlgoOptions) -> int:
+    """NCCL_NVLS_CHUNKSIZE (``options.extra['nvls_chunksize']``, bytes; default 128 KiB)."""
+    value = options.extra.get("nvls_chunksize", NVLS_CHUNK_SIZE)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 16384:
+        raise InputError(f"nvls_chunksize must be a whole number of bytes >= 16384, "
+                         f"got {value!r}")
+    return value
 
 
 def _link_rates(topo, node: int) -> dict[str, tuple[float, float]]:
@@ -390,6 +401,11 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
                                 if inner.pipelined else None)
         schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
+    if choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1:
+        # the switches reduce at the rate of the chunk size NCCL cuts (fixed cost a chunk)
+        switch = (schedule.kind == COMPUTE) & (schedule.src >= num_ranks)
+        schedule = replace(schedule, seconds=np.where(
+            switch, schedule.seconds * nvls_reduce_factor(size, view), schedule.seconds))
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get(view.arch, 1.0))

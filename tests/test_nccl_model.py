@@ -268,3 +268,43 @@ def test_nccl_environment_on_the_command_line_forces_the_model():
     out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "mesh:4x4", "--nccl",
                                     "ALGO=ring"])
     assert out.exit_code == 2 and "applies to NCCL's model" in out.output
+
+
+def test_nvls_reductions_run_at_the_rate_of_nccls_chunk():
+    """A fixed cost per NVLS chunk (NVLS_CHUNK_OVERHEAD_B): the switches reduce at
+    s / (s + x) of their streaming rate; reduce_bandwidth is the rate at 128 KiB chunks, so
+    sizes NCCL cuts into 128 KiB chunks are unchanged, smaller chunks are slower and
+    NCCL_NVLS_CHUNKSIZE=512 KiB (kept from 6 GiB on 8 x B200) faster."""
+    from netsim.algorithms.nccl.tuning import (NVLS_CHUNK_OVERHEAD_B, nvls_chunk_size,
+                                               nvls_reduce_factor)
+
+    x = NVLS_CHUNK_OVERHEAD_B
+
+    def cost(chunk):
+        return (chunk + x) / chunk
+
+    for size in (2 << 20, 32 << 20, 256 << 20, 1 << 30, 8 << 30):
+        chunk = nvls_chunk_size(size, H100)
+        assert nvls_reduce_factor(size, H100) == pytest.approx(cost(chunk) / cost(128 << 10))
+    assert nvls_reduce_factor(1 << 30, H100) == 1.0
+    assert nvls_reduce_factor(256 << 20, H100) > 1.0
+    size = 8 << 30
+    default = run_collective("allreduce", "dgx-b200", "nccl", size)
+    large = run_collective("allreduce", "dgx-b200", "nccl", size,
+                           options=AlgoOptions(extra={"nvls_chunksize": 512 << 10}))
+    assert default.record()["nccl_algorithm"] == large.record()["nccl_algorithm"] == "nvls"
+    # switch-bound at 8 GiB: the time follows the reduction rate (pipeline fill aside)
+    assert large.time_s / default.time_s == pytest.approx(cost(512 << 10) / cost(128 << 10),
+                                                          rel=0.01)
+    with pytest.raises(InputError, match="nvls_chunksize"):
+        run_collective("allreduce", "dgx-b200", "nccl", size,
+                       options=AlgoOptions(extra={"nvls_chunksize": 1000}))
+
+
+def test_a_measured_files_nvls_chunk_size_reaches_nccls_model(tmp_path):
+    from netsim.run import read_measured_run
+
+    path = tmp_path / "b200.csv"
+    path.write_text("# netsim-validate: topo=dgx-b200 op=allreduce ranks=8 "
+                    "nvls_chunksize=524288\nsize_bytes,busbw_GBps\n8589934592,840\n")
+    assert read_measured_run(path).extra["nccl_options"] == {"nvls_chunksize": 524288}

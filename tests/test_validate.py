@@ -190,3 +190,31 @@ def test_one_file_can_be_validated(data, capsys):
     assert len(out.strip().splitlines()) == 4
     code, _, err = run_main(["validate", str(data / "missing.csv")], capsys)
     assert code == 2 and "missing.csv: no such folder or file of measurements" in err
+
+
+def test_a_files_note_and_a_file_kept_out_are_reported_per_file(data, capsys):
+    """'# note:' lines say why a file differs for a reason outside the model; a file kept out
+    of the summary (summary=no) is listed with its reason, or that it gave none."""
+    from netsim.run import file_notes, run_validation, validation_cases
+
+    off = 2 << 20
+    text = (data / "ring_allreduce.csv").read_text()
+    (data / "ring_allreduce.csv").write_text(
+        "# note: measured on a busy box,\n# note: twice as slow at 2 MiB\n" + text)
+    (data / "ring_erratic.csv").write_text(
+        RING.format(extra=" summary=no") + "size_bytes,time_s\n"
+        f"{off},{3 * ring_time(off)!r}\n")
+    records = run_validation(validation_cases(data))
+    assert {r["note"] for r in records if r["file"] == "ring_allreduce.csv"} == \
+        {"measured on a busy box, twice as slow at 2 MiB"}
+    notes = {n["file"]: n for n in file_notes(records)}
+    assert notes["ring_allreduce.csv"]["outside"] == 1
+    assert notes["ring_allreduce.csv"]["sizes"] == 3 and notes["ring_allreduce.csv"]["counted"]
+    assert notes["ring_erratic.csv"]["counted"] is False
+    assert "summary=no" in notes["ring_erratic.csv"]["note"]
+    code, out, err = run_main(["validate", str(data)], capsys)
+    assert code == 0, err
+    assert "notes:" in out and "busy box" in out
+    code, out, err = run_main(["validate", str(data), "--format", "json"], capsys)
+    document = json.loads(out)
+    assert {n["file"] for n in document["notes"]} == {"ring_allreduce.csv", "ring_erratic.csv"}

@@ -12,9 +12,11 @@ Each measured file of DIR (CSVs, nccl-tests logs, tt-metal CCL result tables; se
 runs it, with the machine, op and ranks its ``# netsim-validate:`` line names (an
 nccl-tests log without one: the machine of its GPUs). One row per measured size (file,
 command, size, measured, simulated, error), then per machine family the median and worst
-error and the share of sizes within 15% (from 1 MiB) / 30% (below). CSV output holds the
-rows; JSON the rows and, under ``summary``, the families. Files left out (machine not
-known) are named on stderr.
+error and the share of sizes within 15% (from 1 MiB) / 30% (below), then the files whose
+``# note:`` lines say why they differ for a reason outside the model (or that are kept out
+of the summary with ``summary=no``). CSV output holds the rows (with their file's note);
+JSON the rows and, under ``summary`` and ``notes``, the families and the notes. Files left
+out (machine not known) are named on stderr.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, SimulationError
-from ..run import run_validation, summarize_validation, validation_cases
+from ..run import file_notes, run_validation, summarize_validation, validation_cases
 from ..units import format_size
 from .options import (ProgressBar, check_outputs, emit, format_records, output_option,
                       overwrite_option, render_table)
@@ -57,6 +59,14 @@ SUMMARY_COLUMNS = [
     ("within_small_pct", "< 1 MiB within 30%", _maybe(lambda v: f"{v:.0f}%")),
     ("left_out", "left out", str),
 ]
+NOTE_COLUMNS = [
+    ("file", "file", str), ("family", "family", str),
+    ("outside", "outside tolerance", lambda v: str(v)),
+    ("sizes", "sizes", str),
+    ("counted", "in summary", lambda v: "yes" if v else "no"),
+    ("note", "why (the file's note)", str),
+]
+_NOTES_TITLE = "notes: files that differ for a reason outside the model, or kept out"
 
 
 def default_directory() -> Path:
@@ -114,9 +124,10 @@ def command(directory, family, fmt, output, overwrite, quick):
 
 def _emit(records, fmt, folder, quick, num_cases, output, overwrite) -> None:
     summary = summarize_validation(records)
+    notes = file_notes(records)
     if fmt == "json":
         emit(format_records(records, "json", document={"directory": str(folder),
-                                                       "summary": summary}),
+                                                       "summary": summary, "notes": notes}),
              output, overwrite)
         return
     if fmt in ("csv", "parquet"):
@@ -124,12 +135,15 @@ def _emit(records, fmt, folder, quick, num_cases, output, overwrite) -> None:
         return
     if fmt == "markdown":
         emit(markdown_table(summary, SUMMARY_COLUMNS) + "\n"
+             + (markdown_table(notes, NOTE_COLUMNS) + "\n" if notes else "")
              + markdown_table(records, ROW_COLUMNS), output, overwrite)
         return
     title = f"{num_cases} measured runs in {folder}" + (" (--quick)" if quick else "")
     text = render_table(records, ROW_COLUMNS, title)
     text += "\n" + render_table(summary, SUMMARY_COLUMNS,
                                 "per family: within 15% from 1 MiB, 30% below")
+    if notes:
+        text += "\n" + render_table(notes, NOTE_COLUMNS, _NOTES_TITLE)
     emit(text, output, overwrite)
 
 

@@ -52,7 +52,8 @@ _OWNERS = {
     "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
                  "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
     # `netsim validate`: every published measurement against the default command.
-    "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation"),
+    "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation",
+                 "file_notes"),
     "placements.noc": ("ChipScore", "compare_chip_placements", "evaluate_chip"),
     "placements.evaluate": ("LinkLoads", "StepModel", "StepScore", "link_bytes_by_tag"),
     "placements.search": ("ALL_STRATEGIES", "SEARCH_BUDGET", "SearchResult", "anneal",

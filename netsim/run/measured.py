@@ -37,7 +37,10 @@ name; else the machine's default), ``family`` (the summary group of ``netsim val
 default: the machine's preset name), ``summary=no`` (rows shown but kept out of the
 summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
 columns); ``nccl_algorithm=ring`` / ``nccl_protocol=LL`` for a run made with NCCL_ALGO /
-NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model). A file without
+NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model) and
+``nvls_chunksize=524288`` for one made with NCCL_NVLS_CHUNKSIZE set. Lines
+``# note: TEXT`` say why the run differs from the model for a reason outside it (a shared
+box, a framework's own loop); ``netsim validate`` prints them per file. A file without
 that line may quote the command that reproduces it instead,
 ``# default command: netsim coll OP --topo T [--axis A] [--algo X] ... --measured FILE``:
 its op, ``--topo``, ``--axis``, ``--algo``, ``--ranks`` and ``--gpus-per-thread`` are read
@@ -88,10 +91,11 @@ _TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "
                "double": 8, "float64": 8}
 _ANNOTATION = re.compile(r"^\s*#\s*netsim-validate:(.*)$")
 _ANNOTATION_KEYS = ("topo", "op", "ranks", "axis", "gpus_per_thread", "algo", "family",
-                    "summary", "place", "nccl_algorithm", "nccl_protocol")
+                    "summary", "place", "nccl_algorithm", "nccl_protocol", "nvls_chunksize")
 #: Annotation keys that are NCCL's model's options (AlgoOptions.extra): a run made with
-#: NCCL_ALGO / NCCL_PROTO set is simulated with the same choice forced.
-NCCL_FORCED = ("nccl_algorithm", "nccl_protocol")
+#: NCCL_ALGO / NCCL_PROTO (NCCL_NVLS_CHUNKSIZE) set is simulated with the same choice forced
+#: (the same chunk size).
+NCCL_FORCED = ("nccl_algorithm", "nccl_protocol", "nvls_chunksize")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,9 @@ class MeasuredRun:
     algo: str | None = None
     family: str | None = None
     summary: bool = True
+    #: The file's ``# note:`` lines, joined: why a run differs from the model for a reason
+    #: outside it (a shared box, a framework's loop), which ``netsim validate`` prints.
+    note: str | None = None
     config: str | None = None                    # tt-metal: "ring dram" ...
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -229,13 +236,22 @@ def _default_command(path: Path, text: str) -> dict[str, Any]:
     return {}
 
 
+_NOTE = re.compile(r"^\s*#\s*note:\s*(.*?)\s*$")
+
+
+def _note(text: str) -> str | None:
+    """The ``# note: ...`` lines of ``text``, joined by spaces (None without one)."""
+    found = [m.group(1) for line in text.splitlines() if (m := _NOTE.match(line))]
+    return " ".join(x for x in found if x) or None
+
+
 def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
     if key == "op":
         if _op_name(value) not in OPS:
             raise InputError(f"{path}:{number}: netsim-validate: op {value!r} is not one of "
                              f"{', '.join(OPS)}")
         return _op_name(value)
-    if key in ("ranks", "axis", "gpus_per_thread"):
+    if key in ("ranks", "axis", "gpus_per_thread", "nvls_chunksize"):
         least = 1 if key == "ranks" else 0
         if not value.isdigit() or int(value) < least:
             raise InputError(f"{path}:{number}: netsim-validate: {key} must be a whole "
@@ -659,7 +675,7 @@ def read_measured_run(path: str | Path, *, op: str | None = None,
         run = read_tt_metal(path, text, op=op, ranks=ranks)
     else:
         run = _read_csv(path, text)
-    return _annotate(run, notes)
+    return replace(_annotate(run, notes), note=_note(text))
 
 
 def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
@@ -685,7 +701,8 @@ def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
         runs = [run for run in runs if notes["op"] in run.ops] or runs
     if "ranks" in notes and len(runs) > 1:
         runs = [run for run in runs if run.ranks == notes["ranks"]] or runs
-    return [_annotate(run, notes) for run in runs]
+    note = _note(text)
+    return [replace(_annotate(run, notes), note=note) for run in runs]
 
 
 def read_measured(path: str | Path, *, op: str | None = None,

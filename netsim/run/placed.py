@@ -91,6 +91,8 @@ def algorithm_forms(request, algo, size: float, *, builds=None):
     from ..engine.stage import Forms
 
     options = unannotated(request.options)
+    if request.faults and getattr(algo.build, "plans_at_start", False):
+        options = _as_found(options, request.topology, request.faults)
     chunks = _chunks(algo, size, options)
     one = request.groups is None
     return Forms(full=lambda: _placed(request, algo, size, options, chunks, builds=builds),
@@ -156,6 +158,20 @@ def note_overhead(result: Result, overhead) -> None:
     """Keep the per-message cost the run used (an algorithm may set its own: nccl's step
     latency replaces alpha), for the bound printed beside it (:func:`run_collective`)."""
     result.meta["overhead_s"] = float(np.min(overhead)) if np.size(overhead) else 0.0
+
+
+def _as_found(options, topology, faults):
+    """``options`` whose topology lacks the links failed from time 0: what an algorithm that
+    plans at start (nccl: NCCL's init reads the links there are) builds on."""
+    from ..routing.reroute import surviving_topology
+
+    failed = np.zeros(topology.num_links, dtype=bool)
+    for fault in faults:
+        if fault.is_failure and fault.time <= 0.0:
+            failed[list(fault.links)] = True
+    if not failed.any():
+        return options
+    return replace(options, topology=surviving_topology(topology, failed)[0])
 
 
 def _placed(request, algo, size: float, options, chunks: int, *, builds=None,

@@ -174,6 +174,8 @@ _VALIDATE = {
     "within": _f(_BOOL, "within the tolerance: 15% from 1 MiB up, 30% below"),
     "counted": _f(_BOOL, "counted in the family summary (files marked summary=no are not)"),
     "ran": _f(_STR, "what ran at this size (nccl ring/LL/12ch, tt_metal ring/1 link)"),
+    "note": _f(_STR, "the file's '# note:' lines: why it differs for a reason outside the "
+                     "model", null=True),
 }
 
 #: Every command's record fields: name -> JSON Schema of the value, with its description.
@@ -214,7 +216,10 @@ CONTEXT_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "validate": {"directory": _f(_STR, "folder of the measurements"),
                  "summary": {"type": "array", "description": "per family: files, sizes, "
                              "median_abs_error_pct, worst_error_pct, worst_at, within_pct, "
-                             "within_large_pct, within_small_pct, left_out"}},
+                             "within_large_pct, within_small_pct, left_out"},
+                 "notes": {"type": "array", "description": "per file with a note or kept "
+                           "out of the summary: file, family, sizes, outside (sizes outside "
+                           "tolerance), counted, note"}},
 }
 
 

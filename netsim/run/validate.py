@@ -12,7 +12,9 @@ only is converted with the op's busbw factor).
 
 :func:`summarize_validation` gives, per machine family (the annotation's ``family``, else
 the preset's name), the median and worst error and the share of sizes within tolerance:
-15% from 1 MiB up, 30% below (:func:`tolerance`).
+15% from 1 MiB up, 30% below (:func:`tolerance`). :func:`file_notes` lists the files whose
+``# note:`` says why they differ for a reason outside the model, or that are kept out of
+the summary (``summary=no``), with how many of their sizes are outside tolerance.
 
 >>> tolerance(1 << 20), tolerance(64 << 10)
 (0.15, 0.3)
@@ -31,7 +33,7 @@ from ..errors import InputError
 from .measured import OPS, MeasuredRun, read_measured_runs
 
 __all__ = ["ValidationCase", "validation_cases", "run_validation", "summarize_validation",
-           "tolerance", "MEASURED_SUFFIXES", "LARGE"]
+           "file_notes", "tolerance", "MEASURED_SUFFIXES", "LARGE"]
 
 #: Files looked at in a folder; others (README, scripts) are not measurements.
 MEASURED_SUFFIXES = (".csv", ".log", ".txt", ".out", ".md")
@@ -207,7 +209,7 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
     if resolve_default(case.op, topology, case.algorithm).algorithm == "nccl":
         if case.measured.gpus_per_thread is not None:
             extra["gpus_per_thread"] = case.measured.gpus_per_thread
-        extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO / _PROTO
+        extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO, _PROTO ...
     runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
                      ranks=None if case.axis is not None else case.ranks, axis=case.axis,
                      options=AlgoOptions(extra=extra), progress=progress)
@@ -226,7 +228,7 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
                     "measured_time_s": measured, "time_s": record["time_s"],
                     "error_pct": 100.0 * error,
                     "within": abs(error) <= tolerance(row["size_bytes"]),
-                    "ran": ran, "counted": case.summary})
+                    "ran": ran, "counted": case.summary, "note": case.measured.note})
     return out
 
 
@@ -262,6 +264,25 @@ def summarize_validation(records: Sequence[dict[str, Any]]) -> list[dict[str, An
             "worst_at": f"{worst['file']} {_size(worst['size_bytes'])}" if worst else None,
             "within_pct": _share(counted), "within_large_pct": _share(large),
             "within_small_pct": _share(small), "left_out": len(rows) - len(counted)})
+    return out
+
+
+def file_notes(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per file that carries a ``# note:`` or is kept out of the summary (in order
+    of appearance): ``file``, ``family``, ``sizes``, ``outside`` (sizes not within
+    :func:`tolerance`), ``counted`` and ``note`` (the file's words; for a file kept out
+    without one, that it asked to be)."""
+    files: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        files.setdefault(record["file"], []).append(record)
+    out = []
+    for name, rows in files.items():
+        note, counted = rows[0].get("note"), rows[0]["counted"]
+        if note is None and counted:
+            continue
+        out.append({"file": name, "family": rows[0]["family"], "sizes": len(rows),
+                    "outside": sum(not r["within"] for r in rows), "counted": counted,
+                    "note": note or "kept out of the summary (summary=no), no reason given"})
     return out
 
 

@@ -55,13 +55,14 @@ import numpy as np
 
 from ...errors import InputError
 from ...schedule import Schedule, ScheduleBuilder, concurrent, sequential
+from ...schedule.ir import COMPUTE
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
 from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
-                     PROTOCOLS, Choice, NcclView, candidates, nvls_pipeline_depth,
-                     protocol_efficiency)
+                     NVLS_CHUNK_SIZE, PROTOCOLS, Choice, NcclView, candidates,
+                     nvls_pipeline_depth, nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
            "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
@@ -168,7 +169,17 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
     nvls_bw = (nvls_allreduce_rate(num_ranks, options, payload)
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
-                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw)
+                    nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw,
+                    nvls_chunk=_nvls_chunk(options))
+
+
+def _nvls_chunk(options: AlgoOptions) -> int:
+    """NCCL_NVLS_CHUNKSIZE (``options.extra['nvls_chunksize']``, bytes; default 128 KiB)."""
+    value = options.extra.get("nvls_chunksize", NVLS_CHUNK_SIZE)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 16384:
+        raise InputError(f"nvls_chunksize must be a whole number of bytes >= 16384, "
+                         f"got {value!r}")
+    return value
 
 
 def _link_rates(topo, node: int) -> dict[str, tuple[float, float]]:
@@ -287,12 +298,24 @@ def gpus_per_thread(num_ranks: int, options: AlgoOptions) -> int:
     return value
 
 
+def _memory_bandwidth(options: AlgoOptions) -> float | None:
+    """The GPU's memory bandwidth (bytes/s) from the preset's ``chip:`` block, or None."""
+    chip = (options.topology.meta or {}).get("chip") or {}
+    rate = chip.get("memory_bandwidth")
+    return float(rate) if rate else None
+
+
 def _why_not(op: str):
     def check(num_ranks: int, options: AlgoOptions) -> str | None:
         if options.topology is None:
             return "needs a topology"
-        if num_ranks < 2:
-            return "needs at least 2 ranks"
+        if num_ranks < 1:
+            return "needs at least 1 rank"
+        if num_ranks == 1:
+            if _memory_bandwidth(options) is None:
+                return ("needs the GPU's memory bandwidth on 1 rank (NCCL copies the buffer "
+                        "locally): this topology has no chip: memory_bandwidth")
+            return None
         if _nodes(num_ranks, options) > 1:
             from ..hierarchical import groups_reason
             reason = groups_reason(num_ranks, options)
@@ -341,7 +364,32 @@ def _net_schedule(op: str, choice: Choice, num_ranks: int, size: float,
                       reduce_scatter=op != "allgather", all_gather=op != "reducescatter")
 
 
+def _one_rank(size: float, options: AlgoOptions) -> Schedule:
+    """NCCL on one rank: no communication. ``ncclLaunchOneRank`` (NVIDIA/nccl 2.30.7
+    ``src/device/onerank.cu``, called from ``enqueue.cc`` when ``nRanks == 1``) copies the
+    send buffer to the receive buffer with ``cudaMemcpyAsync`` (nothing in place), for
+    every collective op. The copy reads and writes ``size`` bytes of the GPU's memory:
+    ``2 x size / memory_bandwidth`` at the chip's peak (the preset's ``chip:`` block), beside
+    the host's launch (:mod:`.harness`), so the time is the larger of the two."""
+    copy = 2.0 * size / _memory_bandwidth(options)
+    builder = ScheduleBuilder(1)
+    builder.compute(0, copy, tag="nccl-one-rank-copy")
+    schedule = builder.build()
+    host = host_time(gpus_per_thread(1, options))
+    if host > 0:
+        enqueue = ScheduleBuilder(1)
+        enqueue.compute(0, host, tag="nccl-tests-host")
+        schedule = concurrent(schedule, enqueue.build())
+    meta = dict(schedule.meta)
+    meta["record"] = {"nccl_algorithm": "copy", "protocol": "-", "channels": 0,
+                      "nccl_model_s": copy, "gpus_per_thread": gpus_per_thread(1, options),
+                      "host_s": host, "nccl": "one-rank copy"}
+    return replace(schedule, meta=meta)
+
+
 def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedule:
+    if num_ranks == 1:
+        return _one_rank(size, options)
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
@@ -353,6 +401,11 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
                                 if inner.pipelined else None)
         schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
+    if choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1:
+        # the switches reduce at the rate of the chunk size NCCL cuts (fixed cost a chunk)
+        switch = (schedule.kind == COMPUTE) & (schedule.src >= num_ranks)
+        schedule = replace(schedule, seconds=np.where(
+            switch, schedule.seconds * nvls_reduce_factor(size, view), schedule.seconds))
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get(view.arch, 1.0))
@@ -395,6 +448,10 @@ def _register(op: str) -> None:
     # Not an 'auto' candidate: auto is the fastest netsim algorithm, nccl is what NCCL runs
     # (the attribute survives the registry's functools.wraps; run.collective reads it).
     build.auto = False
+    # NCCL plans at init on the links it finds: links failed from the start are not there
+    # when it picks and builds (the runner builds on the surviving links; later failures
+    # re-route the flows of the plan made).
+    build.plans_at_start = True
     register(op, "nccl", f"as NCCL picks ({algos} x LL/LL128/Simple by size, tuning.cc "
              f"2.30.7), run by the engine with the protocol's efficiency and latencies",
              check=_why_not(op))(build)

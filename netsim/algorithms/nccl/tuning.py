@@ -27,7 +27,8 @@ from dataclasses import dataclass
 __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates", "choose",
            "ring_graph", "nvls_graph", "channels_for", "BASE_LATENCY_US", "HW_LATENCY_US",
            "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth", "net_graph",
-           "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU"]
+           "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU", "nvls_reduce_factor",
+           "NVLS_CHUNK_OVERHEAD_B"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
@@ -114,6 +115,18 @@ NVLS_CHANNELS = {"volta": 16, "ampere": 16, "hopper": 16, "blackwell": 24}
 NVLS_FILL_STAGES = 2
 #: NCCL_NVLS_CHUNKSIZE default (transport/nvls.cc), bytes.
 NVLS_CHUNK_SIZE = 128 * 1024
+#: An NVLS chunk starts as one Simple step (enqueue.cc: buffSizes[Simple] / NCCL_STEPS =
+#: 4 MiB / 8) and is capped at NCCL_NVLS_CHUNKSIZE before it is cut by size.
+NVLS_STEP_SIZE = 512 * 1024
+#: NVLS reduces a chunk of s bytes at s / (s + this) of its streaming rate (bytes): a fixed
+#: cost per chunk, as if each chunk carried this many bytes more. FITTED on the step of the
+#: published 8 x B200 curve where NCCL's chunk grows from 64 KiB to 512 KiB (benchmarks/
+#: data/nvidia_b200_*, NCCL_NVLS_CHUNKSIZE=512 KiB: algbw 422 GB/s at 4 GiB, 483 at 16 GiB):
+#: 10.8 KiB. CHECKED on DGX H100, whose curves step where NCCL's chunk changes (32 -> 64 KiB
+#: at 64 MiB, 64 -> 128 KiB at 1 GiB); with it their NVLS errors from 8 MiB up lie within
+#: -5% and +8% (without: -12% to +5%, stepping there). A switch's reduce_bandwidth is its rate at
+#: NCCL's default 128 KiB chunks, the chunk the presets' large-size fits ran at.
+NVLS_CHUNK_OVERHEAD_B = 10.8 * 1024
 
 # -- device.h / comm.h: threads per channel and bytes per thread before adding channels ----
 _MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
@@ -151,6 +164,8 @@ class NcclView:
     #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
     #: None: the tuner's alone.
     nvls_allreduce_bw: float | None = None
+    #: NCCL_NVLS_CHUNKSIZE: the largest NVLS chunk (bytes) before NCCL cuts it by size.
+    nvls_chunk: int = NVLS_CHUNK_SIZE
 
 
 @dataclass(frozen=True)
@@ -401,11 +416,24 @@ def nvls_chunk_size(size: float, view: NcclView) -> int:
     (32768, 131072)
     """
     concurrent = NVLS_CHANNELS[view.arch] * nvls_graph(view)[0]
-    chunk = NVLS_CHUNK_SIZE
+    chunk = min(view.nvls_chunk, NVLS_STEP_SIZE)
     for factor, smaller in ((64, 65536), (8, 32768), (2, 16384)):
         if size < factor * concurrent * chunk and chunk > smaller:
             chunk = smaller
     return chunk
+
+
+def nvls_reduce_factor(size: float, view: NcclView) -> float:
+    """Time of the switches' reductions for ``size`` bytes over their time at 128 KiB chunks
+    (:data:`NVLS_CHUNK_OVERHEAD_B`): above 1 for smaller chunks, below for larger.
+
+    >>> view = NcclView(ranks=8, nvls=True)              # 32, 64 and 128 KiB chunks
+    >>> [round(nvls_reduce_factor(s, view), 3) for s in (32 << 20, 256 << 20, 1 << 30)]
+    [1.233, 1.078, 1.0]
+    """
+    def cost(chunk: float) -> float:
+        return (chunk + NVLS_CHUNK_OVERHEAD_B) / chunk
+    return cost(nvls_chunk_size(size, view)) / cost(NVLS_CHUNK_SIZE)
 
 
 def nvls_pipeline_depth(size: float, view: NcclView) -> int:
@@ -439,7 +467,8 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
                 # pipeline of D chunks through three stages (copies up, reduction,
                 # multicast down) takes D + 2 chunk times at the steady rate.
                 depth = nvls_pipeline_depth(size, view)
-                bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES))
+                bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES)
+                         / nvls_reduce_factor(size, view))
             lat = _latency(op, algorithm, protocol, view)
             if (view.nodes > 1 and (op, algorithm, protocol) == ("allreduce", "ring", "Simple")
                     and size / (net_graph(view)[0] * view.ranks) >= 64):

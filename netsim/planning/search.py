@@ -172,6 +172,26 @@ def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any
     return row, detail
 
 
+def _check_layout(model: ModelSpec, lay: TrainLayout) -> None:
+    """Refuse a given layout that cannot split ``model`` (one line: which degree, why)."""
+    what = f"layout {lay.describe()}"
+    if lay.pp > model.layers:
+        raise InputError(f"{what}: pp={lay.pp} stages for the {model.layers} layers of "
+                         f"{model.name}")
+    if lay.virtual > 1 and model.layers < lay.pp * lay.virtual:
+        raise InputError(f"{what}: pp x vp = {lay.pp * lay.virtual} model chunks for the "
+                         f"{model.layers} layers of {model.name}")
+    if model.heads % lay.tp:
+        raise InputError(f"{what}: tp={lay.tp} does not divide the {model.heads} attention "
+                         f"heads of {model.name}")
+    if model.seq_len % lay.cp:
+        raise InputError(f"{what}: cp={lay.cp} does not divide the sequence of "
+                         f"{model.seq_len} tokens of {model.name}")
+    if lay.ep > 1 and (not model.moe or model.experts % lay.ep):
+        raise InputError(f"{what}: ep={lay.ep} needs routed experts it divides; "
+                         f"{model.name} has {model.experts}")
+
+
 def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
          top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
@@ -192,9 +212,7 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
         if layout.chips != chips:
             raise InputError(f"layout {layout.describe()} uses {layout.chips} chips, the "
                              f"machine {topology.name!r} has {chips}")
-        if layout.pp > model.layers:
-            raise InputError(f"layout {layout.describe()}: pp={layout.pp} stages for the "
-                             f"{model.layers} layers of {model.name}")
+        _check_layout(model, layout)
         # pp need not divide the layers: the stages then share the work evenly (fractional
         # layers), as a run that balances its first and last stages does
         need = memory_per_chip(model, layout)["total"]

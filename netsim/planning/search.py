@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import InputError
 from .models import ModelSpec
+from .phases import PhaseTimes
 from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, TrainLayout, block_collectives,
                    block_seconds, breakdown, build_train_step, chip_of, collective_times,
                    memory_per_chip, step_phases)
@@ -113,39 +114,81 @@ class PlanResult:
     chip: Chip
     details: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def stats(self) -> dict[str, int]:
+        """How the search's collective times were obtained, summed over the layouts
+        (:class:`~.phases.PhaseTimes` counters)."""
+        out: dict[str, int] = {}
+        for detail in self.details:
+            for key, value in detail.get("stats", {}).items():
+                out[key] = out.get(key, 0) + value
+        return out
+
 
 def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
                     algorithm: str = "default", strategies: Sequence[str] | None = None,
                     efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0,
-                    exact: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+                    exact: bool = False, timer: PhaseTimes | None = None
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Simulate one layout under its best placement: (row, detail). ``exact`` simulates
     the whole step as one schedule (every collective and hand-off of every block, all at
-    once on the network) instead of the timed form; slower, for checking."""
+    once on the network) instead of the timed form; slower, for checking. ``timer``
+    (:class:`~.phases.PhaseTimes`) shares simulated collectives between layouts.
+
+    The placements are those of ``netsim place``'s fixed strategies (or ``strategies``),
+    each scored as ``netsim place`` scores a step: the sum over collectives of their
+    repeats times one occurrence's simulated time (every group at once). A strategy
+    that cannot place the layout, or whose collectives cannot run under it, is skipped
+    with its reason; one whose link-load bound already exceeds the best score is not
+    simulated (it cannot win)."""
     from ..engine import simulate
-    from ..placement.workload import Workload
     from ..routing import default_router
-    from ..run import StepModel, compare_strategies
     from ..run.placed import fabric_topology
-    from ..placement.strategies import applicable_strategies
+    from ..placement.strategies import FIXED_STRATEGIES, place, why_not
     from ..algorithms.options import AlgoOptions
+    from ..errors import NetsimError
     from ..run import machine_costs
 
     router = router if router is not None else default_router(topology)
     overhead, costs = machine_costs(topology, None, AlgoOptions())
     gamma = costs.gamma or None
+    if timer is None:
+        timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=gamma)
+    before = dict(timer.stats)
     par = lay.parallel()
     phases = step_phases(model, lay, algorithm, topology)
-    scores, strategy, placement, smodel = [], "row_major", np.arange(lay.chips), None
+    scores: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    strategy, placement, times = "row_major", np.arange(lay.chips), {}
     if phases:
-        smodel = StepModel(topology, par, Workload(tuple(phases)), router=router)
-        names = list(strategies) if strategies else \
-            applicable_strategies(topology, par, None, seed=seed)
-        scores, _ = compare_strategies(smodel, names, seed=seed)
-        if scores:
-            best = min(scores, key=lambda s: s.step_s)
-            strategy, placement = best.strategy, best.placement
-    times = collective_times(topology, lay, phases, placement, router=router,
-                             overhead=overhead, gamma=gamma)
+        best = None
+        for name in (list(strategies) if strategies else FIXED_STRATEGIES):
+            reason = why_not(name, topology, par, seed=seed)
+            if reason is not None:
+                skipped[name] = reason
+                continue
+            try:
+                where = place(name, topology, par, seed=seed)
+                bound = sum(p.repeat * timer.bound(p, par, where) for p in phases)
+                if best is not None and bound >= best["step_s"]:
+                    skipped[name] = (f"not simulated: its link-load bound {bound:.4g} s "
+                                     f">= {best['strategy']}'s {best['step_s']:.4g} s")
+                    continue
+                phase_s = {p.name: timer.time(p, par, where) for p in phases}
+            except NetsimError as exc:
+                skipped[name] = str(exc)
+                continue
+            score = {"strategy": name, "step_s": sum(p.repeat * phase_s[p.name]
+                                                      for p in phases),
+                     "bound_s": bound, "phase_s": phase_s, "placement": where}
+            scores.append(score)
+            if best is None or score["step_s"] < best["step_s"]:
+                best = score
+        if best is None:
+            raise InputError(f"layout {lay.describe()}: no placement strategy can run its "
+                             f"collectives on {topology.name!r}: "
+                             + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+        strategy, placement, times = best["strategy"], best["placement"], best["phase_s"]
     step = build_train_step(model, lay, topology, placement, chip=chip, algorithm=algorithm,
                             efficiency=efficiency, gamma=gamma,
                             timed=None if exact else times)
@@ -159,17 +202,24 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
            "memory_gib": mem["total"] / 2**30,
            "mfu": model.flops_per_token() * tokens / (split.step_s * lay.chips * chip.flops),
            "tokens_per_s": tokens / split.step_s}
-    detail = {"layout": lay, "scores": scores, "times": times, "breakdown": split,
-              "memory": mem, "model": smodel}
+    # each collective's own utilisation while it runs (bytes of one occurrence over
+    # bandwidth x its time): a step average would hide the short phases behind the long
+    busiest = {}
+    for p in phases:
+        if times.get(p.name, 0.0) > 0:
+            util = timer.loads(p, par, placement) / (topology.bandwidth * times[p.name])
+            i = int(util.argmax())
+            busiest[p.name] = (topology.link_names[i], float(util[i]))
+    detail = {"layout": lay, "scores": [{k: v for k, v in s.items() if k != "placement"}
+                                        for s in scores],
+              "skipped": skipped, "times": times, "breakdown": split, "memory": mem,
+              "busiest": busiest, "stats": {k: v - before[k] for k, v in timer.stats.items()}}
     return row, detail
 
 
 def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One layout in a worker process: its row and detail, without the placement model
-    (it holds the router's path caches: too big to send back)."""
-    row, detail = evaluate_layout(model, lay, topology, **kwargs)
-    detail["model"] = None
-    return row, detail
+    """One layout in a worker process: its row and detail."""
+    return evaluate_layout(model, lay, topology, **kwargs)
 
 
 def _check_layout(model: ModelSpec, lay: TrainLayout) -> None:
@@ -243,10 +293,18 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
             if progress:
                 progress(done + 1, len(chosen))
     else:
+        from ..algorithms.options import AlgoOptions
+        from ..run import machine_costs
+
         router = default_router(topology)
+        overhead, costs = machine_costs(topology, None, AlgoOptions())
+        # one cache of simulated collectives for every layout of the search
+        timer = PhaseTimes(topology, router=router, overhead=overhead,
+                           gamma=costs.gamma or None)
         outcomes = []
         for done, lay in enumerate(chosen):
-            outcomes.append(evaluate_layout(model, lay, topology, router=router, **kwargs))
+            outcomes.append(evaluate_layout(model, lay, topology, router=router,
+                                            timer=timer, **kwargs))
             if progress:
                 progress(done + 1, len(chosen))
     for lay, (row, detail) in zip(chosen, outcomes):

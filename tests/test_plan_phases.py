@@ -72,7 +72,7 @@ def test_scores_are_netsim_place_scores():
             continue
         theirs.update({s.strategy: s.step_s for s in compare_strategies(smodel, [name])[0]})
     _, detail = evaluate_layout(model, lay, topo, chip=chip_of(topo), strategies=names)
-    ours = {s["strategy"]: s["step_s"] for s in detail["scores"]}
+    ours = {s.strategy: s.step_s for s in detail["scores"]}
     assert set(ours) | set(detail["skipped"]) == set(names)
     for name, step_s in ours.items():
         assert step_s == pytest.approx(theirs[name], rel=1e-9)
@@ -83,3 +83,27 @@ def test_scores_are_netsim_place_scores():
         # NCCL's model across nodes cannot take a random map; the rest cannot win
         assert ("same number of ranks per node" in why if name == "random"
                 else "link-load bound" in why and theirs[name] >= best)
+
+
+def test_batches_keep_layouts_that_share_collectives_together():
+    from netsim.planning.search import _batches
+
+    lays = [TrainLayout(tp=t, dp=16 // t, batch=16, zero=z, recompute=r)
+            for t in (2, 4, 8) for z in (1, 3) for r in (False, True)]
+    for workers in (1, 2, 3):
+        batches = _batches(lays, workers)
+        assert len(batches) == workers
+        assert sorted(map(repr, sum(batches, []))) == sorted(map(repr, lays))
+        # each degree set lies in one batch
+        assert all(len({(l.tp, l.dp) for l in b}) == len(b) // 4 for b in batches)
+    split = _batches(lays[:4], 2)        # one degree set, two workers: split in halves
+    assert [len(b) for b in split] == [2, 2]
+
+
+def test_four_galaxies_are_one_8x16_mesh():
+    quad, one = parse_topology("galaxy-wh-quad"), parse_topology("galaxy-wh")
+    assert quad.params["dims"] == (8, 16) and quad.num_endpoints == 4 * one.num_endpoints
+    # 4 links per neighbour pair and direction, the seams between Galaxies included
+    assert quad.num_links == (7 * 16 + 8 * 15) * 2 * 4
+    assert quad.meta["chip"] == one.meta["chip"]
+    assert quad.meta["library"] == one.meta["library"]

@@ -166,7 +166,7 @@ def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, ef
                       efficiency=efficiency if efficiency is not None else COMPUTE_EFFICIENCY,
                       progress=lambda done, _: bar.advance(),
                       executor=executor if (workers > 1 or scheduler) else None,
-                      exact=exact)
+                      workers=None if scheduler else workers, exact=exact)
     records = result.rows
     if plot_path:
         _plot(plot_path, records, overwrite)

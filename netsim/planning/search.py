@@ -32,7 +32,8 @@ from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, TrainLayout, block_c
                    block_seconds, breakdown, build_train_step, chip_of, collective_times,
                    memory_per_chip, step_phases)
 
-__all__ = ["enumerate_layouts", "lower_bound", "plan", "evaluate_layout", "PlanResult"]
+__all__ = ["enumerate_layouts", "lower_bound", "plan", "evaluate_layout", "PlanResult",
+           "PlacementScore"]
 
 #: Tensor-parallel degrees tried (they must divide the heads and the KV heads' multiple).
 _TP = (1, 2, 4, 8, 16, 32)
@@ -103,6 +104,20 @@ def lower_bound(model: ModelSpec, lay: TrainLayout, chip: Chip, injection: float
     return m * (fwd_l + bwd_l + v * comm) + (p - 1) * (fwd + bwd) / v
 
 
+@dataclass(eq=False)
+class PlacementScore:
+    """One placement of a layout, scored as ``netsim place`` scores a step: ``step_s``
+    the sum over collectives of ``phase_s`` (each collective's time per step: its repeats
+    times one occurrence, ``times``), ``bound_s`` the link-load lower bound of the sum."""
+
+    strategy: str
+    step_s: float
+    bound_s: float
+    phase_s: dict[str, float]
+    times: dict[str, float]
+    placement: np.ndarray = field(repr=False)
+
+
 @dataclass
 class PlanResult:
     """Ranked rows (dicts, fastest first), the layouts considered and kept, and per row
@@ -170,25 +185,24 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
             try:
                 where = place(name, topology, par, seed=seed)
                 bound = sum(p.repeat * timer.bound(p, par, where) for p in phases)
-                if best is not None and bound >= best["step_s"]:
+                if best is not None and bound >= best.step_s:
                     skipped[name] = (f"not simulated: its link-load bound {bound:.4g} s "
-                                     f">= {best['strategy']}'s {best['step_s']:.4g} s")
+                                     f">= {best.strategy}'s {best.step_s:.4g} s")
                     continue
-                phase_s = {p.name: timer.time(p, par, where) for p in phases}
+                once = {p.name: timer.time(p, par, where) for p in phases}
             except NetsimError as exc:
                 skipped[name] = str(exc)
                 continue
-            score = {"strategy": name, "step_s": sum(p.repeat * phase_s[p.name]
-                                                      for p in phases),
-                     "bound_s": bound, "phase_s": phase_s, "placement": where}
+            per_step = {p.name: p.repeat * once[p.name] for p in phases}
+            score = PlacementScore(name, sum(per_step.values()), bound, per_step, once, where)
             scores.append(score)
-            if best is None or score["step_s"] < best["step_s"]:
+            if best is None or score.step_s < best.step_s:
                 best = score
         if best is None:
             raise InputError(f"layout {lay.describe()}: no placement strategy can run its "
                              f"collectives on {topology.name!r}: "
                              + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-        strategy, placement, times = best["strategy"], best["placement"], best["phase_s"]
+        strategy, placement, times = best.strategy, best.placement, best.times
     step = build_train_step(model, lay, topology, placement, chip=chip, algorithm=algorithm,
                             efficiency=efficiency, gamma=gamma,
                             timed=None if exact else times)
@@ -210,16 +224,56 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
             util = timer.loads(p, par, placement) / (topology.bandwidth * times[p.name])
             i = int(util.argmax())
             busiest[p.name] = (topology.link_names[i], float(util[i]))
-    detail = {"layout": lay, "scores": [{k: v for k, v in s.items() if k != "placement"}
-                                        for s in scores],
+    detail = {"layout": lay, "scores": scores,
               "skipped": skipped, "times": times, "breakdown": split, "memory": mem,
               "busiest": busiest, "stats": {k: v - before[k] for k, v in timer.stats.items()}}
     return row, detail
 
 
-def _remote(model, lay, topology, kwargs) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One layout in a worker process: its row and detail."""
-    return evaluate_layout(model, lay, topology, **kwargs)
+def _remote(model, layouts, topology, kwargs) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Layouts in a worker process, sharing one cache of simulated collectives."""
+    return _evaluate_all(model, layouts, topology, kwargs)
+
+
+def _evaluate_all(model, layouts, topology, kwargs, progress=None
+                  ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Evaluate ``layouts`` in turn with one router and one :class:`PhaseTimes`."""
+    from ..algorithms.options import AlgoOptions
+    from ..routing import default_router
+    from ..run import machine_costs
+
+    router = default_router(topology)
+    overhead, costs = machine_costs(topology, None, AlgoOptions())
+    timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=costs.gamma or None)
+    out = []
+    for lay in layouts:
+        out.append(evaluate_layout(model, lay, topology, router=router, timer=timer, **kwargs))
+        if progress:
+            progress()
+    return out
+
+
+def _batches(layouts: Sequence[TrainLayout], workers: int) -> list[list[TrainLayout]]:
+    """Layouts in batches for the workers: layouts with the same degrees share their
+    collectives (the cache of one batch), so they go together; batches are then dealt out
+    largest first to at most ``workers`` lists of about equal size."""
+    by_degrees: dict[tuple, list[TrainLayout]] = {}
+    for lay in layouts:
+        by_degrees.setdefault((lay.tp, lay.cp, lay.ep, lay.dp, lay.pp), []).append(lay)
+    groups = sorted(by_degrees.values(), key=len, reverse=True)
+    if len(groups) >= workers:
+        bins: list[list[TrainLayout]] = [[] for _ in range(workers)]
+        for group in groups:
+            min(bins, key=len).extend(group)
+        return [b for b in bins if b]
+    # fewer degree sets than workers: split the largest sets so that every worker works
+    out = [list(g) for g in groups]
+    while len(out) < workers and max(len(b) for b in out) > 1:
+        big = max(out, key=len)
+        out.remove(big)
+        half = len(big) // 2
+        out += [big[:half], big[half:]]
+    return out
 
 
 def _check_layout(model: ModelSpec, lay: TrainLayout) -> None:
@@ -246,13 +300,13 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
          top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
          progress: Callable[[int, int], None] | None = None, executor=None,
-         exact: bool = False) -> PlanResult:
+         workers: int | None = None, exact: bool = False) -> PlanResult:
     """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with
     ``layout`` only that one is simulated (it must fit). ``executor`` (a
     ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
-    sweep`` uses) simulates the layouts in parallel; the ranking is the same. ``exact``:
+    sweep`` uses) simulates the layouts in parallel, in at most ``workers`` batches
+    (default: one per set of degrees) of layouts that share collectives; the ranking is the same. ``exact``:
     see :func:`evaluate_layout`."""
-    from ..routing import default_router
     from ..topology import injection_bandwidth
 
     chip = chip_of(topology, model.dtype)
@@ -286,27 +340,25 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
                   efficiency=efficiency, seed=seed, exact=exact)
     rows, details = [], []
     if executor is not None and len(chosen) > 1:
-        futures = [executor.submit(_remote, model, lay, topology, kwargs) for lay in chosen]
-        outcomes = []
-        for done, future in enumerate(futures):
-            outcomes.append(future.result())
-            if progress:
-                progress(done + 1, len(chosen))
+        degrees = {(lay.tp, lay.cp, lay.ep, lay.dp, lay.pp) for lay in chosen}
+        batches = _batches(chosen, int(workers) if workers else max(2, len(degrees)))
+        futures = [executor.submit(_remote, model, batch_, topology, kwargs)
+                   for batch_ in batches]
+        found: dict[TrainLayout, tuple] = {}
+        done = 0
+        for batch_, future in zip(batches, futures):
+            for lay, outcome in zip(batch_, future.result()):
+                found[lay] = outcome
+                done += 1
+                if progress:
+                    progress(done, len(chosen))
+        outcomes = [found[lay] for lay in chosen]
     else:
-        from ..algorithms.options import AlgoOptions
-        from ..run import machine_costs
-
-        router = default_router(topology)
-        overhead, costs = machine_costs(topology, None, AlgoOptions())
         # one cache of simulated collectives for every layout of the search
-        timer = PhaseTimes(topology, router=router, overhead=overhead,
-                           gamma=costs.gamma or None)
-        outcomes = []
-        for done, lay in enumerate(chosen):
-            outcomes.append(evaluate_layout(model, lay, topology, router=router,
-                                            timer=timer, **kwargs))
-            if progress:
-                progress(done + 1, len(chosen))
+        count = iter(range(1, len(chosen) + 1))
+        outcomes = _evaluate_all(model, chosen, topology, kwargs,
+                                 progress=(lambda: progress(next(count), len(chosen)))
+                                 if progress else None)
     for lay, (row, detail) in zip(chosen, outcomes):
         row["bound_s"] = bounds[lay]
         rows.append(row)

@@ -71,6 +71,7 @@ def _explain(result, topology) -> str:
             lines.append(f"  {label} ({a['placement'] if label == 'winner' else b['placement']})"
                          f": busiest link per collective: " + "; ".join(hot))
         for name, why in detail.get("skipped", {}).items():
+            why = why if len(why) <= 160 else why[:157] + "..."
             lines.append(f"  {label}: placement {name} skipped: {why}")
     stats = result.stats
     if stats:

@@ -2,14 +2,15 @@
 
 :func:`plan` enumerates the layouts of a model on a machine (:func:`enumerate_layouts`:
 degrees that multiply to the chips, a micro-batch size, a ZeRO stage, recomputation or
-not, plain or interleaved 1F1B), keeps those whose memory fits (:func:`~.step.memory_per_chip` within
-:data:`~.step.MEMORY_USABLE` of the chip), orders them by a lower bound
-(:func:`lower_bound`: the 1F1B critical path of compute alone plus each block's
-collectives at the chip's injection bandwidth), and simulates the best ``top``: for each,
-the placement strategies of ``netsim place`` score the step's collectives
-(:func:`netsim.run.compare_strategies`), and the step is simulated under the best placement
-(:func:`~.step.collective_times` then the 1F1B schedule). Rows are ranked by simulated
-step time.
+not, plain or interleaved 1F1B), keeps those whose memory fits
+(:func:`~.step.memory_per_chip` within :data:`~.step.MEMORY_USABLE` of the chip), orders
+them by a lower bound (:func:`lower_bound`: the 1F1B critical path of compute alone plus
+each block's collectives at the chip's injection bandwidth), and simulates the best
+``top``: for each, the placement strategies of ``netsim place`` are scored on the step's
+collectives (:func:`evaluate_layout`; the collectives' times come from
+:class:`~.phases.PhaseTimes`, shared between placements and layouts), and the step is
+simulated under the best placement (the 1F1B schedule with those times). Rows are ranked
+by simulated step time.
 
 >>> from netsim.planning.models import load_model
 >>> from netsim.topology import parse_topology
@@ -29,8 +30,8 @@ from ..errors import InputError
 from .models import ModelSpec
 from .phases import PhaseTimes
 from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, TrainLayout, block_collectives,
-                   block_seconds, breakdown, build_train_step, chip_of, collective_times,
-                   memory_per_chip, step_phases)
+                   block_seconds, breakdown, build_train_step, chip_of, memory_per_chip,
+                   step_phases)
 
 __all__ = ["enumerate_layouts", "lower_bound", "plan", "evaluate_layout", "PlanResult",
            "PlacementScore"]
@@ -218,15 +219,17 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
            "tokens_per_s": tokens / split.step_s}
     # each collective's own utilisation while it runs (bytes of one occurrence over
     # bandwidth x its time): a step average would hide the short phases behind the long
-    busiest = {}
+    utilisation, busiest = {}, {}
     for p in phases:
         if times.get(p.name, 0.0) > 0:
             util = timer.loads(p, par, placement) / (topology.bandwidth * times[p.name])
             i = int(util.argmax())
+            utilisation[p.name] = util
             busiest[p.name] = (topology.link_names[i], float(util[i]))
     detail = {"layout": lay, "scores": scores,
               "skipped": skipped, "times": times, "breakdown": split, "memory": mem,
-              "busiest": busiest, "stats": {k: v - before[k] for k, v in timer.stats.items()}}
+              "utilisation": utilisation, "busiest": busiest,
+              "stats": {k: v - before[k] for k, v in timer.stats.items()}}
     return row, detail
 
 
@@ -305,8 +308,8 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
     ``layout`` only that one is simulated (it must fit). ``executor`` (a
     ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
     sweep`` uses) simulates the layouts in parallel, in at most ``workers`` batches
-    (default: one per set of degrees) of layouts that share collectives; the ranking is the same. ``exact``:
-    see :func:`evaluate_layout`."""
+    (default: one per set of degrees) of layouts that share collectives; the ranking is
+    the same. ``exact``: see :func:`evaluate_layout`."""
     from ..topology import injection_bandwidth
 
     chip = chip_of(topology, model.dtype)

@@ -107,3 +107,22 @@ def test_four_galaxies_are_one_8x16_mesh():
     assert quad.num_links == (7 * 16 + 8 * 15) * 2 * 4
     assert quad.meta["chip"] == one.meta["chip"]
     assert quad.meta["library"] == one.meta["library"]
+
+
+def test_explain_lists_the_placements_skipped_and_why():
+    from netsim.cli.plan import _explain
+    from netsim.planning import PlanResult
+
+    model = load_model("llama3-8b").model_copy(update={"layers": 4, "seq_len": 1024})
+    topo = parse_topology("dgx-h100-cluster:nodes=2")
+    chip = chip_of(topo)
+    rows, details = [], []
+    for lay in (TrainLayout(tp=4, dp=4, batch=8), TrainLayout(tp=8, dp=2, batch=8)):
+        row, detail = evaluate_layout(model, lay, topo, chip=chip,
+                                      strategies=["row_major", "random"])
+        rows.append(row)
+        details.append(detail)
+    text = _explain(PlanResult(rows, 2, 2, chip, details), topo)
+    # NCCL's model across nodes cannot run a random map: skipped, not a failed search
+    assert "winner: placement random skipped: nccl across nodes needs the same number" in text
+    assert "busiest link per collective" in text and "groups simulated alone" in text

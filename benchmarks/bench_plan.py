@@ -121,8 +121,9 @@ def _cpu() -> float:
 
 
 def scale():
-    """The 1,024-GPU target: serial, 2 local processes, a Dask LocalCluster of 2 workers
-    (a Dask worker's CPU is not this process's: its CPU column is this process's only)."""
+    """The 1,024-GPU target: serial, 2 local processes, a Dask LocalCluster of 2 workers.
+    CPU seconds are printed for the serial run only (the workers of the others are not
+    this process's children, whose CPU it could read)."""
     from netsim.planning.phases import describe_stats
     from netsim.run import sweep_executor
 
@@ -152,7 +153,9 @@ def scale():
             cluster.close()
         best = out.rows[0]
         print(f"1,024 GPUs, {label}: {out.fitting}/{out.considered} layouts fit, "
-              f"{len(out.rows)} simulated in {wall:.0f} s wall, {cpu:.0f} s CPU; best "
+              f"{len(out.rows)} simulated in {wall:.0f} s wall"
+              + (f", {cpu:.0f} s CPU" if workers is None and scheduler is None else "")
+              + f"; best "
               f"{best['layout']} ({best['placement']}) {best['step_s']:.2f} s/step, "
               f"MFU {100 * best['mfu']:.1f}%; runner-up {out.rows[1]['layout']} "
               f"{out.rows[1]['step_s']:.2f} s")

@@ -124,7 +124,7 @@ def scale():
     """The 1,024-GPU target: serial, 2 local processes, a Dask LocalCluster of 2 workers.
     CPU seconds are printed for the serial run only (the workers of the others are not
     this process's children, whose CPU it could read)."""
-    from netsim.planning.phases import describe_stats
+    from netsim.planning import describe_stats
     from netsim.run import sweep_executor
 
     model, spec = load_model("llama3-70b"), "dgx-h100-cluster:nodes=128"

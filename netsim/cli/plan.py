@@ -75,7 +75,7 @@ def _explain(result, topology) -> str:
             lines.append(f"  {label}: placement {name} skipped: {why}")
     stats = result.stats
     if stats:
-        from ..planning.phases import describe_stats
+        from ..planning import describe_stats
 
         lines.append(f"  collectives: {describe_stats(stats)}")
     return "\n".join(lines)

@@ -10,7 +10,7 @@ The formulas are in ``docs/plan.md``.
 """
 
 from .models import DTYPE_BYTES, ModelSpec, load_model, model_names
-from .phases import PhaseTimes
+from .phases import PhaseTimes, describe_stats
 from .search import (PlacementScore, PlanResult, enumerate_layouts, evaluate_layout,
                      lower_bound, plan)
 from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, StepBreakdown, TrainLayout,
@@ -19,7 +19,7 @@ from .step import (COMPUTE_EFFICIENCY, MEMORY_USABLE, Chip, StepBreakdown, Train
                    step_phases)
 
 __all__ = ["DTYPE_BYTES", "ModelSpec", "load_model", "model_names",
-           "PhaseTimes", "PlacementScore", "PlanResult", "enumerate_layouts",
+           "PhaseTimes", "describe_stats", "PlacementScore", "PlanResult", "enumerate_layouts",
            "evaluate_layout", "lower_bound", "plan",
            "COMPUTE_EFFICIENCY", "MEMORY_USABLE", "Chip", "StepBreakdown", "TrainLayout",
            "TrainStep", "algorithm_of", "block_seconds", "breakdown", "build_train_step",

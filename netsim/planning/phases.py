@@ -52,7 +52,7 @@ from ..placement.layout import ParallelLayout
 from ..placement.workload import Phase, phase_schedule
 from ..schedule import SEND
 
-__all__ = ["PhaseTimes"]
+__all__ = ["PhaseTimes", "describe_stats"]
 
 
 class PhaseTimes:

@@ -152,8 +152,9 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     (:class:`~.phases.PhaseTimes`) shares simulated collectives between layouts.
 
     The placements are those of ``netsim place``'s fixed strategies (or ``strategies``),
-    each scored as ``netsim place`` scores a step: the sum over collectives of their
-    repeats times one occurrence's simulated time (every group at once). A strategy
+    each scored by the sum over the step's collectives of their repeats times one
+    occurrence's simulated time (every group at once, each collective on its own; see
+    ``docs/plan.md``). A strategy
     that cannot place the layout, or whose collectives cannot run under it, is skipped
     with its reason; one whose link-load bound already exceeds the best score is not
     simulated (it cannot win)."""
@@ -173,7 +174,7 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     before = dict(timer.stats)
     par = lay.parallel()
     phases = step_phases(model, lay, algorithm, topology)
-    scores: list[dict[str, Any]] = []
+    scores: list[PlacementScore] = []
     skipped: dict[str, str] = {}
     strategy, placement, times = "row_major", np.arange(lay.chips), {}
     if phases:

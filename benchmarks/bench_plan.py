@@ -2,6 +2,8 @@
 
     python benchmarks/bench_plan.py            # Megatron-LM Table 1 rows (<= 512 GPUs), targets
     python benchmarks/bench_plan.py --all      # also the Llama 3 405B rows (8K-16K GPUs: slow)
+    python benchmarks/bench_plan.py --scale    # the 1,024-GPU search only: serial, 2 processes,
+                                               # a 2-worker Dask LocalCluster
 
 For each row of ``benchmarks/training/*.csv`` the published layout is simulated with
 the planner (``netsim plan --layout``: best placement of netsim place's strategies, then the
@@ -11,7 +13,11 @@ the network carries the error. Megatron's runs were on A100 clusters (Selene: 8 
 NVSwitch per node, 8 x 200 Gb/s InfiniBand per node): the machine is the dgxcluster generator
 with DGX A100 links and the dgx-a100 preset's chip figures. Then the targets: a full search
 for Llama 3 70B on dgx-h100-cluster:nodes=32 (256 GPUs) and Llama 3 8B on a 32-chip Galaxy
-(70B does not fit in a Galaxy's memory for training: the planner says so).
+(70B does not fit in a Galaxy's memory for training: the planner says so), and Llama 3
+70B on four Galaxies (galaxy-wh-quad). ``--scale`` runs the 1,024-GPU search (Llama 3 70B on
+dgx-h100-cluster:nodes=128, batch 1,024), once serially, once on 2 local processes and once
+on a Dask LocalCluster of 2 workers, and prints wall and CPU seconds (this process and its
+children), the winner, and how the collectives' times were obtained.
 """
 
 from __future__ import annotations
@@ -94,7 +100,8 @@ def llama3():
 
 def targets():
     for name, spec, batch in (("llama3-70b", "dgx-h100-cluster:nodes=32", 256),
-                              ("llama3-8b", "galaxy-wh", 32)):
+                              ("llama3-8b", "galaxy-wh", 32),
+                              ("llama3-70b", "galaxy-wh-quad", 128)):
         t0 = time.perf_counter()
         out = plan(load_model(name), parse_topology(spec), batch=batch, top=10)
         best = out.rows[0]
@@ -104,7 +111,61 @@ def targets():
               f"MFU {100 * best['mfu']:.1f}%")
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    import resource
+
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                 resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def scale():
+    """The 1,024-GPU target: serial, 2 local processes, a Dask LocalCluster of 2 workers.
+    CPU seconds are printed for the serial run only (the workers of the others are not
+    this process's children, whose CPU it could read)."""
+    from netsim.planning import describe_stats
+    from netsim.run import sweep_executor
+
+    model, spec = load_model("llama3-70b"), "dgx-h100-cluster:nodes=128"
+    topo = parse_topology(spec)
+    runs = [("serial", None, None), ("2 processes", 2, None)]
+    try:
+        from distributed import LocalCluster
+
+        runs.append(("Dask LocalCluster, 2 workers", None, "local"))
+    except ImportError:
+        print("(dask.distributed is not installed: no Dask run)")
+    for label, workers, scheduler in runs:
+        cluster = None
+        if scheduler == "local":
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            scheduler = cluster.scheduler_address
+        t0, c0 = time.perf_counter(), _cpu()
+        if workers is None and scheduler is None:
+            out = plan(model, topo, batch=1024, top=10)
+        else:
+            with sweep_executor(workers or 1, scheduler) as pool:
+                out = plan(model, topo, batch=1024, top=10, executor=pool, workers=workers)
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        if cluster is not None:
+            cluster.close()
+        best = out.rows[0]
+        print(f"1,024 GPUs, {label}: {out.fitting}/{out.considered} layouts fit, "
+              f"{len(out.rows)} simulated in {wall:.0f} s wall"
+              + (f", {cpu:.0f} s CPU" if workers is None and scheduler is None else "")
+              + f"; best "
+              f"{best['layout']} ({best['placement']}) {best['step_s']:.2f} s/step, "
+              f"MFU {100 * best['mfu']:.1f}%; runner-up {out.rows[1]['layout']} "
+              f"{out.rows[1]['step_s']:.2f} s")
+        print(f"  collectives: {describe_stats(out.stats)}")
+
+
 if __name__ == "__main__":
+    if "--scale" in sys.argv:
+        scale()
+        sys.exit(0)
     megatron()
     if "--all" in sys.argv:
         llama3()

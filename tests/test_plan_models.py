@@ -51,7 +51,8 @@ def test_user_model_file_errors_are_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("preset", ["dgx-h100", "dgx-h100-cluster", "dgx-a100", "dgx-b200",
-                                    "gb200-nvl72", "galaxy-wh", "galaxy-bh", "t3000"])
+                                    "gb200-nvl72", "galaxy-wh", "galaxy-wh-quad", "galaxy-bh",
+                                    "t3000"])
 def test_presets_carry_chip_figures(preset):
     chip = parse_topology(preset).meta["chip"]
     assert chip["bf16"] > 1e13 and chip["memory"] > 1e9 and chip["memory_bandwidth"] > 1e11

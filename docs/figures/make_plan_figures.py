@@ -31,6 +31,8 @@ CASES = [
      ("tp-allgather", "pp-sendrecv", "dp-reducescatter")),
     ("plan-nvl72-70b", "llama3-70b", "gb200-nvl72", 72, (0, 1),
      ("tp-allgather", "dp-reducescatter")),
+    ("plan-quad-70b", "llama3-70b", "galaxy-wh-quad", 128, (0, 1),
+     ("tp-allgather", "dp-allgather")),
 ]
 
 
@@ -44,9 +46,7 @@ def winner_and_runner_up(stem: str, model: str, spec: str, batch: int,
                              figsize=(6.5 * len(phases), 5.5 * len(ranks)), squeeze=False)
     for r, k in enumerate(ranks):
         row, detail = result.rows[k], result.details[k]
-        smodel = detail["model"]
-        best = min(detail["scores"], key=lambda s: s.step_s)
-        util = smodel.phase_utilisation(best)
+        util = detail["utilisation"]
         role = {0: "winner", 1: "runner-up"}.get(k, f"#{k + 1}")
         for c, name in enumerate(phases):
             values = util.get(name)

@@ -65,20 +65,19 @@ def _explain(result, topology) -> str:
         if times:
             lines.append(f"  {label}: one of each collective, all groups at once: "
                          + ", ".join(f"{k} {format_time(v)}" for k, v in times.items()))
-        scores, smodel = detail["scores"], detail.get("model")
-        if not scores or smodel is None:
-            continue
-        best = min(scores, key=lambda s: s.step_s)
-        # each collective's own utilisation while it runs: a step average would hide
-        # the short phases behind the long ones
-        hot = []
-        for name, util in smodel.phase_utilisation(best).items():
-            if util.size and util.max() > 0:
-                i = int(util.argmax())
-                hot.append(f"{name} {topology.link_names[i]} {100 * util[i]:.0f}%")
+        hot = [f"{name} {link} {100 * util:.0f}%"
+               for name, (link, util) in detail.get("busiest", {}).items() if util > 0]
         if hot:
-            lines.append(f"  {label} ({best.strategy}): busiest link per collective: "
-                         + "; ".join(hot))
+            lines.append(f"  {label} ({a['placement'] if label == 'winner' else b['placement']})"
+                         f": busiest link per collective: " + "; ".join(hot))
+        for name, why in detail.get("skipped", {}).items():
+            why = why if len(why) <= 160 else why[:157] + "..."
+            lines.append(f"  {label}: placement {name} skipped: {why}")
+    stats = result.stats
+    if stats:
+        from ..planning import describe_stats
+
+        lines.append(f"  collectives: {describe_stats(stats)}")
     return "\n".join(lines)
 
 
@@ -168,7 +167,7 @@ def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, ef
                       efficiency=efficiency if efficiency is not None else COMPUTE_EFFICIENCY,
                       progress=lambda done, _: bar.advance(),
                       executor=executor if (workers > 1 or scheduler) else None,
-                      exact=exact)
+                      workers=None if scheduler else workers, exact=exact)
     records = result.rows
     if plot_path:
         _plot(plot_path, records, overwrite)

@@ -73,3 +73,22 @@ def test_anneal_argument_errors():
         anneal(lambda p: 0.0, {})
     with pytest.raises(InputError, match="outside the allowed nodes"):
         anneal(lambda p: 0.0, {"s": (np.array([0, 9]), 1.0)}, nodes=[0, 1, 2])
+
+
+def test_a_step_is_scored_for_its_own_placement_whatever_was_scored_before():
+    # NCCL's model reads the placement (whether a group crosses nodes): a placement and
+    # its reverse can build the same step while a third builds another, so a model that
+    # has scored one placement must score the next one as a fresh model would.
+    from netsim.placement import ParallelLayout, bytes_workload, place
+    from netsim.run.placements.evaluate import StepModel
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("dgx-h100-cluster:nodes=2")
+    layout = ParallelLayout(tp=4, dp=4)
+    work = bytes_workload(tp_bytes=64 * 2**20, dp_bytes=64 * 2**20, algorithm="nccl")
+    maps = {name: place(name, topo, layout) for name in ("row_major", "column_major")}
+    fresh = {name: StepModel(topo, layout, work).step_time(p) for name, p in maps.items()}
+    for first, second in (("row_major", "column_major"), ("column_major", "row_major")):
+        model = StepModel(topo, layout, work)
+        assert model.step_time(maps[first]) == fresh[first]
+        assert model.step_time(maps[second]) == fresh[second]

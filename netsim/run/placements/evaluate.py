@@ -132,7 +132,6 @@ class StepModel:
         self.overhead, costs = machine_costs(topology, overhead, AlgoOptions(gamma=gamma))
         self.gamma = float(costs.gamma) if costs.gamma else None
         self.max_copies = int(max_copies)
-        self._fixed: dict[tuple, StepSchedule | None] = {}
 
     # -- building -----------------------------------------------------------------------
     def resolve(self, placement: Sequence[int]) -> dict[str, str]:
@@ -181,25 +180,14 @@ class StepModel:
 
     def step(self, placement: Sequence[int], algorithms: dict[str, str] | None = None
              ) -> StepSchedule:
-        """The step's schedule under ``placement``. When the algorithms do not look at
-        the placement (found by building under two placements), the schedule is built once
-        and reused with every placement."""
+        """The step's schedule under ``placement``, built for it: an algorithm may read
+        the placement (rings its rank order, nccl whether a group crosses nodes), and two
+        placements that happen to build the same schedule say nothing of a third. The
+        groups' schedules are cached per group and nodes (``placement.workload``), so a
+        search that moves a few groups rebuilds only those."""
         placement = np.asarray(placement, dtype=np.int64)
         algorithms = algorithms if algorithms is not None else self.resolve(placement)
-        key = tuple(sorted(algorithms.items()))
-        if key not in self._fixed:
-            first = self._build(placement, algorithms)
-            other = self._build(placement[::-1], algorithms)
-            same = _same_schedule(first, other, self.layout.num_ranks)
-            self._fixed[key] = first if same else None
-            if self._fixed[key] is None:
-                return first
-        fixed = self._fixed[key]
-        if fixed is None:
-            return self._build(placement, algorithms)
-        full = np.concatenate([placement, fixed.placement[self.layout.num_ranks:]])
-        return StepSchedule(fixed.schedule, full, fixed.phases, fixed.multiplier,
-                            fixed.streams, fixed.algorithms)
+        return self._build(placement, algorithms)
 
     def _build(self, placement: np.ndarray, algorithms: dict[str, str]) -> StepSchedule:
         return build_step(self.topology, self.layout, self.workload, placement, algorithms,
@@ -283,11 +271,3 @@ class StepModel:
                 for name in per_phase}
 
 
-def _same_schedule(a: StepSchedule, b: StepSchedule, num_ranks: int) -> bool:
-    """Do two step schedules have the same ops and switch ranks (so the schedule ignores
-    the placement of the ``num_ranks`` chip ranks)?"""
-    if not np.array_equal(a.placement[num_ranks:], b.placement[num_ranks:]):
-        return False
-    sa, sb = a.schedule, b.schedule
-    return all(np.array_equal(getattr(sa, k), getattr(sb, k))
-               for k in ("kind", "src", "dst", "nbytes", "seconds", "dep_ptr", "dep_idx", "tag"))

@@ -35,18 +35,23 @@ with classes in place of flows:
   by the end of the same refill: the run took 0.81 s instead of 0.48 s. Splitting only
   when the members on the link are under an eighth of their class fragments the classes
   over the run: 12x12 6.4 s instead of 2.5-3.0 s, 16x16 99-105 s instead of 17-18 s.)
-  A class brought down is *pinned*: it rises with the water on that link and on its
-  bottleneck only, and stays counted at its old rate ``r`` on its other links. While the
-  water ``t`` is below ``r`` that counts more than it carries, so a link's level there is
-  never above its true one: a link that saturates with a pinned class counted on it
+  A class brought down is *pinned*: it rises with the water on that link only, and
+  stays counted at its old rate ``r`` on its other links; its bottleneck, saturated at
+  ``r`` and untouched, caps it at ``r`` (:func:`_cap_reached`), and it rises there only
+  if something else touches that link in the refill. While the water ``t`` is below
+  ``r`` that counts more than it carries, so a link's level there is never above its
+  true one: a link that saturates with a pinned class counted on it
   brings it down there too (the same rule), and a link that does not cannot stop it
   before its true level would. When the water passes ``r`` (:func:`_unfreeze`) the class
   rises on every link. A pinned class that stops at a level other than ``r`` gives its
   links the difference (:func:`_freeze_pinned`), which is what the whole demotion would
   have cost; one that stops at ``r`` on its own bottleneck, as about half of them do,
-  touched two links instead of all of them (about 31 on the 16x16 log-normal
+  touched one link instead of all of them (about 31 on the 16x16 log-normal
   all-to-all, where 41 of the 83 classes brought down per event end at their old rate:
-  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s).
+  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s). Lifting it on
+  its bottleneck at once instead of capping it there reads that link's list three more
+  times per class brought down: the 16x16 run (its whole process) takes 14.7 s of CPU
+  instead of 11.5 s, medians of 2 in alternation.
 * then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
   of a class with members off the link only those on it stop (the class *splits*) and
   the others rise on.
@@ -480,9 +485,8 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
 
 
 @njit(cache=True, _nrt=False)
-def _pin(c, e, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt, hp,
-         hval, hpos, n_h, dirty, d_list, n_d, s_list, n_s, pheap, ppos, pkey, n_p, n_links,
-         htab, bits):
+def _pin(c, e, ci, cf, ei, spare, cnt, dirty, d_list, n_d, s_list, n_s, pheap, ppos, pkey,
+         n_p, n_links, htab, bits):
     """Fixed class c, faster than the water on the saturating link of its entry e, is
     *pinned* (module docstring): it rises with the water on that link, and stays counted
     at its rate on its other links until the water passes that rate or one of them
@@ -506,7 +510,7 @@ def _pin(c, e, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, c
     else:
         ci[CST, c] = 3
         n_p = _heap_set(pheap, ppos, pkey, n_p, c, r * (1 + _TOP))
-    return n_t, n_h, n_d, n_s, n_p
+    return n_d, n_s, n_p
 
 
 @njit(cache=True, _nrt=False)
@@ -685,10 +689,9 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             if not cf[RR, c] > bar:
                 continue
             if ci[CST, c] == 0:
-                n_t, n_h, n_d, n_s, n_p = _pin(c, here, ci, cf, ei, capacity, load, lhead,
-                                               touched, t_list, n_t, spare, cnt, hp, hval,
-                                               hpos, n_h, dirty, d_list, n_d, s_list, n_s,
-                                               pheap, ppos, pkey, n_p, n_links, htab, bits)
+                n_d, n_s, n_p = _pin(c, here, ci, cf, ei, spare, cnt, dirty, d_list, n_d,
+                                     s_list, n_s, pheap, ppos, pkey, n_p, n_links, htab,
+                                     bits)
             elif ci[CST, c] >= 3 and ei[EM, here] == 0:
                 ei[EM, here] = 1
                 n_d = _lift(link, ei[EK, here], cf[RR, c], spare, cnt, dirty, d_list, n_d)

@@ -39,16 +39,19 @@ Measured on 2 cores shared with other work (whole processes; CPU is user + syste
   one link); 2.2 s CPU, 6.2 s wall (2.6 s on a quieter machine), 317 MiB. 5,000 flows:
   finish times within 1.3e-15 of the reference's.
 * ``fattree``, 100,000 flows: 199,997 events, up to 9,041 flows draining at once (32 on
-  one link); 82.6 s CPU, 196 s wall, 346 MiB (run in alternation with the loop that lifts
-  a pinned class on its bottleneck at once: 89.4 s CPU, 280 s wall; other runs of either
-  took 81-94 s CPU as the machine's load varied). With ``--load 0.6``: 3,618 at once,
-  11.6 s CPU, 22.5 s wall. 5,000 flows: finish times within 9.5e-15 of the reference's.
+  one link); 60.9 s CPU, 61 s wall, 346 MiB with the machine nearly to itself. Three runs
+  alternated with the loop that lifts a pinned class on its bottleneck at once took
+  82.6, 86.4 and 60.9 s CPU against its 89.4, 74.1 and 65.1 s (ratios 0.92, 1.17, 0.94:
+  within the machine's noise; wall 61-252 s with the load). With ``--load 0.6``: 3,618
+  at once, 14.1 s CPU, 55 s wall (loaded). 5,000 flows: finish times within 9.5e-15 of
+  the reference's.
 * Against SimGrid 3.32 (medians of 3 in alternation, a machine loaded by other work):
   ``fattree`` 5,000 flows, 2.06 s vs 37.8 s CPU (18.4x), 10.4 s vs 183 s wall (17.6x),
   finish times within 9.1e-15; ``randgraph`` 5,000 flows, 1.56 s vs 13.7 s CPU (8.8x),
   7.1 s vs 81 s wall (11.5x), within 8.8e-16 (netsim's time there is mostly its fixed
   cost of starting: imports and loading the compiled loop); ``randgraph`` 10,000 flows,
-  1.50 s vs 63.0 s CPU (42x), 7.0 s vs 228 s wall (33x), within 5.9e-16.
+  1.50 s vs 63.0 s CPU (42x), 7.0 s vs 228 s wall (33x), within 5.9e-16; ``fattree``
+  10,000 flows, 2.30 s vs 131 s CPU (57x), 5.1 s vs 277 s wall (55x), within 1.6e-14.
 
 Why the fat-tree costs what it does: the compiled loop on rate classes (engine.classes)
 repairs only what an event changes, and on a loaded fat-tree what changes grows with the

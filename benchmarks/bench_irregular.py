@@ -66,7 +66,7 @@ change and 81 classes enter the refill, 55 of them brought down by a saturating 
 refill reads about 2,050 entries of the links' lists (830 where links saturate, 405 to
 merge classes of one rate, 340 as classes rise, 330 for the largest rate of a touched
 link, 150 at the links that flows left) and refreshes 84 finish keys: about 150 us of
-CPU per event; 0.4-0.47 ms per event at 100,000 flows. The refill takes in 1.3x the
+CPU per event; 0.3-0.47 ms per event at 100,000 flows. The refill takes in 1.3x the
 classes whose rates change, so what costs is what each of them reads: about 6 links
 and 25 list entries. Laying the class and entry rows out one per cache line (4.13 s vs
 4.16 s CPU at 20,000 flows, medians of 3), or reading a saturating link's list once

@@ -36,18 +36,22 @@ links have no latency, where SimGrid's CM02 is plain max-min sharing.
 Measured on 2 cores shared with other work (whole processes; CPU is user + system):
 
 * ``randgraph``, 100,000 flows: 200,000 events, at most 93 flows draining at once (11 on
-  one link); 2.6 s wall, 1.9 s CPU, 306 MiB. 5,000 flows: finish times within 1.3e-15 of
-  the reference's.
+  one link); 2.2 s CPU, 6.2 s wall (2.6 s on a quieter machine), 317 MiB. 5,000 flows:
+  finish times within 1.3e-15 of the reference's.
 * ``fattree``, 100,000 flows: 199,997 events, up to 9,041 flows draining at once (32 on
-  one link); 70-95 s CPU, 96-303 s wall as the machine's load varied, 343 MiB. With
-  ``--load 0.6``: 3,618 at once, 11.6 s CPU, 22.5 s wall. 5,000 flows: finish times
-  within 9.5e-15 of the reference's.
-* Against SimGrid 3.32 (medians of 3 in alternation): ``fattree`` 5,000 flows, 2.08 s vs
-  39.3 s CPU (18.9x), 8.0 s vs 110.8 s wall (13.9x), finish times within 9.1e-15;
-  ``randgraph`` 5,000 flows, 1.20 s vs 8.8 s CPU (7.3x), 2.5 s vs 21.5 s wall (8.6x),
-  within 8.8e-16 (netsim's time there is mostly its fixed cost of starting: imports and
-  loading the compiled loop); ``randgraph`` 10,000 flows, 1.20 s vs 35.8 s CPU (30x),
-  1.21 s vs 56.9 s wall (47x), within 5.9e-16.
+  one link); 60.9 s CPU, 61 s wall, 346 MiB with the machine nearly to itself. Three runs
+  alternated with the loop that lifts a pinned class on its bottleneck at once took
+  82.6, 86.4 and 60.9 s CPU against its 89.4, 74.1 and 65.1 s (ratios 0.92, 1.17, 0.94:
+  within the machine's noise; wall 61-252 s with the load). With ``--load 0.6``: 3,618
+  at once, 14.1 s CPU, 55 s wall (loaded). 5,000 flows: finish times within 9.5e-15 of
+  the reference's.
+* Against SimGrid 3.32 (medians of 3 in alternation, a machine loaded by other work):
+  ``fattree`` 5,000 flows, 2.06 s vs 37.8 s CPU (18.4x), 10.4 s vs 183 s wall (17.6x),
+  finish times within 9.1e-15; ``randgraph`` 5,000 flows, 1.56 s vs 13.7 s CPU (8.8x),
+  7.1 s vs 81 s wall (11.5x), within 8.8e-16 (netsim's time there is mostly its fixed
+  cost of starting: imports and loading the compiled loop); ``randgraph`` 10,000 flows,
+  1.50 s vs 63.0 s CPU (42x), 7.0 s vs 228 s wall (33x), within 5.9e-16; ``fattree``
+  10,000 flows, 2.30 s vs 131 s CPU (57x), 5.1 s vs 277 s wall (55x), within 1.6e-14.
 
 Why the fat-tree costs what it does: the compiled loop on rate classes (engine.classes)
 repairs only what an event changes, and on a loaded fat-tree what changes grows with the
@@ -56,8 +60,19 @@ share of every flow held there, which frees or takes capacity at their other end
 on. A cold solve at every event (the reference) moves the rates of 2.9 flows per event
 on average (median 1) of 800 draining with 3,000 flows, 15.5 (median 4) of 1,906 with
 12,000 flows, 23 of 2,407 in the second half of that run. The loop's work follows that
-ripple (12,000 flows: about 12 classes moved and 83 links touched per event), so with
-9,000 flows draining an event costs 0.35-0.47 ms of CPU.
+ripple. Counted per event (50,000 flows, 4,200 draining on average): 62 class rates
+change and 81 classes enter the refill, 55 of them brought down by a saturating link
+(pinned; 19 end at their old rate), 92 links saturate, 457 links are touched, and the
+refill reads about 2,050 entries of the links' lists (830 where links saturate, 405 to
+merge classes of one rate, 340 as classes rise, 330 for the largest rate of a touched
+link, 150 at the links that flows left) and refreshes 84 finish keys: about 150 us of
+CPU per event; 0.3-0.47 ms per event at 100,000 flows. The refill takes in 1.3x the
+classes whose rates change, so what costs is what each of them reads: about 6 links
+and 25 list entries. Laying the class and entry rows out one per cache line (4.13 s vs
+4.16 s CPU at 20,000 flows, medians of 3), or reading a saturating link's list once
+instead of twice (17.9 s vs 16.6 s at 50,000 flows), measures within noise (whole
+processes in alternation). Meeting 10 s needs fewer link visits per moved rate, not
+fewer moved classes.
 """
 
 from __future__ import annotations

@@ -115,6 +115,20 @@ def test_a_loaded_fat_tree_with_hash_ecmp_matches_the_reference(monkeypatch, loo
     assert_matches_reference(monkeypatch, loop, topo, schedule, not_before)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pinned_classes_capped_by_their_bottlenecks_match_the_reference(monkeypatch, seed):
+    """engine.classes on 150 flows over fattree:k=4, arriving faster than the hosts drain
+    them: a class brought down by a saturating link waits capped at its old rate by its
+    bottleneck; it stops there when nothing else touched that link (about 370 times per
+    seed) and rises on it otherwise (about 280 times, most of them lifted there only
+    then). Every finish equals the reference's."""
+    rng = np.random.default_rng(seed)
+    topo = parse_topology("fattree:k=4")
+    schedule, not_before = _traffic(rng, 16, 150, pareto=False, deps=False, load=2.0)
+    result = assert_matches_reference(monkeypatch, "classes", topo, schedule, not_before)
+    assert result.meta["engine"]["loop"] == "classes"
+
+
 def test_the_reference_is_max_min_fair_on_a_heterogeneous_line(monkeypatch):
     """A closed form: flows a (link 0 only, 10 GB/s) and b (links 0 and 1, 10 then
     4 GB/s). b (8 MB, from 0) is held to 4 GB/s by link 1 and finishes at 2 ms; a (12 MB,

@@ -35,18 +35,23 @@ with classes in place of flows:
   by the end of the same refill: the run took 0.81 s instead of 0.48 s. Splitting only
   when the members on the link are under an eighth of their class fragments the classes
   over the run: 12x12 6.4 s instead of 2.5-3.0 s, 16x16 99-105 s instead of 17-18 s.)
-  A class brought down is *pinned*: it rises with the water on that link and on its
-  bottleneck only, and stays counted at its old rate ``r`` on its other links. While the
-  water ``t`` is below ``r`` that counts more than it carries, so a link's level there is
-  never above its true one: a link that saturates with a pinned class counted on it
+  A class brought down is *pinned*: it rises with the water on that link only, and
+  stays counted at its old rate ``r`` on its other links; its bottleneck, saturated at
+  ``r`` and untouched, caps it at ``r`` (:func:`_cap_reached`), and it rises there only
+  if something else touches that link in the refill. While the water ``t`` is below
+  ``r`` that counts more than it carries, so a link's level there is never above its
+  true one: a link that saturates with a pinned class counted on it
   brings it down there too (the same rule), and a link that does not cannot stop it
   before its true level would. When the water passes ``r`` (:func:`_unfreeze`) the class
   rises on every link. A pinned class that stops at a level other than ``r`` gives its
   links the difference (:func:`_freeze_pinned`), which is what the whole demotion would
   have cost; one that stops at ``r`` on its own bottleneck, as about half of them do,
-  touched two links instead of all of them (about 31 on the 16x16 log-normal
+  touched one link instead of all of them (about 31 on the 16x16 log-normal
   all-to-all, where 41 of the 83 classes brought down per event end at their old rate:
-  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s).
+  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s). Lifting it on
+  its bottleneck at once instead of capping it there reads that link's list three more
+  times per class brought down: the 16x16 run (its whole process) takes 14.7 s of CPU
+  instead of 11.5 s, medians of 2 in alternation.
 * then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
   of a class with members off the link only those on it stop (the class *splits*) and
   the others rise on.
@@ -82,8 +87,9 @@ _SAME = 1e-14
 _LOAD_RESCAN = 1 << 14
 
 # class rows (int): size, first member, first entry, bottleneck link, refill state (0 fixed,
-# 1 rising, 2 frozen), member with the least threshold, member due first by the nearly-
-# drained rule, in this refill's list, minimum to rescan, alive
+# 1 rising, 2 frozen, 3 pinned, 4 pinned and capped by its bottleneck: _pin), member with
+# the least threshold, member due first by the nearly-drained rule, in this refill's list,
+# minimum to rescan, alive
 CS, CM, CE, CB, CST, CMIN, CNEAR, CINS, CDIRTY, CALIVE = range(10)
 # class rows (float): rate (B/s), progress (B) as of TA (s), rate before the refill, after
 RR, PA, TA, ORIG, NEW = range(5)
@@ -275,7 +281,7 @@ def _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, 
     for r in range(5):
         cf[r, d] = cf[r, c]
     ci[CB, d], ci[CST, d] = ci[CB, c], ci[CST, c]
-    pinned = ci[CST, c] == 3                  # d's entries counted where c's are
+    pinned = ci[CST, c] >= 3                  # d's entries counted where c's are
     lo, hi = lfl_win[0, link], lfl_win[1, link]
     while lo < hi and fm[FC, lfl[lo]] < 0:
         lo += 1
@@ -479,32 +485,57 @@ def _unfreeze(c, record, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t
 
 
 @njit(cache=True, _nrt=False)
-def _pin(c, e, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt, hp,
-         hval, hpos, n_h, dirty, d_list, n_d, s_list, n_s, pheap, ppos, pkey, n_p, n_links,
-         htab, bits):
+def _pin(c, e, ci, cf, ei, spare, cnt, dirty, d_list, n_d, s_list, n_s, pheap, ppos, pkey,
+         n_p, n_links, htab, bits):
     """Fixed class c, faster than the water on the saturating link of its entry e, is
-    *pinned* (module docstring): it rises with the water on that link and on its
-    bottleneck, and stays counted at its rate on its other links until the water passes
-    that rate or one of them saturates below it."""
+    *pinned* (module docstring): it rises with the water on that link, and stays counted
+    at its rate on its other links until the water passes that rate or one of them
+    saturates below it. Its bottleneck, saturated at its rate when the refill began, caps
+    it there (state 4): unless that link is touched by then, the class stops at its rate
+    when the water reaches it, without the link being read (:func:`_cap_reached`). Lifting
+    it on its bottleneck at once, as on the saturating link, read that link's list three
+    times per pin: on the k=16 fat-tree with 50,000 random flows, 54 pins per event."""
     r = cf[RR, c]
     cf[ORIG, c] = r
     if ci[CINS, c] == 0:
         ci[CINS, c] = 1
         s_list[n_s] = c
         n_s += 1
-    ci[CST, c] = 3
-    n_p = _heap_set(pheap, ppos, pkey, n_p, c, r * (1 + _TOP))
     ei[EM, e] = 1
     n_d = _lift(ei[EL, e], ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
     b = ci[CB, c]
-    if b >= 0 and b != ei[EL, e]:
-        e = _find(c, b, n_links, htab, bits, ei)
-        if e >= 0:
-            n_t, n_h = _touch(b, True, ci, cf, ei, capacity, load, lhead, touched, t_list,
-                              n_t, spare, cnt, hp, hval, hpos, n_h)
-            ei[EM, e] = 1
-            n_d = _lift(b, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
-    return n_t, n_h, n_d, n_s, n_p
+    if b >= 0 and b != ei[EL, e] and _find(c, b, n_links, htab, bits, ei) >= 0:
+        ci[CST, c] = 4
+        n_p = _heap_set(pheap, ppos, pkey, n_p, c, r)
+    else:
+        ci[CST, c] = 3
+        n_p = _heap_set(pheap, ppos, pkey, n_p, c, r * (1 + _TOP))
+    return n_d, n_s, n_p
+
+
+@njit(cache=True, _nrt=False)
+def _cap_reached(c, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt,
+                 hp, hval, hpos, n_h, dirty, d_list, n_d, pheap, ppos, pkey, n_p, n_links,
+                 htab, bits):
+    """The water reaches the rate r of class c, pinned and capped by its bottleneck b
+    (:func:`_pin`). If nothing touched b in this refill, b is still saturated with c at
+    r: c stops there at r, as it would have had it risen on b all along. Otherwise c
+    rises on b from here (b's level, from its spare and what rises on it, does not
+    depend on when c joined) and is a pinned class like any other."""
+    b = ci[CB, c]
+    r = cf[ORIG, c]
+    if not touched[b]:
+        n_t, n_h, n_p = _freeze_pinned(c, r, b, ci, cf, ei, capacity, load, lhead, touched,
+                                       t_list, n_t, spare, cnt, hp, hval, hpos, n_h, pheap,
+                                       ppos, pkey, n_p)
+        return n_t, n_h, n_p, n_d
+    ci[CST, c] = 3
+    e = _find(c, b, n_links, htab, bits, ei)
+    if ei[EM, e] == 0:                         # (b saturated below r lifted it already)
+        ei[EM, e] = 1
+        n_d = _lift(b, ei[EK, e], r, spare, cnt, dirty, d_list, n_d)
+    n_p = _heap_set(pheap, ppos, pkey, n_p, c, r * (1 + _TOP))
+    return n_t, n_h, n_p, n_d
 
 
 @njit(cache=True, _nrt=False)
@@ -607,6 +638,15 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
     while n_h > 0 or n_p > 0:
         if n_p > 0 and (n_h == 0 or pkey[pheap[0]] < hval[0]):
             c = pheap[0]                       # the water passes a pinned class's rate
+            if ci[CST, c] == 4:                # (or reaches a capped one's)
+                n_t, n_h, n_p, n_d = _cap_reached(c, ci, cf, ei, capacity, load, lhead,
+                                                  touched, t_list, n_t, spare, cnt, hp,
+                                                  hval, hpos, n_h, dirty, d_list, n_d,
+                                                  pheap, ppos, pkey, n_p, n_links, htab,
+                                                  bits)
+                n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
+                n_d = 0
+                continue
             n_p = _heap_remove(pheap, ppos, pkey, n_p, c)
             n_t, n_h, n_d, n_s = _unfreeze(c, False, ci, cf, ei, capacity, load, lhead,
                                            touched, t_list, n_t, spare, cnt, hp, hval, hpos,
@@ -649,11 +689,10 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             if not cf[RR, c] > bar:
                 continue
             if ci[CST, c] == 0:
-                n_t, n_h, n_d, n_s, n_p = _pin(c, here, ci, cf, ei, capacity, load, lhead,
-                                               touched, t_list, n_t, spare, cnt, hp, hval,
-                                               hpos, n_h, dirty, d_list, n_d, s_list, n_s,
-                                               pheap, ppos, pkey, n_p, n_links, htab, bits)
-            elif ci[CST, c] == 3 and ei[EM, here] == 0:
+                n_d, n_s, n_p = _pin(c, here, ci, cf, ei, spare, cnt, dirty, d_list, n_d,
+                                     s_list, n_s, pheap, ppos, pkey, n_p, n_links, htab,
+                                     bits)
+            elif ci[CST, c] >= 3 and ei[EM, here] == 0:
                 ei[EM, here] = 1
                 n_d = _lift(link, ei[EK, here], cf[RR, c], spare, cnt, dirty, d_list, n_d)
         if n_d:                                # its level rose; it comes back later
@@ -668,7 +707,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             c = ei[EC, e]
             k = ei[EK, e]
             st = ci[CST, c]
-            if not (st == 1 or (st == 3 and ei[EM, e] == 1)):
+            if not (st == 1 or (st >= 3 and ei[EM, e] == 1)):
                 e = ei[ELN, e]
                 continue
             e = ei[ELN, e]
@@ -679,7 +718,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
                 ci[CINS, c] = 1
                 s_list[n_s] = c
                 n_s += 1
-            if st == 3:
+            if st >= 3:
                 n_t, n_h, n_p = _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead,
                                                touched, t_list, n_t, spare, cnt, hp, hval,
                                                hpos, n_h, pheap, ppos, pkey, n_p)
@@ -696,7 +735,7 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
         for k in range(n_s):
             c = s_list[k]
             ci[CINS, c] = 0
-            if ci[CST, c] == 3:
+            if ci[CST, c] >= 3:
                 e = ci[CE, c]
                 while e >= 0:
                     ei[EM, e] = 0

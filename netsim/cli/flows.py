@@ -41,10 +41,9 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
     """Simulate FLOW_FILE and print per-flow times and per-link loads."""
     # The engine, its solvers and the file readers load here, not for --help.
     from ..report import flow_records_fast, flow_result_csv, json_bytes, write_flow_result
-    from ..run import (flow_records_with_model, link_records_with_queues, resolve_faults,
-                       simulate_flows)
+    from ..run import (flow_records_with_model, link_records_with_queues, machine_costs,
+                       resolve_faults, simulate_flows)
     from ..schedule import load_flow_file, require_pyarrow
-    from ..topology import calibrated_alpha
 
     suffix = Path(output).suffix.lower() if output else ""
     if output:
@@ -58,8 +57,7 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
     specs = fault_specs(fail_links, degrade_links)
     with _long_lived():
         flowset = load_flow_file(flow_file)
-    if overhead_s is None:
-        overhead_s = calibrated_alpha(flowset.topology)
+    overhead_s = machine_costs(flowset.topology, overhead_s, None)[0]
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
                                 faults=resolve_faults(specs, flowset.topology), model=model,

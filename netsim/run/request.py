@@ -94,7 +94,7 @@ def machine_costs(topology, alpha, options):
     the values given, else the machine's calibration (:mod:`netsim.topology.calibration`;
     0 and None without one). The one place the run layer takes a machine's calibrated
     costs: :func:`resolve_request` for collective runs, and the runs that are not one
-    collective (workloads, placement steps).
+    collective (workloads, placement steps, flow files: ``options=None``).
 
     >>> from netsim.algorithms import AlgoOptions
     >>> from netsim.topology import parse_topology
@@ -106,6 +106,8 @@ def machine_costs(topology, alpha, options):
     from .checks import check_alpha
 
     alpha = check_alpha(calibrated_alpha(topology) if alpha is None else alpha)
+    if options is None:                 # a run of flows: no algorithm, no reduction cost
+        return alpha, None
     if options.gamma is None and calibrated_gamma(topology) is not None:
         options = replace(options, gamma=calibrated_gamma(topology))
     return alpha, options

@@ -7,7 +7,7 @@ where the algorithm has them, one send per ring step (``blocks``: a
 (the blocks are symmetry classes, :mod:`.blocks`; the planes are alike and independent,
 :mod:`.planes`), runs one representative and expands the result to the whole schedule,
 exactly; otherwise, or with faults (which break the symmetry), it builds and runs every
-op. The caller no longer chooses engine paths; :attr:`Staged.form` says which ran.
+op. The caller does not choose engine paths; :attr:`Staged.form` says which ran.
 
 >>> import numpy as np
 >>> from netsim.topology import ring

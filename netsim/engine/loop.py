@@ -53,38 +53,16 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     may have grown. ``warm``: engine.kernel starts each solve from the last one (False:
     cold at every event, the reference for the warm start).
     """
-    capacity = links[0]
-    n_sub, n_links = flows[0].size, capacity.size
-    done_subs, started = draining[5], draining[6]
     now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
-    # the chosen solver's state; the others' are empty
-    st_k = kernel.new_state(n_links if solver == _KERNEL else 0)
-    st_i = incremental.new_state(n_sub if solver == _INCREMENTAL else 0,
-                                 n_links if solver == _INCREMENTAL else 0, paths)
-    st_c = classes.new_state(n_sub if solver == _CLASSES else 0,
-                             n_links if solver == _CLASSES else 0, paths)
-    if solver == _KERNEL:
-        ok = kernel.start(n_active, now, paths, links, draining, st_k, ints, floats, warm)
-    elif solver == _INCREMENTAL:
-        ok = incremental.start(n_active, now, paths, links, draining, st_i, ints, floats,
-                               warm)
-    else:
-        ok = classes.start(n_active, now, paths, links, draining, st_c, ints, floats, warm)
-    status = PAUSED if ok else NO_CAPACITY
+    sts = _new_states(solver, flows[0].size, links[0].size, paths)
+    status = PAUSED if _start(solver, sts, n_active, now, paths, links, draining, ints, floats,
+                              warm) else NO_CAPACITY
     grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
-    for _ in range(max_events if ok else 0):
-        # 1. the next event's time
-        t_heap = ht[0] if size > 0 else np.inf
-        if solver == _KERNEL:
-            t_fluid, t_window = kernel.first_finish(now, tolerance, t_heap, n_active,
-                                                    draining, st_k)
-        elif solver == _INCREMENTAL:
-            t_fluid, t_window = incremental.first_finish(now, tolerance, t_heap, n_active,
-                                                         draining, st_i)
-        else:
-            t_fluid, t_window = classes.first_finish(now, tolerance, t_heap, n_active,
-                                                     draining, st_c)
+    for _ in range(max_events if status == PAUSED else 0):
+        # 1. the next event: the solver's first fluid completion or the first timed event
+        t_fluid, t_window = _first_finish(solver, sts, now, tolerance,
+                                          ht[0] if size > 0 else np.inf, n_active, draining)
         t_next, fluid, _ = next_time(now, t_fluid, ht, size)
         if t_next == np.inf:
             status = DONE
@@ -92,59 +70,113 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         if fluid:
             t_next = t_window
         dt = t_next - now
-        limit = done_limit(dt, t_fluid - now, fluid)
-        # 2. the flows that finish
-        if solver == _KERNEL:
-            n_active, n_done = kernel.take_done(t_next, now, limit, n_active, paths, links,
-                                                draining, st_k)
-        elif solver == _INCREMENTAL:
-            n_active, n_done = incremental.take_done(t_next, now, limit, n_active, paths,
-                                                     links, draining, st_i)
-        else:
-            n_active, n_done = classes.take_done(t_next, now, limit, n_active, paths, links,
-                                                 draining, st_c)
+        # 2. the flows that finish, their ops, and the ops those release
+        n_active, n_done = _take_done(solver, sts, t_next, now,
+                                      done_limit(dt, t_fluid - now, fluid), n_active, paths,
+                                      links, draining)
         now = t_next
         if n_done:
-            ht, hq, size, seq = retire(done_subs, n_done, now, ops, flows, ht, hq, size, seq)
-        # 3. the timed events due
+            ht, hq, size, seq = retire(draining[5], n_done, now, ops, flows, ht, hq, size,
+                                       seq)
+        # 3. the timed events due; the flows whose latency ran out start
         changed, n_started, ht, hq, size, seq, grown, n_grown = timed(
             now + _REL_TOL * max(dt, 0.0), now, ops, flows, paths, links, ht, hq, size, seq,
-            started, grown)
-        if solver == _KERNEL:
-            n_active = kernel.add(started, n_started, now, n_active, paths, draining, st_k)
-        elif solver == _INCREMENTAL:
-            n_active = incremental.add(started, n_started, now, n_active, paths, draining,
-                                       st_i)
-        else:
-            n_active = classes.add(started, n_started, now, n_active, paths, draining, st_c)
-        # 4. new rates
+            draining[6], grown)
+        n_active = _add(solver, sts, n_started, now, n_active, paths, draining)
+        # 4. new rates if the draining set changed
         if (changed or n_done) and n_active > 0:
-            if solver == _KERNEL:
-                ok = kernel.resolve(n_started, now, n_active, paths, capacity, draining, st_k,
-                                    ints, floats, warm)
-            elif solver == _INCREMENTAL:
-                ok = incremental.resolve(n_started, now, n_active, paths, capacity, draining,
-                                         st_i, ints, floats, warm)
-            else:
-                ok = classes.resolve(n_started, now, n_active, paths, capacity, draining,
-                                     st_c, ints, floats, warm)
-            if not ok:
+            if not _resolve(solver, sts, n_started, now, n_active, paths, links[0], draining,
+                            ints, floats, warm):
                 status = NO_CAPACITY
                 break
             note_peaks(grown, n_grown, links[1], links[4])
-        if solver == _KERNEL:
-            kernel.end_event(n_active, st_k, ints)
-        elif solver == _INCREMENTAL:
-            incremental.end_event(n_active, st_i, ints)
-        else:
-            classes.end_event(n_active, st_c, ints)
+        _end_event(solver, sts, n_active, ints)
         events += 1
-    if solver == _KERNEL:
-        kernel.hand_back(now, n_active, draining, st_k, ints)
-    elif solver == _INCREMENTAL:
-        incremental.hand_back(now, n_active, draining, st_i, ints)
-    else:
-        classes.hand_back(now, n_active, draining, st_c, ints)
+    _hand_back(solver, sts, now, n_active, draining, ints)
     floats[F_NOW] = now
     ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
     return status, ht, hq
+
+
+# -- the dispatch: each step of the chosen solver --------------------------------------------
+
+@njit(cache=True)
+def _new_states(solver, n_sub, n_links, paths):
+    """Each solver's state, the chosen one's for this run, the others' empty."""
+    return (kernel.new_state(n_links if solver == _KERNEL else 0),
+            incremental.new_state(n_sub if solver == _INCREMENTAL else 0,
+                                  n_links if solver == _INCREMENTAL else 0, paths),
+            classes.new_state(n_sub if solver == _CLASSES else 0,
+                              n_links if solver == _CLASSES else 0, paths))
+
+
+@njit(cache=True, inline="always")
+def _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
+    if solver == _KERNEL:
+        return kernel.start(n_active, now, paths, links, draining, sts[0], ints, floats, warm)
+    if solver == _INCREMENTAL:
+        return incremental.start(n_active, now, paths, links, draining, sts[1], ints, floats,
+                                 warm)
+    return classes.start(n_active, now, paths, links, draining, sts[2], ints, floats, warm)
+
+
+@njit(cache=True, inline="always")
+def _first_finish(solver, sts, now, tolerance, t_heap, n_active, draining):
+    if solver == _KERNEL:
+        return kernel.first_finish(now, tolerance, t_heap, n_active, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.first_finish(now, tolerance, t_heap, n_active, draining, sts[1])
+    return classes.first_finish(now, tolerance, t_heap, n_active, draining, sts[2])
+
+
+@njit(cache=True, inline="always")
+def _take_done(solver, sts, now, before, limit, n_active, paths, links, draining):
+    if solver == _KERNEL:
+        return kernel.take_done(now, before, limit, n_active, paths, links, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.take_done(now, before, limit, n_active, paths, links, draining,
+                                     sts[1])
+    return classes.take_done(now, before, limit, n_active, paths, links, draining, sts[2])
+
+
+@njit(cache=True, inline="always")
+def _add(solver, sts, n_started, now, n_active, paths, draining):
+    started = draining[6]
+    if solver == _KERNEL:
+        return kernel.add(started, n_started, now, n_active, paths, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.add(started, n_started, now, n_active, paths, draining, sts[1])
+    return classes.add(started, n_started, now, n_active, paths, draining, sts[2])
+
+
+@njit(cache=True, inline="always")
+def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
+             warm):
+    if solver == _KERNEL:
+        return kernel.resolve(n_started, now, n_active, paths, capacity, draining, sts[0],
+                              ints, floats, warm)
+    if solver == _INCREMENTAL:
+        return incremental.resolve(n_started, now, n_active, paths, capacity, draining,
+                                   sts[1], ints, floats, warm)
+    return classes.resolve(n_started, now, n_active, paths, capacity, draining, sts[2], ints,
+                           floats, warm)
+
+
+@njit(cache=True, inline="always")
+def _end_event(solver, sts, n_active, ints):
+    if solver == _KERNEL:
+        kernel.end_event(n_active, sts[0], ints)
+    elif solver == _INCREMENTAL:
+        incremental.end_event(n_active, sts[1], ints)
+    else:
+        classes.end_event(n_active, sts[2], ints)
+
+
+@njit(cache=True, inline="always")
+def _hand_back(solver, sts, now, n_active, draining, ints):
+    if solver == _KERNEL:
+        kernel.hand_back(now, n_active, draining, sts[0], ints)
+    elif solver == _INCREMENTAL:
+        incremental.hand_back(now, n_active, draining, sts[1], ints)
+    else:
+        classes.hand_back(now, n_active, draining, sts[2], ints)

@@ -11,10 +11,16 @@ event (a sub-flow's latency expiring, a compute or a release time; a heap ordere
 then push order) and the earliest fluid completion. All completions at one instant are
 one event, and rates are re-solved only when the set of draining flows changed.
 
-Which loop runs (this numpy loop, or a compiled one taking over from it) and whether flows
-are first reduced to symmetry classes is decided by :func:`.config.choose_path` from the
-input's sizes and an :class:`~.config.EngineConfig`, and recorded in
-``Result.meta["engine"]``.
+A run reads: reduce (symmetry classes, :func:`execute`) -> choose the path
+(:func:`.config.choose_path`, from the input's sizes and an :class:`~.config.EngineConfig`)
+-> run this loop, which hands over to the compiled loop (:func:`.loop.run_events`, with the
+chosen solver) -> expand to the result; the path is recorded in ``Result.meta["engine"]``.
+
+This numpy loop is the same loop as the compiled one, kept for what that one does not do:
+faults (rerouting calls the router, in Python), recorded timelines, installs without numba
+(``--no-deps``), the reference solver the conformance tests compare every path with, and
+the first events of every run: a run with few events ends here without loading compiled
+code (``EngineConfig.numpy_work``).
 """
 
 from __future__ import annotations

@@ -822,7 +822,7 @@ def new_state(n_sub, n_links, paths):
             np.array([-1, 0], dtype=np.int64))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def add(started, n_started, now, n_active, paths, draining, st):
     """The flows ``started[:n_started]`` start draining at ``now``: members of the
     event's class of new flows, which rises from rate 0 at the next refill; returns the
@@ -852,7 +852,7 @@ def add(started, n_started, now, n_active, paths, draining, st):
     return n_active
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def take_done(now, before, limit, n_active, paths, links, draining, st):
     """Take out the flows due by ``before + limit`` (a class's first) or nearly drained
     by ``now``, and open the saturated links they leave; returns the draining count and
@@ -910,7 +910,7 @@ def take_done(now, before, limit, n_active, paths, links, draining, st):
     return n_active, n_done
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, floats, warm):
     """Refill what changed (the event's class of new flows, the links opened) and
     refresh the keys of the classes that moved; False if a flow meets a link with no
@@ -945,12 +945,13 @@ def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, float
     return ok
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def start(n_active, now, paths, links, draining, st, ints, floats, warm):
     """Take over the draining flows (one class of new flows) and solve them cold; False
     if a flow meets a link with no capacity left."""
     active, started = draining[0], draining[6]
-    started[:n_active] = active[:n_active]
+    for i in range(n_active):
+        started[i] = active[i]
     add(started, n_active, now, 0, paths, draining, st)
     ok = n_active == 0 or resolve(n_active, now, n_active, paths, links[0], draining, st,
                                   ints, floats, warm)
@@ -958,7 +959,7 @@ def start(n_active, now, paths, links, draining, st, ints, floats, warm):
     return ok
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def first_finish(now, tolerance, t_heap, n_active, draining, st):
     """The first finish time (s) of a class's member, and the event's time when
     ``tolerance`` merges completions: the last class due within the window
@@ -968,11 +969,12 @@ def first_finish(now, tolerance, t_heap, n_active, draining, st):
     t_fluid = fkey[fheap[0]] if hsize[0] > 0 else np.inf
     if tolerance > 0.0 and t_fluid <= t_heap:
         reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
-        return t_fluid, max(t_fluid, _heap_max_upto(fheap, fkey, hsize[0], reach, hstack))
-    return t_fluid, t_fluid
+        late = _heap_max_upto(fheap, fkey, hsize[0], reach, hstack)
+        return t_fluid, max(t_fluid, late), t_fluid - now
+    return t_fluid, t_fluid, t_fluid - now
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def end_event(n_active, st, ints):
     """The links opened this event are closed again; the next event's new flows form a
     class of their own."""
@@ -982,7 +984,7 @@ def end_event(n_active, st, ints):
     sc[0], sc[1] = -1, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def hand_back(now, n_active, draining, st, ints):
     """Each draining flow's remaining bytes as of ``now`` and its class's rate into the
     executor's arrays."""

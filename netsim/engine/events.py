@@ -36,7 +36,7 @@ else:                                   # pragma: no cover - exercised without n
         return (lambda f: f) if not args or not callable(args[0]) else args[0]
 
 __all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "next_time", "done_limit", "retire",
-           "timed", "links_on", "links_off", "note_peaks"]
+           "timed", "make_room", "links_on", "links_off", "note_peaks"]
 
 #: Status codes of :func:`netsim.engine.loop.run_events`.
 DONE, PAUSED, NO_CAPACITY = 0, 1, 2
@@ -221,11 +221,12 @@ def _sub_done(f, remaining, sub_done, sub_op, subs_left, stack, n_stack):
     return n_stack
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def retire(done_subs, n_done, t, ops, flows, ht, hq, size, seq):
     """The sub-flows ``done_subs[:n_done]`` finished draining at ``t``: finish the ops
-    they complete and release what those unblock. ``ops`` and ``flows`` are the tuples
-    the loops pass around (:func:`timed`). Returns the heap with its size and seq."""
+    they complete and release what those unblock, while the heap has room. Returns (ops
+    left on the stack for :func:`make_room`, heap size, seq). ``ops`` and ``flows`` are
+    the tuples the loop passes around (:func:`timed`)."""
     (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting, op_subs_ptr,
      op_subs_idx, sub_latency, op_release, op_start, op_finish, stack) = ops
     sub_op, subs_left, remaining, sub_done = flows
@@ -233,9 +234,22 @@ def retire(done_subs, n_done, t, ops, flows, ht, hq, size, seq):
     for k in range(n_done):
         n_stack = _sub_done(done_subs[k], remaining, sub_done, sub_op, subs_left, stack,
                             n_stack)
+    return _finish_some(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr,
+                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
+                        op_release, op_start, op_finish, ht, hq, size, seq)
+
+
+@njit(cache=True)
+def make_room(n_stack, t, ops, ht, hq, size, seq):
+    """The heap had no room for what came next (:func:`retire`, :func:`timed`): grow it,
+    and finish the ops ``ops``' stack still holds (``n_stack``). Returns the heap, its size
+    and seq."""
+    (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting, op_subs_ptr,
+     op_subs_idx, sub_latency, op_release, op_start, op_finish, stack) = ops
+    ht, hq = _grown(ht, hq)
     return _finish_ops(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr,
-                       succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
-                       op_release, op_start, op_finish, ht, hq, size, seq)
+                       succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
+                       op_start, op_finish, ht, hq, size, seq)
 
 
 # -- links -----------------------------------------------------------------------------------
@@ -244,17 +258,15 @@ def retire(done_subs, n_done, t, ops, flows, ht, hq, size, seq):
 def links_on(f, now, path_start, path_len, path_links, weight, weighted, link_count,
              busy_from, grown, n_grown):
     """Sub-flow f starts draining at ``now``: count it on its links (a link that was idle
-    is busy from now) and list them in ``grown`` (grown if full)."""
+    is busy from now) and list them in ``grown``, which has room; returns its length."""
     for j in range(path_start[f], path_start[f] + path_len[f]):
         link = path_links[j]
         if link_count[link] == 0:
             busy_from[link] = now
         link_count[link] += np.int64(np.rint(weight[j])) if weighted else 1
-        if n_grown == grown.size:
-            grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
         grown[n_grown] = link
         n_grown += 1
-    return grown, n_grown
+    return n_grown
 
 
 @njit(cache=True, inline="always")
@@ -268,7 +280,7 @@ def links_off(f, now, path_start, path_len, path_links, weight, weighted, link_c
             link_busy[link] += now - busy_from[link]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def note_peaks(grown, n_grown, link_count, link_peak):
     """A link's peak of concurrent flows, looked at where counts rose (activations)."""
     for k in range(n_grown):
@@ -279,30 +291,37 @@ def note_peaks(grown, n_grown, link_count, link_peak):
 
 # -- timed events ----------------------------------------------------------------------------
 
-@njit(cache=True)
-def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grown):
-    """Pop and handle every timed event due by ``horizon``, at time ``t``: a sub-flow's
+@njit(cache=True, _nrt=False)
+def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grown, counts):
+    """Pop and handle the timed events due by ``horizon``, at time ``t``: a sub-flow's
     latency ran out (it starts draining, or is done at once with no bytes or no links), a
     compute finished, a deferred release came due.
 
     ``ops``: (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
     op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start, op_finish, stack);
     ``flows``: (sub_op, subs_left, remaining, sub_done); ``paths``: (path_start, path_len,
-    path_links, weight, weighted, sub_bytes); ``links``: (link_count, link_busy, busy_from).
-    The sub-flows that start draining go to ``started`` and their links to ``grown`` (for
-    :func:`note_peaks`); the solver adds them. Returns (whether the draining set changed,
-    how many started, the heap, its size, seq, ``grown``, how many links it lists).
+    path_links, weight, weighted, sub_bytes); ``links``: (capacity, link_count, link_busy,
+    busy_from, link_peak). The sub-flows that start draining go to ``started`` and their
+    links to ``grown`` (for :func:`note_peaks`); the solver adds them. ``counts`` holds
+    (whether the draining set changed, how many started, how many links ``grown`` lists,
+    ops left on the stack) and is carried over when this stops for room: it returns (what
+    it needs, heap size, seq), 0 nothing (done), 1 a larger heap (:func:`make_room`), 2 a
+    larger ``grown``. Nothing here allocates, so it runs without reference counting.
     """
     (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting, op_subs_ptr,
      op_subs_idx, sub_latency, op_release, op_start, op_finish, stack) = ops
     sub_op, subs_left, remaining, sub_done = flows
     path_start, path_len, path_links, weight, weighted, sub_bytes = paths
     link_count, busy_from = links[1], links[3]
-    changed = False
-    n_started = 0
-    n_grown = 0
+    need = 0
     while size > 0 and ht[0] <= horizon:
         what, ident = hq[0, 1], hq[0, 2]
+        if what == _ACTIVATE and grown.size - counts[2] < path_len[ident]:
+            need = 2
+            break
+        if what == _RELEASE and ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
+            need = 1
+            break
         _pop(ht, hq, size)
         size -= 1
         n_stack = 0
@@ -310,20 +329,18 @@ def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grow
             f = ident
             if sub_done[f]:
                 continue
-            changed = True
+            counts[0] = 1
             if path_len[f] == 0 or sub_bytes[f] == 0:
                 n_stack = _sub_done(f, remaining, sub_done, sub_op, subs_left, stack, 0)
             else:
-                started[n_started] = f
-                n_started += 1
-                grown, n_grown = links_on(f, t, path_start, path_len, path_links, weight,
-                                          weighted, link_count, busy_from, grown, n_grown)
+                started[counts[1]] = f
+                counts[1] += 1
+                counts[2] = links_on(f, t, path_start, path_len, path_links, weight,
+                                     weighted, link_count, busy_from, grown, counts[2])
         elif what == _COMPLETE:
             stack[0] = ident
             n_stack = 1
         else:
-            if ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
-                ht, hq = _grown(ht, hq)
             instant, size, seq = _release(ident, t, kind, seconds, overhead, not_before,
                                           op_subs_ptr, op_subs_idx, sub_latency,
                                           op_release, op_start, ht, hq, size, seq)
@@ -331,8 +348,12 @@ def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grow
                 stack[0] = ident
                 n_stack = 1
         if n_stack:
-            ht, hq, size, seq = _finish_ops(
+            n_stack, size, seq = _finish_some(
                 stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr, succ_idx,
                 waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start,
                 op_finish, ht, hq, size, seq)
-    return changed, n_started, ht, hq, size, seq, grown, n_grown
+            if n_stack:
+                counts[3] = n_stack
+                need = 1
+                break
+    return need, size, seq

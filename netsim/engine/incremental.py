@@ -468,7 +468,7 @@ def new_state(n_sub, n_links, paths):
     return lists, per_link, refill, per_flow, np.zeros(3, dtype=np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def add(started, n_started, now, n_active, paths, draining, st):
     """The flows ``started[:n_started]`` start draining at ``now``, rising from rate 0 at
     the next refill; returns the draining count."""
@@ -490,7 +490,7 @@ def add(started, n_started, now, n_active, paths, draining, st):
     return n_active
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def take_done(now, before, limit, n_active, paths, links, draining, st):
     """Take out the flows due by ``before + limit`` or nearly drained by ``now``, and
     open (for a check at the next refill) the saturated links they leave; returns the
@@ -543,7 +543,7 @@ def take_done(now, before, limit, n_active, paths, links, draining, st):
     return n_active, n_done
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def resolve(n_seeds, now, n_active, paths, capacity, draining, st, ints, floats, warm):
     """Refill what changed (the flows ``seeds[:n_seeds]`` that started, the links opened)
     and move the finish times of the flows whose rates moved; False if a flow meets a
@@ -589,18 +589,19 @@ def resolve(n_seeds, now, n_active, paths, capacity, draining, st, ints, floats,
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def start(n_active, now, paths, links, draining, st, ints, floats, warm):
     """Take over the draining flows (all new) and solve them cold; False if a flow meets
     a link with no capacity left."""
     active, started = draining[0], draining[6]
-    started[:n_active] = active[:n_active]
+    for i in range(n_active):
+        started[i] = active[i]
     add(started, n_active, now, 0, paths, draining, st)
     return n_active == 0 or resolve(n_active, now, n_active, paths, links[0], draining, st,
                                     ints, floats, warm)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def first_finish(now, tolerance, t_heap, n_active, draining, st):
     """The first finish time (s) of a draining flow, and the event's time when
     ``tolerance`` merges completions: the last one due within the window
@@ -610,11 +611,12 @@ def first_finish(now, tolerance, t_heap, n_active, draining, st):
     t_fluid = finish_at[fheap[0]] if n_fh > 0 else np.inf
     if tolerance > 0.0 and t_fluid <= t_heap:
         reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
-        return t_fluid, max(t_fluid, _heap_max_upto(fheap, finish_at, n_fh, reach, hstack))
-    return t_fluid, t_fluid
+        late = _heap_max_upto(fheap, finish_at, n_fh, reach, hstack)
+        return t_fluid, max(t_fluid, late), t_fluid - now
+    return t_fluid, t_fluid, t_fluid - now
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def end_event(n_active, st, ints):
     """The links opened this event are closed again."""
     opened, opened_list, sc = st[1][2], st[1][3], st[4]
@@ -623,7 +625,7 @@ def end_event(n_active, st, ints):
     sc[2] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def hand_back(now, n_active, draining, st, ints):
     """Each draining flow's remaining bytes as of ``now`` into the executor's array."""
     active, rate, is_new, remaining = draining[0], draining[1], draining[2], draining[7]

@@ -322,18 +322,19 @@ def new_state(n_links):
     return np.empty((4, n_links)), np.zeros(n_links, dtype=np.bool_), np.full(1, np.inf)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def start(n_active, now, paths, links, draining, st, ints, floats, warm):
     """Nothing to build: the numpy loop's rates are the last solution (its levels are
     not handed over, so the first solve here is cold)."""
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def first_finish(now, tolerance, t_heap, n_active, draining, st):
     """Each draining flow's time to finish into ``finish_dt``; returns the first finish
-    (s, absolute), and the event's time when ``tolerance`` merges completions: the last
-    one due within the window (netsim.engine.tolerance), not after ``t_heap``."""
+    (s, absolute), the event's time when ``tolerance`` merges completions (the last one
+    due within the window, netsim.engine.tolerance, not after ``t_heap``) and the first
+    finish from ``now`` as computed (``t_fluid - now`` may round to 0 late in a run)."""
     active, rate, finish_dt, remaining = draining[0], draining[1], draining[4], draining[7]
     dt_fluid = np.inf
     for i in range(n_active):
@@ -348,11 +349,11 @@ def first_finish(now, tolerance, t_heap, n_active, draining, st):
         for i in range(n_active):
             if late < finish_dt[i] <= reach:
                 late = finish_dt[i]
-        return t_fluid, now + late
-    return t_fluid, t_fluid
+        return t_fluid, now + late, dt_fluid
+    return t_fluid, t_fluid, dt_fluid
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def take_done(now, before, limit, n_active, paths, links, draining, st):
     """Drain every flow up to ``now`` and take out those done by ``limit`` (their time
     to finish from ``before``) or nearly drained, keeping the others in order; returns
@@ -386,7 +387,7 @@ def take_done(now, before, limit, n_active, paths, links, draining, st):
     return kept, n_done
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def add(started, n_started, now, n_active, paths, draining, st):
     """The flows ``started[:n_started]`` start draining (at the end of the list); returns
     the draining count."""
@@ -413,13 +414,13 @@ def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, float
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def end_event(n_active, st, ints):
     """With nothing draining there is no solution to start from next time."""
     if n_active == 0:
         ints[I_SOLVED] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def hand_back(now, n_active, draining, st, ints):
     """The executor's arrays are up to date after every event: nothing to do."""

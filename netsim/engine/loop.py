@@ -28,8 +28,8 @@ import numpy as np
 
 from . import classes, incremental, kernel
 from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_EVENTS,
-                     I_HEAP, I_SEQ, NO_CAPACITY, PAUSED, done_limit, next_time, njit,
-                     note_peaks, retire, timed)
+                     I_HEAP, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room, next_time,
+                     njit, note_peaks, retire, timed)
 
 __all__ = ["AVAILABLE", "SOLVERS", "run_events", "DONE", "PAUSED", "NO_CAPACITY"]
 
@@ -59,10 +59,12 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     status = PAUSED if _start(solver, sts, n_active, now, paths, links, draining, ints, floats,
                               warm) else NO_CAPACITY
     grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
+    counts = np.zeros(4, dtype=np.int64)            # timed()'s, carried while it makes room
     for _ in range(max_events if status == PAUSED else 0):
         # 1. the next event: the solver's first fluid completion or the first timed event
-        t_fluid, t_window = _first_finish(solver, sts, now, tolerance,
-                                          ht[0] if size > 0 else np.inf, n_active, draining)
+        t_fluid, t_window, dt_fluid = _first_finish(solver, sts, now, tolerance,
+                                                    ht[0] if size > 0 else np.inf, n_active,
+                                                    draining)
         t_next, fluid, _ = next_time(now, t_fluid, ht, size)
         if t_next == np.inf:
             status = DONE
@@ -72,16 +74,28 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         dt = t_next - now
         # 2. the flows that finish, their ops, and the ops those release
         n_active, n_done = _take_done(solver, sts, t_next, now,
-                                      done_limit(dt, t_fluid - now, fluid), n_active, paths,
+                                      done_limit(dt, dt_fluid, fluid), n_active, paths,
                                       links, draining)
         now = t_next
         if n_done:
-            ht, hq, size, seq = retire(draining[5], n_done, now, ops, flows, ht, hq, size,
+            n_left, size, seq = retire(draining[5], n_done, now, ops, flows, ht, hq, size,
                                        seq)
+            if n_left:
+                ht, hq, size, seq = make_room(n_left, now, ops, ht, hq, size, seq)
         # 3. the timed events due; the flows whose latency ran out start
-        changed, n_started, ht, hq, size, seq, grown, n_grown = timed(
-            now + _REL_TOL * max(dt, 0.0), now, ops, flows, paths, links, ht, hq, size, seq,
-            draining[6], grown)
+        horizon = now + _REL_TOL * max(dt, 0.0)
+        counts[:] = 0
+        while size > 0 and ht[0] <= horizon:
+            need, size, seq = timed(horizon, now, ops, flows, paths, links, ht, hq, size, seq,
+                                    draining[6], grown, counts)
+            if need == 2:
+                grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
+            elif need == 1:
+                ht, hq, size, seq = make_room(counts[3], now, ops, ht, hq, size, seq)
+                counts[3] = 0
+            else:
+                break
+        changed, n_started, n_grown = counts[0] == 1, counts[1], counts[2]
         n_active = _add(solver, sts, n_started, now, n_active, paths, draining)
         # 4. new rates if the draining set changed
         if (changed or n_done) and n_active > 0:
@@ -99,6 +113,10 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
 
 
 # -- the dispatch: each step of the chosen solver --------------------------------------------
+# The steps and their dispatch compile with ``_nrt=False`` (engine.heaps' docstring says
+# what that asks of them): they take the solvers' states as tuples of dozens of arrays, and
+# with reference counting each call would incref and decref every one of them (inlined
+# into the loop, each array taken out of a state is counted instead: slower still).
 
 @njit(cache=True)
 def _new_states(solver, n_sub, n_links, paths):
@@ -110,7 +128,7 @@ def _new_states(solver, n_sub, n_links, paths):
                               n_links if solver == _CLASSES else 0, paths))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
     if solver == _KERNEL:
         return kernel.start(n_active, now, paths, links, draining, sts[0], ints, floats, warm)
@@ -120,7 +138,7 @@ def _start(solver, sts, n_active, now, paths, links, draining, ints, floats, war
     return classes.start(n_active, now, paths, links, draining, sts[2], ints, floats, warm)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _first_finish(solver, sts, now, tolerance, t_heap, n_active, draining):
     if solver == _KERNEL:
         return kernel.first_finish(now, tolerance, t_heap, n_active, draining, sts[0])
@@ -129,7 +147,7 @@ def _first_finish(solver, sts, now, tolerance, t_heap, n_active, draining):
     return classes.first_finish(now, tolerance, t_heap, n_active, draining, sts[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _take_done(solver, sts, now, before, limit, n_active, paths, links, draining):
     if solver == _KERNEL:
         return kernel.take_done(now, before, limit, n_active, paths, links, draining, sts[0])
@@ -139,7 +157,7 @@ def _take_done(solver, sts, now, before, limit, n_active, paths, links, draining
     return classes.take_done(now, before, limit, n_active, paths, links, draining, sts[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _add(solver, sts, n_started, now, n_active, paths, draining):
     started = draining[6]
     if solver == _KERNEL:
@@ -152,9 +170,16 @@ def _add(solver, sts, n_started, now, n_active, paths, draining):
 @njit(cache=True, inline="always")
 def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
              warm):
-    if solver == _KERNEL:
+    if solver == _KERNEL:          # its solve allocates: not in a step with _nrt=False
         return kernel.resolve(n_started, now, n_active, paths, capacity, draining, sts[0],
                               ints, floats, warm)
+    return _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints,
+                   floats, warm)
+
+
+@njit(cache=True, _nrt=False)
+def _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
+            warm):
     if solver == _INCREMENTAL:
         return incremental.resolve(n_started, now, n_active, paths, capacity, draining,
                                    sts[1], ints, floats, warm)
@@ -162,7 +187,7 @@ def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, i
                            floats, warm)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _end_event(solver, sts, n_active, ints):
     if solver == _KERNEL:
         kernel.end_event(n_active, sts[0], ints)
@@ -172,7 +197,7 @@ def _end_event(solver, sts, n_active, ints):
         classes.end_event(n_active, sts[2], ints)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _hand_back(solver, sts, now, n_active, draining, ints):
     if solver == _KERNEL:
         kernel.hand_back(now, n_active, draining, sts[0], ints)

@@ -34,9 +34,7 @@ __all__ = ["compile_all", "uncompiled", "ENTRY_POINTS"]
 #: The compiled functions called from Python (module, name): their callees are compiled
 #: into them. A kernel added to netsim belongs here and in :func:`compile_all`.
 ENTRY_POINTS = (
-    ("netsim.engine.kernel", "run_events"),
-    ("netsim.engine.incremental", "run_events"),
-    ("netsim.engine.classes", "run_events"),
+    ("netsim.engine.loop", "run_events"),
     ("netsim.engine.symmetry", "_k_search"),
     ("netsim.algorithms._lower_bound_kernel", "_longest"),
 )
@@ -63,16 +61,17 @@ def _case(*, dependencies: bool, alike: bool = False):
 
 
 def _run_loops() -> None:
-    """Each compiled event loop: engine.kernel, engine.incremental, engine.classes."""
+    """The compiled event loop (engine.loop) with each solver: kernel, incremental, classes."""
     from .engine import execute
     from .engine.config import EngineConfig
 
-    # Each loop runs on the router's arrays and on a symmetry quotient's (built anew): the
-    # executor hands both over with the same types, and should one kind ever differ, the
-    # run here still compiles it (tests/test_precompile.py asserts one specialisation).
+    # The loop runs with each solver on the router's arrays and on a symmetry quotient's
+    # (built anew): the executor hands both over with the same types, and should one kind
+    # ever differ, the run here still compiles it (tests/test_precompile.py asserts one
+    # specialisation).
     for reduce in (False, True):
         topology, schedule, routes = _case(dependencies=True, alike=reduce)
-        # (the loop on rate classes runs on flows, never on a symmetry quotient)
+        # (rate classes run on flows, never on a symmetry quotient)
         for loop in ("kernel", "incremental") if reduce else ("kernel", "incremental",
                                                                "classes"):
             config = EngineConfig(loop=loop, symmetry=reduce, symmetry_min_subflows=0)

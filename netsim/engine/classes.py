@@ -1,10 +1,11 @@
-"""The compiled event loop on rate classes: a level change costs per class and per link.
+"""The compiled loop's solver on rate classes: a level change costs per class and per link.
 
 :mod:`netsim.engine.incremental` repairs the max-min solution per event, but it still
 moves every flow whose rate moves: on a 16x16 mesh all-to-all with log-normal sizes that
 is 3,946 rates per event, about ten links each, 257.5M rate changes over the run. The
 rates that move come in blocks: flows held back by the same link at the same level rise
-and settle together (``benchmarks/measure_ripple.py``). This loop keeps those blocks.
+and settle together (``benchmarks/measure_ripple.py``). This solver keeps those blocks
+(the loop is engine.loop's).
 
 A *class* is a set of draining flows with one rate and one bottleneck link (``CB``: a
 saturated link on which no flow is faster) that every member crosses. Per class it keeps:
@@ -74,11 +75,10 @@ import numpy as np
 
 from .heaps import _heap_max_upto, _heap_remove, _heap_set, _put, _rise, _take
 from .incremental import _KEEP, _NEAR, _SLACK, _TOP
-from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
-                     I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
-                     _grown, _pop, _release, njit)
+from .events import _REL_TOL, I_SOLVED, links_off, njit
 
-__all__ = ["run_events"]
+__all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
+           "hand_back"]
 
 #: Classes whose rates are this close (relative) are one rate, apart by rounding.
 _SAME = 1e-14
@@ -802,19 +802,12 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
 
 
 @njit(cache=True)
-def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
-               op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
-               sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
-               weighted, remaining, rate, is_new, level, sub_done, active, capacity,
-               link_count, link_busy, busy_from, link_peak, ht, hq, ints, floats, warm,
-               stack, finish_at, done_subs):
-    """:func:`netsim.engine.kernel.run_events` (same arguments, same state handed back),
-    on rate classes (module docstring). Unweighted paths only: ``weight`` is not read.
-    ``level``, ``warm`` and ``finish_at`` are not used."""
-    n_links = capacity.size
-    n_sub = sub_op.size
-    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
-    size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
+def new_state(n_sub, n_links, paths):
+    """The loop's state beyond the executor's arrays (module docstring): per link every
+    flow that crosses it, the classes and their entries, the finish heaps over classes,
+    the refill's work space. Scalars in ``sc``: the event's class of new flows (-1: none
+    yet), the links opened this event."""
+    path_start, path_len, path_links = paths[0], paths[1], paths[2]
     # per link, every flow that crosses it (to find a class's members on a link)
     lfl_start = np.zeros(n_links + 1, dtype=np.int64)
     for f in range(n_sub):
@@ -833,260 +826,213 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     lfl_win[0, :] = lfl_start[1:]
     lfl_win[1, :] = lfl_start[:-1]
     n_cls = n_sub + 2
-    ci = np.zeros((10, n_cls), dtype=np.int64)
-    cf = np.zeros((5, n_cls))
-    cfree = np.arange(n_cls - 1, -1, -1).astype(np.int64)
     n_ent = n_inc + 2
-    ei = np.zeros((8, n_ent), dtype=np.int64)
-    efree = np.arange(n_ent - 1, -1, -1).astype(np.int64)
-    tops = np.array([n_cls, n_ent], dtype=np.int64)
     bits = 4
     while (1 << bits) < 2 * n_ent:
         bits += 1
-    htab = np.full(1 << bits, -1, dtype=np.int64)
-    lhead = np.full(n_links, -1, dtype=np.int64)
-    fm = np.full((3, max(n_sub, 1)), -1, dtype=np.int64)
-    thr = np.zeros(max(n_sub, 1))
-    fheap = np.empty(n_cls, dtype=np.int64)
-    fpos = np.full(n_cls, -1, dtype=np.int64)
-    fkey = np.empty(n_cls)
-    nheap = np.empty(n_cls, dtype=np.int64)
-    hstack = np.empty(n_cls, dtype=np.int64)       # the approximate mode's heap walk
-    npos = np.full(n_cls, -1, dtype=np.int64)
-    nkey = np.empty(n_cls)
-    hsize = np.zeros(2, dtype=np.int64)
-    load = np.zeros((n_links, 2))             # compensated sums (_add_load)
-    updates = np.zeros(n_links, dtype=np.int64)
-    opened = np.full(n_links, -1.0)
-    opened_list = np.empty(64, dtype=np.int64)
-    check_level = np.empty(64)
-    checks = np.empty(64, dtype=np.int64)
-    touched = np.zeros(n_links, dtype=np.bool_)
-    spare = np.empty(n_links)
-    cnt = np.empty(n_links)
-    hp = np.empty(2 * n_links, dtype=np.int64)
-    hpos = np.full(2 * n_links, -1, dtype=np.int64)
-    hval = np.empty(2 * n_links)
-    dirty = np.zeros(n_links, dtype=np.bool_)
-    t_list = np.empty(n_links, dtype=np.int64)
-    d_list = np.empty(n_links, dtype=np.int64)
-    s_list = np.empty(2 * n_cls, dtype=np.int64)
-    grown = np.empty(64, dtype=np.int64)
-    ys = np.empty(n_cls, dtype=np.int64)
-    pheap = np.empty(n_cls, dtype=np.int64)    # pinned classes by rate
-    ppos = np.full(n_cls, -1, dtype=np.int64)
-    pkey = np.empty(n_cls)
-    status = PAUSED
-    seed = -1
-    if n_active > 0:                          # the hand-over's draining flows, one class
-        seed = _new_class(ci, cf, cfree, tops)
-        cf[RR, seed], cf[PA, seed], cf[TA, seed], cf[ORIG, seed] = 0.0, 0.0, now, -1.0
-        for i in range(n_active):
-            f = active[i]
-            thr[f] = remaining[f]
-            _add_member(f, seed, fm, ci, thr, sub_bytes)
+    cls = (np.zeros((10, n_cls), dtype=np.int64), np.zeros((5, n_cls)),
+           np.arange(n_cls - 1, -1, -1).astype(np.int64), np.zeros((8, n_ent), dtype=np.int64),
+           np.arange(n_ent - 1, -1, -1).astype(np.int64),
+           np.array([n_cls, n_ent], dtype=np.int64), np.full(1 << bits, -1, dtype=np.int64),
+           bits, np.full(n_links, -1, dtype=np.int64),
+           np.full((3, max(n_sub, 1)), -1, dtype=np.int64), np.zeros(max(n_sub, 1)))
+    # per class its next finish and its next nearly-drained member (heaps), their sizes,
+    # the approximate mode's heap walk
+    keys = (np.empty(n_cls, dtype=np.int64), np.full(n_cls, -1, dtype=np.int64),
+            np.empty(n_cls), np.empty(n_cls, dtype=np.int64),
+            np.full(n_cls, -1, dtype=np.int64), np.empty(n_cls), np.zeros(2, dtype=np.int64),
+            np.empty(n_cls, dtype=np.int64))
+    # per link: compensated load (_add_load), updates since its rescan, the largest rate
+    # that left it unsaturated this event (-1: none), opened links, checks and levels
+    per_link = (np.zeros((n_links, 2)), np.zeros(n_links, dtype=np.int64),
+                np.full(n_links, -1.0), np.empty(n_links, dtype=np.int64),
+                np.empty(n_links), np.empty(n_links, dtype=np.int64))
+    # the refill's marks, levels (indexed heap), lists, classes to merge, pinned classes
+    # by rate
+    refill = (np.zeros(n_links, dtype=np.bool_), np.empty(n_links), np.empty(n_links),
+              np.empty(2 * n_links, dtype=np.int64), np.full(2 * n_links, -1, dtype=np.int64),
+              np.empty(2 * n_links), np.zeros(n_links, dtype=np.bool_),
+              np.empty(n_links, dtype=np.int64), np.empty(n_links, dtype=np.int64),
+              np.empty(2 * n_cls, dtype=np.int64), np.empty(n_cls, dtype=np.int64),
+              np.empty(n_cls, dtype=np.int64), np.full(n_cls, -1, dtype=np.int64),
+              np.empty(n_cls))
+    apos = np.full(max(n_sub, 1), -1, dtype=np.int64)
+    return ((lfl_start, lfl, lfl_win), cls, keys, per_link, refill, apos,
+            np.array([-1, 0], dtype=np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def add(started, n_started, now, n_active, paths, draining, st):
+    """The flows ``started[:n_started]`` start draining at ``now``: members of the
+    event's class of new flows, which rises from rate 0 at the next refill; returns the
+    draining count."""
+    path_start, path_len, path_links = paths[0], paths[1], paths[2]
+    sub_bytes = paths[5]
+    active, remaining = draining[0], draining[7]
+    lfl_start, lfl, lfl_win = st[0]
+    ci, cf, cfree, ei, efree, tops, htab, bits, lhead, fm, thr = st[1]
+    apos, sc = st[5], st[6]
+    n_links = lhead.size
+    for k in range(n_started):
+        f = started[k]
+        active[n_active] = f
+        apos[f] = n_active
+        n_active += 1
+        if sc[0] < 0:                      # the event's new flows: one class
+            seed = _new_class(ci, cf, cfree, tops)
+            cf[RR, seed], cf[PA, seed], cf[TA, seed] = 0.0, 0.0, now
+            cf[ORIG, seed] = -1.0
+            sc[0] = seed
+        thr[f] = remaining[f]
+        _add_member(f, sc[0], fm, ci, thr, sub_bytes)
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            _count(sc[0], path_links[j], 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+            _open(f, path_links[j], lfl_start, lfl_win, lfl)
+    return n_active
+
+
+@njit(cache=True, _nrt=False)
+def take_done(now, before, limit, n_active, paths, links, draining, st):
+    """Take out the flows due by ``before + limit`` (a class's first) or nearly drained
+    by ``now``, and open the saturated links they leave; returns the draining count and
+    how many are done (in ``draining[5]``)."""
+    path_start, path_len, path_links, weight, weighted, sub_bytes = paths
+    capacity, link_count, link_busy, busy_from = links[:4]
+    active, rate, done_subs = draining[0], draining[1], draining[5]
+    ci, cf, cfree, ei, efree, tops, htab, bits, lhead, fm, thr = st[1]
+    fheap, fpos, fkey, nheap, npos, nkey, hsize, _ = st[2]
+    load, _, opened, opened_list, _, _ = st[3]
+    apos, sc = st[5], st[6]
+    n_links = lhead.size
+    n_done = 0
+    if hsize[0] == 0:
+        return n_active, 0
+    for rule in range(2):              # due in the window; then nearly drained
+        while True:
+            if rule == 0:
+                if hsize[0] == 0 or fkey[fheap[0]] - before > limit:
+                    break
+                c = fheap[0]
+                f = ci[CMIN, c]
+            else:
+                if hsize[1] == 0 or nkey[nheap[0]] > now:
+                    break
+                c = nheap[0]
+                f = ci[CNEAR, c]
+            done_subs[n_done] = f
+            n_done += 1
+            r = cf[RR, c]
+            links_off(f, now, path_start, path_len, path_links, weight, weighted, link_count,
+                      link_busy, busy_from)
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                _count(seed, path_links[j], 1, n_links, htab, bits, ei, ci, lhead, efree,
-                       tops)
-                _open(f, path_links[j], lfl_start, lfl_win, lfl)
-        ok, n_s = _refill(seed, opened_list, check_level, 0, now, s_list, capacity, load,
-                          updates, touched, spare, cnt, hp, hval, hpos, dirty, t_list,
-                          d_list, lfl_win, lfl, path_start, path_len, path_links, fm,
-                          ci, cf, thr, sub_bytes, htab, bits, ei, lhead, efree, cfree, tops,
-                          ys, pheap, ppos, pkey)
-        for k in range(n_s):
-            c = s_list[k]
+                link = path_links[j]
+                was = _load_of(link, load) >= capacity[link] * (1 - _NEAR)
+                _count(c, link, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+                _add_load(link, -r, load)
+                if lhead[link] < 0:
+                    load[link, 0], load[link, 1] = 0.0, 0.0
+                if opened[link] >= 0.0:
+                    opened[link] = max(opened[link], r)
+                elif was:                # its bottlenecked flows may rise
+                    opened[link] = r
+                    opened_list[sc[1]] = link
+                    sc[1] += 1
+            _drop_member(f, c, fm, ci)
             _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos, nkey,
                      hsize, cfree, tops)
-        if not ok:
-            status = NO_CAPACITY
-            max_events = 0
-    apos = np.full(max(n_sub, 1), -1, dtype=np.int64)
+            last = active[n_active - 1]      # out of the draining list
+            active[apos[f]] = last
+            apos[last] = apos[f]
+            apos[f] = -1
+            n_active -= 1
+            rate[f] = 0.0
+    return n_active, n_done
+
+
+@njit(cache=True, _nrt=False)
+def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, floats, warm):
+    """Refill what changed (the event's class of new flows, the links opened) and
+    refresh the keys of the classes that moved; False if a flow meets a link with no
+    capacity left."""
+    path_start, path_len, path_links, _, _, sub_bytes = paths
+    lfl_start, lfl, lfl_win = st[0]
+    ci, cf, cfree, ei, efree, tops, htab, bits, lhead, fm, thr = st[1]
+    fheap, fpos, fkey, nheap, npos, nkey, hsize, _ = st[2]
+    load, updates, opened, opened_list, check_level, checks = st[3]
+    (touched, spare, cnt, hp, hpos, hval, dirty, t_list, d_list, s_list, ys, pheap, ppos,
+     pkey) = st[4]
+    seed, n_opened = st[6][0], st[6][1]
+    if seed < 0 and n_opened == 0:
+        return True
+    n_checks = 0
+    for k in range(n_opened):               # checks at the old levels, where
+        link = opened_list[k]               # they can let a class rise
+        top, mine = _tops(link, lhead, ei, cf, ci)
+        level = max(opened[link], top)
+        if mine >= level * (1 - _TOP):
+            checks[n_checks] = link
+            check_level[n_checks] = level
+            n_checks += 1
+    ok, n_s = _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load,
+                      updates, touched, spare, cnt, hp, hval, hpos, dirty, t_list, d_list,
+                      lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, thr,
+                      sub_bytes, htab, bits, ei, lhead, efree, cfree, tops, ys, pheap, ppos,
+                      pkey)
+    for k in range(n_s):
+        _refresh(s_list[k], fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
+                 nkey, hsize, cfree, tops)
+    return ok
+
+
+@njit(cache=True, _nrt=False)
+def start(n_active, now, paths, links, draining, st, ints, floats, warm):
+    """Take over the draining flows (one class of new flows) and solve them cold; False
+    if a flow meets a link with no capacity left."""
+    active, started = draining[0], draining[6]
     for i in range(n_active):
-        apos[active[i]] = i
-    steps = 0
-    while steps < max_events:
-        changed = False
-        n_grown = 0
-        n_opened = 0
-        seed = -1
-        t_heap = ht[0] if size > 0 else np.inf
-        t_fluid = fkey[fheap[0]] if hsize[0] > 0 else np.inf
-        fluid = t_fluid <= t_heap
-        t_next = t_fluid if fluid else t_heap
-        if t_next == np.inf:
-            status = DONE
-            break
-        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py;
-            # a class's key is its first member's finish: later members may wait an event)
-            reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
-            t_next = max(t_fluid, _heap_max_upto(fheap, fkey, hsize[0], reach, hstack))
-        dt = t_next - now
-        dt_fluid = t_fluid - now
-        before = now
-        now = t_next
-        if hsize[0] > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
-            n_done = 0
-            for rule in range(2):              # due in the window; then nearly drained
-                while True:
-                    if rule == 0:
-                        if hsize[0] == 0 or fkey[fheap[0]] - before > limit:
-                            break
-                        c = fheap[0]
-                        f = ci[CMIN, c]
-                    else:
-                        if hsize[1] == 0 or nkey[nheap[0]] > now:
-                            break
-                        c = nheap[0]
-                        f = ci[CNEAR, c]
-                    done_subs[n_done] = f
-                    n_done += 1
-                    r = cf[RR, c]
-                    for j in range(path_start[f], path_start[f] + path_len[f]):
-                        link = path_links[j]
-                        link_count[link] -= 1
-                        if link_count[link] == 0:        # busy from busy_from to now
-                            link_busy[link] += now - busy_from[link]
-                        was = _load_of(link, load) >= capacity[link] * (1 - _NEAR)
-                        _count(c, link, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
-                        _add_load(link, -r, load)
-                        if lhead[link] < 0:
-                            load[link, 0], load[link, 1] = 0.0, 0.0
-                        if opened[link] >= 0.0:
-                            opened[link] = max(opened[link], r)
-                        elif was:                # its bottlenecked flows may rise
-                            opened[link] = r
-                            if n_opened == opened_list.size:
-                                opened_list = np.concatenate((opened_list, opened_list))
-                            opened_list[n_opened] = link
-                            n_opened += 1
-                    _drop_member(f, c, fm, ci)
-                    _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
-                             nkey, hsize, cfree, tops)
-            if n_done:
-                changed = True
-                n_stack = 0
-                for k in range(n_done):
-                    f = done_subs[k]
-                    last = active[n_active - 1]      # out of the draining list
-                    active[apos[f]] = last
-                    apos[last] = apos[f]
-                    apos[f] = -1
-                    n_active -= 1
-                    remaining[f] = 0.0
-                    rate[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[n_stack] = op
-                        n_stack += 1
-                ht, hq, size, seq = _finish_ops(
-                    stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-        horizon = t_next + _REL_TOL * max(dt, 0.0)
-        while size > 0 and ht[0] <= horizon:
-            what, ident = hq[0, 1], hq[0, 2]
-            _pop(ht, hq, size)
-            size -= 1
-            if what == _ACTIVATE:
-                f = ident
-                if sub_done[f]:
-                    continue
-                changed = True
-                if path_len[f] == 0 or sub_bytes[f] == 0:
-                    remaining[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[0] = op
-                        ht, hq, size, seq = _finish_ops(
-                            stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                            succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
-                            op_release, op_start, op_finish, ht, hq, size, seq)
-                    continue
-                active[n_active] = f
-                apos[f] = n_active
-                n_active += 1
-                if seed < 0:                      # the event's new flows: one class
-                    seed = _new_class(ci, cf, cfree, tops)
-                    cf[RR, seed], cf[PA, seed], cf[TA, seed] = 0.0, 0.0, now
-                    cf[ORIG, seed] = -1.0
-                thr[f] = remaining[f]
-                _add_member(f, seed, fm, ci, thr, sub_bytes)
-                for j in range(path_start[f], path_start[f] + path_len[f]):
-                    link = path_links[j]
-                    _count(seed, link, 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
-                    _open(f, link, lfl_start, lfl_win, lfl)
-                    if link_count[link] == 0:
-                        busy_from[link] = now
-                    link_count[link] += 1
-                    if n_grown == grown.size:
-                        grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
-                    grown[n_grown] = link
-                    n_grown += 1
-            elif what == _COMPLETE:
-                stack[0] = ident
-                ht, hq, size, seq = _finish_ops(
-                    stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-            else:
-                if ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
-                    ht, hq = _grown(ht, hq)
-                instant, size, seq = _release(ident, t_next, kind, seconds, overhead,
-                                              not_before, op_subs_ptr, op_subs_idx,
-                                              sub_latency, op_release, op_start, ht, hq,
-                                              size, seq)
-                if instant:
-                    stack[0] = ident
-                    ht, hq, size, seq = _finish_ops(
-                        stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                        op_start, op_finish, ht, hq, size, seq)
-        if changed and n_active > 0 and (seed >= 0 or n_opened > 0):
-            if check_level.size < n_opened:
-                check_level = np.empty(opened_list.size)
-                checks = np.empty(opened_list.size, dtype=np.int64)
-            n_checks = 0
-            for k in range(n_opened):               # checks at the old levels, where
-                link = opened_list[k]               # they can let a class rise
-                top, mine = _tops(link, lhead, ei, cf, ci)
-                level = max(opened[link], top)
-                if mine >= level * (1 - _TOP):
-                    checks[n_checks] = link
-                    check_level[n_checks] = level
-                    n_checks += 1
-            ok, n_s = _refill(seed, checks, check_level, n_checks, now, s_list, capacity,
-                              load, updates, touched, spare, cnt, hp, hval, hpos, dirty,
-                              t_list, d_list, lfl_win, lfl, path_start, path_len,
-                              path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei, lhead,
-                              efree, cfree, tops, ys, pheap, ppos, pkey)
-            if not ok:
-                status = NO_CAPACITY
-                break
-            for k in range(n_s):
-                c = s_list[k]
-                _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
-                         nkey, hsize, cfree, tops)
-            for k in range(n_grown):                 # a count only rises at activations
-                link = grown[k]
-                if link_count[link] > link_peak[link]:
-                    link_peak[link] = link_count[link]
-        for k in range(n_opened):
-            opened[opened_list[k]] = -1.0
-        events += 1
-        steps += 1
-    for i in range(n_active):                    # hand back each flow's bytes as of now
+        started[i] = active[i]
+    add(started, n_active, now, 0, paths, draining, st)
+    ok = n_active == 0 or resolve(n_active, now, n_active, paths, links[0], draining, st,
+                                  ints, floats, warm)
+    st[6][0] = -1
+    return ok
+
+
+@njit(cache=True, _nrt=False)
+def first_finish(now, tolerance, t_heap, n_active, draining, st):
+    """The first finish time (s) of a class's member, and the event's time when
+    ``tolerance`` merges completions: the last class due within the window
+    (netsim.engine.tolerance; a class's key is its first member's finish, so later
+    members may wait an event), not after ``t_heap``."""
+    fheap, fkey, hsize, hstack = st[2][0], st[2][2], st[2][6], st[2][7]
+    t_fluid = fkey[fheap[0]] if hsize[0] > 0 else np.inf
+    if tolerance > 0.0 and t_fluid <= t_heap:
+        reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
+        late = _heap_max_upto(fheap, fkey, hsize[0], reach, hstack)
+        return t_fluid, max(t_fluid, late), t_fluid - now
+    return t_fluid, t_fluid, t_fluid - now
+
+
+@njit(cache=True, _nrt=False)
+def end_event(n_active, st, ints):
+    """The links opened this event are closed again; the next event's new flows form a
+    class of their own."""
+    opened, opened_list, sc = st[3][2], st[3][3], st[6]
+    for k in range(sc[1]):
+        opened[opened_list[k]] = -1.0
+    sc[0], sc[1] = -1, 0
+
+
+@njit(cache=True, _nrt=False)
+def hand_back(now, n_active, draining, st, ints):
+    """Each draining flow's remaining bytes as of ``now`` and its class's rate into the
+    executor's arrays."""
+    active, rate, is_new, remaining = draining[0], draining[1], draining[2], draining[7]
+    cf, fm, thr = st[1][1], st[1][9], st[1][10]
+    for i in range(n_active):
         f = active[i]
         c = fm[FC, f]
         remaining[f] = thr[f] - (cf[PA, c] + cf[RR, c] * (now - cf[TA, c]))
         rate[f] = cf[RR, c]
         is_new[f] = False
     ints[I_SOLVED] = 1
-    floats[F_NOW] = now
-    ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
-    return status, ht, hq

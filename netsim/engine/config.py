@@ -1,8 +1,8 @@
 """What the engine may do, and the one function that decides what it does.
 
 Every choice the engine makes between its event loops (the numpy loop of
-:mod:`.executor`, the compiled loops of :mod:`.kernel`, :mod:`.incremental` and
-:mod:`.classes`) and whether it looks for symmetry classes (:mod:`.symmetry`) is a function
+:mod:`.executor`, the compiled loop of :mod:`.loop` with the solver of :mod:`.kernel`,
+:mod:`.incremental` or :mod:`.classes`) and whether it looks for symmetry classes (:mod:`.symmetry`) is a function
 of the input's sizes and of an :class:`EngineConfig` passed in: :func:`choose_path`. Free
 memory never switches paths (a path whose work space does not fit is refused with an
 estimate: :func:`require_work_space`), and nothing a process did before changes a run, so

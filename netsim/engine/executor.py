@@ -11,10 +11,16 @@ event (a sub-flow's latency expiring, a compute or a release time; a heap ordere
 then push order) and the earliest fluid completion. All completions at one instant are
 one event, and rates are re-solved only when the set of draining flows changed.
 
-Which loop runs (this numpy loop, or a compiled one taking over from it) and whether flows
-are first reduced to symmetry classes is decided by :func:`.config.choose_path` from the
-input's sizes and an :class:`~.config.EngineConfig`, and recorded in
-``Result.meta["engine"]``.
+A run reads: reduce (symmetry classes, :func:`execute`) -> choose the path
+(:func:`.config.choose_path`, from the input's sizes and an :class:`~.config.EngineConfig`)
+-> run this loop, which hands over to the compiled loop (:func:`.loop.run_events`, with the
+chosen solver) -> expand to the result; the path is recorded in ``Result.meta["engine"]``.
+
+This numpy loop is the same loop as the compiled one, kept for what that one does not do:
+faults (rerouting calls the router, in Python), recorded timelines, installs without numba
+(``--no-deps``), the reference solver the conformance tests compare every path with, and
+the first events of every run: a run with few events ends here without loading compiled
+code (``EngineConfig.numpy_work``).
 """
 
 from __future__ import annotations
@@ -453,15 +459,11 @@ class _Execution:
                 "tolerance": self.tolerance}
 
     def _run_compiled(self) -> None:
-        """Go on with the event loop as compiled code (engine.kernel), from the state the
-        numpy loop left: the draining flows, their rates and the queued timed events."""
-        from . import kernel
+        """Go on with the event loop as compiled code (engine.loop, with the solver
+        ``path.loop`` names), from the state the numpy loop left: the draining flows, their
+        rates and the queued timed events."""
+        from . import loop as compiled
 
-        loop = kernel.run_events
-        if self.path.loop == "incremental":
-            from .incremental import run_events as loop
-        elif self.path.loop == "classes":
-            from .classes import run_events as loop
         i64, f64 = np.int64, np.float64
 
         def arr(values, dtype):
@@ -477,9 +479,8 @@ class _Execution:
         n_sub = len(self.sub_op)
         weighted = self.path_weight is not None
         ints = np.zeros(5, dtype=i64)
-        ints[kernel.I_EVENTS] = self.events
-        ints[kernel.I_ACTIVE] = self.active.size
-        level = np.full(self.n_links, np.inf)     # I_SOLVED = 0: the first solve is cold
+        ints[compiled.I_EVENTS] = self.events
+        ints[compiled.I_ACTIVE] = self.active.size
         floats = np.array([self.now, self.tolerance, self.config.link_scan_factor])
         # The queued events in (time, push order): a sorted array is a heap.
         queued = sorted(self.heap, key=lambda entry: entry[:2])
@@ -488,45 +489,50 @@ class _Execution:
         room = max(64, 2 * int(sizes.sum()))
         ht, hq = np.empty(room), np.empty((room, 3), dtype=i64)
         n_queued = int(sizes.sum())
-        ints[kernel.I_HEAP] = ints[kernel.I_SEQ] = n_queued
+        ints[compiled.I_HEAP] = ints[compiled.I_SEQ] = n_queued
         if n_queued:
             ht[:n_queued] = np.repeat([entry[0] for entry in queued], sizes)
             hq[:n_queued, 0] = np.arange(n_queued)
             hq[:n_queued, 1] = np.repeat([entry[2] for entry in queued], sizes)
             hq[:n_queued, 2] = np.concatenate(ids)
         self.heap = []
-        active = np.empty(max(n_sub, 1), dtype=i64)
-        active[:self.active.size] = self.active
-        fixed = (arr(self.schedule.kind, i64), arr(self.schedule.seconds, f64),
-                 arr(self.overhead, f64), arr(self.not_before, f64), arr(self.succ_ptr, i64),
-                 arr(self.succ_idx, i64))
         self.waiting = arr(self.waiting, i64)
         self.subs_left = arr(self.subs_left, i64)
-        subs = (arr(self.op_subs_ptr, i64), arr(self.op_subs_idx, i64), self.subs_left,
-                self.op_release, self.op_start, self.op_finish, arr(self.sub_op, i64),
-                arr(self.sub_bytes, f64), arr(self.sub_latency, f64),
-                arr(self.path_start, i64), arr(self.path_len, i64),
-                read_only(self.path_links, i64),
-                arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
-                self.remaining, self.rate, self.is_new, level, self.sub_done, active)
+        # the stack of ops finishing at an instant is work space the loop reuses
+        ops = (arr(self.schedule.kind, i64), arr(self.schedule.seconds, f64),
+               arr(self.overhead, f64), arr(self.not_before, f64), arr(self.succ_ptr, i64),
+               arr(self.succ_idx, i64), self.waiting, arr(self.op_subs_ptr, i64),
+               arr(self.op_subs_idx, i64), arr(self.sub_latency, f64), self.op_release,
+               self.op_start, self.op_finish, np.empty(self.schedule.num_ops + 1, dtype=i64))
+        flows = (arr(self.sub_op, i64), self.subs_left, self.remaining, self.sub_done)
+        paths = (arr(self.path_start, i64), arr(self.path_len, i64),
+                 read_only(self.path_links, i64),
+                 arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
+                 arr(self.sub_bytes, f64))
         busy_from = np.full(self.n_links, self.now)    # links busy now: busy from here on
         links = (self.capacity, self.link_count, self.link_busy, busy_from, self.link_peak)
-        # work space the loop reuses across calls: ops finishing at an instant, per draining
-        # flow its time to finish, the flows finishing at an event
-        spare = (np.empty(self.schedule.num_ops + 1, dtype=i64), np.empty(max(n_sub, 1)),
-                 np.empty(max(n_sub, 1), dtype=i64))
+        active = np.empty(max(n_sub, 1), dtype=i64)
+        active[:self.active.size] = self.active
+        level = np.full(self.n_links, np.inf)     # I_SOLVED = 0: the first solve is cold
+        # work space: per draining flow its time to finish, the flows finishing at an
+        # event, the flows starting at one
+        draining = (active, self.rate, self.is_new, level, np.empty(max(n_sub, 1)),
+                    np.empty(max(n_sub, 1), dtype=i64), np.empty(max(n_sub, 1), dtype=i64),
+                    self.remaining)
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         warm = self.path.solver != "cold"
+        solver = compiled.SOLVERS[self.path.loop]
         while True:
-            status, ht, hq = loop(chunk, *fixed, self.waiting, *subs, *links, ht, hq, ints,
-                                  floats, warm, *spare)
-            if status == kernel.NO_CAPACITY:
+            status, ht, hq = compiled.run_events(solver, chunk, ops, flows, paths, links,
+                                                 draining, ht, hq, ints, floats, warm)
+            if status == compiled.NO_CAPACITY:
                 raise SimulationError("a flow has no capacity left on its path")
-            self.events, self.now = int(ints[kernel.I_EVENTS]), float(floats[kernel.F_NOW])
-            if status == kernel.DONE:
+            self.events = int(ints[compiled.I_EVENTS])
+            self.now = float(floats[compiled.F_NOW])
+            if status == compiled.DONE:
                 break
             self.progress(self.events, self.now)
-        self.active = active[:int(ints[kernel.I_ACTIVE])]
+        self.active = active[:int(ints[compiled.I_ACTIVE])]
 
     def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:
         """Add ``nbytes`` of each sub-flow to every link of its current path."""

@@ -1,12 +1,12 @@
-"""The compiled event loop with incremental max-min: an event costs what it changes.
+"""The compiled loop's incremental max-min solver: an event costs what it changes.
 
-:func:`netsim.engine.kernel.run_events` re-solves the draining flows at every event (its
+engine.kernel re-solves the draining flows at every event (its
 warm start keeps the rates below a cut, but it still passes over every draining incidence
 three times). When thousands of flows drain together and each event moves few of their
 rates, that is nearly all waste: on a 12x12 mesh all-to-all with log-normal sizes, a cold
 re-solve after each of the 20,592 completions changes 16 rates in the median (3% on
-average) of about 10,000. This loop keeps the solution between events and re-runs
-progressive filling only where the event reaches.
+average) of about 10,000. This solver keeps the solution between events and re-runs
+progressive filling only where the event reaches (the loop is engine.loop's).
 
 What it keeps besides the kernel's state:
 
@@ -58,11 +58,10 @@ from __future__ import annotations
 import numpy as np
 
 from .heaps import _heap_max_upto, _heap_pop, _heap_remove, _heap_set, _heap_set_many
-from .kernel import (_ACTIVATE, _COMPLETE, _REL_TOL, DONE, F_NOW, F_TOLERANCE, I_ACTIVE,
-                     I_EVENTS, I_HEAP, I_SEQ, I_SOLVED, NO_CAPACITY, PAUSED, _finish_ops,
-                     _grown, _pop, _release, njit)
+from .events import _REL_TOL, I_SOLVED, links_off, njit
 
-__all__ = ["run_events"]
+__all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
+           "hand_back"]
 
 #: A check finds its link still saturated at its old level t when the capacity left
 #: there is at most this times t. Relative to t, not to the capacity: the slack a check
@@ -420,19 +419,11 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
 
 
 @njit(cache=True)
-def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
-               op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
-               sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
-               weighted, remaining, rate, is_new, level, sub_done, active, capacity,
-               link_count, link_busy, busy_from, link_peak, ht, hq, ints, floats, warm,
-               stack, finish_at, done_subs):
-    """:func:`netsim.engine.kernel.run_events` (same arguments, same state handed back),
-    each event repairing the last solution (module docstring). ``level`` and ``warm``
-    are not used; ``finish_at`` holds each draining flow's finish time (s)."""
-    n_links = capacity.size
-    n_sub = sub_op.size
-    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
-    size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
+def new_state(n_sub, n_links, paths):
+    """The loop's state beyond the executor's arrays (module docstring): per link its
+    draining flows, per flow its finish times, the refill's work space. Scalars in ``sc``:
+    the sizes of the two finish heaps, the links opened this event."""
+    path_start, path_len, path_links = paths[0], paths[1], paths[2]
     # per link, room for every incidence of the schedule; per incidence, its slot
     inc_base = np.zeros(n_sub + 1, dtype=np.int64)
     lf_start = np.zeros(n_links + 1, dtype=np.int64)
@@ -443,255 +434,204 @@ def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_i
     for link in range(n_links):
         lf_start[link + 1] += lf_start[link]
     n_inc = inc_base[n_sub]
-    lf_sub = np.empty(n_inc, dtype=np.int64)
-    lf_j = np.empty(n_inc, dtype=np.int64)
-    inc_slot = np.empty(n_inc, dtype=np.int64)
-    lf_n = np.zeros(n_links, dtype=np.int64)
-    load = np.zeros(n_links)
-    updates = np.zeros(n_links, dtype=np.int64)
-    opened = np.full(n_links, -1.0)       # per link: largest rate that left it unsaturated
-    opened_list = np.empty(64, dtype=np.int64)
-    check_level = np.empty(64)
-    touched = np.zeros(n_links, dtype=np.bool_)
-    spare = np.empty(n_links)
-    cnt = np.empty(n_links)
-    hp = np.empty(2 * n_links, dtype=np.int64)     # the refill's levels (indexed heap)
-    hpos = np.full(2 * n_links, -1, dtype=np.int64)
-    hkey = np.empty(2 * n_links)
-    dirty = np.zeros(n_links, dtype=np.bool_)
-    ch_head = np.full(n_links, -1, dtype=np.int64)
-    # the refill's lists, each as long as it can get: touched links, changed links, flows
-    # found on a link, a search stack, per link the chains of rising flows, levels
-    work = (np.empty(n_links, dtype=np.int64), np.empty(n_links, dtype=np.int64),
-            np.empty(n_sub + 1, dtype=np.int64), np.empty(n_sub + 2, dtype=np.int64),
-            np.empty(n_inc + 1, dtype=np.int64), np.empty(n_inc + 1, dtype=np.int64),
-            np.empty(n_links))
-    grown = np.empty(64, dtype=np.int64)
-    t_at = np.empty(n_sub)                # remaining[f] is f's remaining bytes at t_at[f]
-    fheap = np.empty(n_sub, dtype=np.int64)
-    fpos = np.full(n_sub, -1, dtype=np.int64)
-    # the same flows by the time their remaining bytes fall to _REL_TOL of their size,
-    # when the kernel counts them as done too
-    nheap = np.empty(n_sub, dtype=np.int64)
-    hstack = np.empty(n_sub, dtype=np.int64)       # the approximate mode's heap walk
-    npos = np.full(n_sub, -1, dtype=np.int64)
-    nearly = np.empty(n_sub)
-    n_nh = 0
-    times, times2 = np.empty(n_sub), np.empty(n_sub)
-    apos = np.full(n_sub, -1, dtype=np.int64)
-    state = np.zeros(n_sub, dtype=np.int8)  # in a refill: 0 fixed, 1 rising, 2 frozen
-    orig = np.empty(n_sub)
-    new_rate = np.empty(n_sub)
-    seeds = np.empty(n_sub, dtype=np.int64)
-    s_list = np.empty(n_sub, dtype=np.int64)
-    n_fh = 0
-    n_s = 0
-    for i in range(n_active):             # the hand-over's draining flows, solved cold
-        f = active[i]
-        apos[f] = i
+    lists = (inc_base, np.empty(n_inc, dtype=np.int64), lf_start,
+             np.zeros(n_links, dtype=np.int64), np.empty(n_inc, dtype=np.int64),
+             np.empty(n_inc, dtype=np.int64))
+    # per link: load, updates since its rescan, the largest rate that left it
+    # unsaturated this event (-1: none), opened links and their check levels
+    per_link = (np.zeros(n_links), np.zeros(n_links, dtype=np.int64),
+                np.full(n_links, -1.0), np.empty(n_links, dtype=np.int64),
+                np.empty(n_links))
+    # the refill's levels (indexed heap) and marks; its lists, each as long as it can
+    # get: touched links, changed links, flows found on a link, a search stack, per link
+    # the chains of rising flows, levels
+    refill = (np.zeros(n_links, dtype=np.bool_), np.empty(n_links), np.empty(n_links),
+              np.empty(2 * n_links, dtype=np.int64), np.full(2 * n_links, -1, dtype=np.int64),
+              np.empty(2 * n_links), np.zeros(n_links, dtype=np.bool_),
+              np.full(n_links, -1, dtype=np.int64),
+              (np.empty(n_links, dtype=np.int64), np.empty(n_links, dtype=np.int64),
+               np.empty(n_sub + 1, dtype=np.int64), np.empty(n_sub + 2, dtype=np.int64),
+               np.empty(n_inc + 1, dtype=np.int64), np.empty(n_inc + 1, dtype=np.int64),
+               np.empty(n_links)))
+    # per flow: remaining[f] is f's remaining bytes at t_at[f]; its finish heap, and the
+    # same flows by the time their remaining bytes fall to _REL_TOL of their size, when
+    # the kernel counts them as done too; the approximate mode's heap walk; its place in
+    # the draining list; in a refill its state (0 fixed, 1 rising, 2 frozen), rate before
+    # and after; seeds and the refill's flows
+    per_flow = (np.empty(n_sub), np.empty(n_sub, dtype=np.int64),
+                np.full(n_sub, -1, dtype=np.int64), np.empty(n_sub, dtype=np.int64),
+                np.full(n_sub, -1, dtype=np.int64), np.empty(n_sub),
+                np.empty(n_sub, dtype=np.int64), np.empty(n_sub), np.empty(n_sub),
+                np.full(n_sub, -1, dtype=np.int64), np.zeros(n_sub, dtype=np.int8),
+                np.empty(n_sub), np.empty(n_sub), np.empty(n_sub, dtype=np.int64),
+                np.empty(n_sub, dtype=np.int64))
+    return lists, per_link, refill, per_flow, np.zeros(3, dtype=np.int64)
+
+
+@njit(cache=True, _nrt=False)
+def add(started, n_started, now, n_active, paths, draining, st):
+    """The flows ``started[:n_started]`` start draining at ``now``, rising from rate 0 at
+    the next refill; returns the draining count."""
+    path_start, path_len, path_links = paths[0], paths[1], paths[2]
+    active, rate = draining[0], draining[1]
+    inc_base, inc_slot, lf_start, lf_n, lf_sub, lf_j = st[0]
+    t_at, apos, orig, seeds = st[3][0], st[3][9], st[3][11], st[3][13]
+    for k in range(n_started):
+        f = started[k]
+        active[n_active] = f
+        apos[f] = n_active
+        n_active += 1
         rate[f] = 0.0                     # before it enters the lists, ordered by rate
+        t_at[f] = now
         _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start, lf_n,
                   lf_sub, lf_j, rate)
-        seeds[i] = f
-        orig[f] = -1.0
-    status = PAUSED
-    n_s = 0
-    if n_active > 0:
-        ok, n_s = _refill(seeds, n_active, opened_list, check_level, 0, s_list, orig, state,
-                          path_start, path_len, path_links, weight, weighted, capacity, rate,
-                          load, lf_start, lf_n, lf_sub, lf_j, touched, spare,
-                          cnt, hp, hpos, hkey, dirty, updates, new_rate, ch_head,
-                          inc_base, inc_slot, work)
-        if not ok:
-            status = NO_CAPACITY
-            max_events = 0
-    for k in range(n_s):
+        seeds[k] = f
+        orig[f] = -1.0                    # starts now
+    return n_active
+
+
+@njit(cache=True, _nrt=False)
+def take_done(now, before, limit, n_active, paths, links, draining, st):
+    """Take out the flows due by ``before + limit`` or nearly drained by ``now``, and
+    open (for a check at the next refill) the saturated links they leave; returns the
+    draining count and how many are done (in ``draining[5]``)."""
+    path_start, path_len, path_links, weight, weighted = paths[:5]
+    capacity, link_count, link_busy, busy_from = links[:4]
+    active, rate, finish_at, done_subs = draining[0], draining[1], draining[4], draining[5]
+    inc_base, inc_slot, lf_start, lf_n, lf_sub, lf_j = st[0]
+    load, _, opened, opened_list, _ = st[1]
+    fheap, fpos, nheap, npos, nearly, apos = (st[3][1], st[3][2], st[3][3], st[3][4],
+                                              st[3][5], st[3][9])
+    sc = st[4]
+    n_fh, n_nh, n_opened = sc[0], sc[1], sc[2]
+    n_done = 0
+    while n_fh > 0 and finish_at[fheap[0]] - before <= limit:
+        done_subs[n_done] = fheap[0]
+        n_done += 1
+        n_nh = _heap_remove(nheap, npos, nearly, n_nh, fheap[0])
+        n_fh = _heap_pop(fheap, fpos, finish_at, n_fh)
+    while n_nh > 0 and nearly[nheap[0]] <= now:   # nearly drained: done as well
+        done_subs[n_done] = nheap[0]
+        n_done += 1
+        n_fh = _heap_remove(fheap, fpos, finish_at, n_fh, nheap[0])
+        n_nh = _heap_pop(nheap, npos, nearly, n_nh)
+    for k in range(n_done):
+        f = done_subs[k]
+        links_off(f, now, path_start, path_len, path_links, weight, weighted, link_count,
+                  link_busy, busy_from)
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            w = weight[j] if weighted else 1.0
+            was = _saturated(link, load, capacity)
+            _link_remove_one(f, j, link, path_start, inc_base, inc_slot, lf_start, lf_n,
+                             lf_sub, lf_j, rate)
+            load[link] -= rate[f] * w
+            if lf_n[link] == 0:
+                load[link] = 0.0
+            if opened[link] >= 0.0:
+                opened[link] = max(opened[link], rate[f])
+            elif was:                    # its bottlenecked flows may rise
+                opened[link] = rate[f]
+                opened_list[n_opened] = link
+                n_opened += 1
+        last = active[n_active - 1]      # out of the draining list
+        active[apos[f]] = last
+        apos[last] = apos[f]
+        apos[f] = -1
+        n_active -= 1
+    sc[0], sc[1], sc[2] = n_fh, n_nh, n_opened
+    return n_active, n_done
+
+
+@njit(cache=True, _nrt=False)
+def resolve(n_seeds, now, n_active, paths, capacity, draining, st, ints, floats, warm):
+    """Refill what changed (the flows ``seeds[:n_seeds]`` that started, the links opened)
+    and move the finish times of the flows whose rates moved; False if a flow meets a
+    link with no capacity left."""
+    path_start, path_len, path_links, weight, weighted, sub_bytes = paths
+    rate, is_new, finish_at = draining[1], draining[2], draining[4]
+    remaining = draining[7]
+    inc_base, inc_slot, lf_start, lf_n, lf_sub, lf_j = st[0]
+    load, updates, opened, opened_list, check_level = st[1]
+    touched, spare, cnt, hp, hpos, hkey, dirty, ch_head, work = st[2]
+    (t_at, fheap, fpos, nheap, npos, nearly, _, times, times2, _, state, orig, new_rate,
+     seeds, s_list) = st[3]
+    sc = st[4]
+    n_opened = sc[2]
+    for k in range(n_opened):               # checks at the old levels
+        link = opened_list[k]
+        check_level[k] = max(opened[link], _top(link, lf_start, lf_n, lf_sub, rate))
+    if n_seeds + n_opened == 0:
+        return True
+    ok, n_s = _refill(seeds, n_seeds, opened_list, check_level, n_opened, s_list, orig,
+                      state, path_start, path_len, path_links, weight, weighted, capacity,
+                      rate, load, lf_start, lf_n, lf_sub, lf_j, touched, spare, cnt, hp,
+                      hpos, hkey, dirty, updates, new_rate, ch_head, inc_base, inc_slot,
+                      work)
+    if not ok:
+        return False
+    n_moved = 0
+    for k in range(n_s):                     # new finish times where rates moved
         f = s_list[k]
-        t_at[f] = now
-        n_fh = _heap_set(fheap, fpos, finish_at, n_fh, f, now + remaining[f] / rate[f])
-        n_nh = _heap_set(nheap, npos, nearly, n_nh, f,
-                         now + (remaining[f] - _REL_TOL * sub_bytes[f]) / rate[f])
-    n_s = 0
-    steps = 0
-    while steps < max_events:
-        changed = False
-        n_grown = 0
-        n_opened = 0
-        n_seeds = 0
-        t_heap = ht[0] if size > 0 else np.inf
-        t_fluid = finish_at[fheap[0]] if n_fh > 0 else np.inf
-        fluid = t_fluid <= t_heap
-        t_next = t_fluid if fluid else t_heap
-        if t_next == np.inf:
-            status = DONE
-            break
-        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py)
-            reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
-            t_next = max(t_fluid, _heap_max_upto(fheap, finish_at, n_fh, reach, hstack))
-        dt = t_next - now
-        dt_fluid = t_fluid - now
-        before = now
-        now = t_next
-        if n_fh > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
-            n_done = 0
-            while n_fh > 0 and finish_at[fheap[0]] - before <= limit:
-                done_subs[n_done] = fheap[0]
-                n_done += 1
-                n_nh = _heap_remove(nheap, npos, nearly, n_nh, fheap[0])
-                n_fh = _heap_pop(fheap, fpos, finish_at, n_fh)
-            while n_nh > 0 and nearly[nheap[0]] <= now:   # nearly drained: done as well
-                done_subs[n_done] = nheap[0]
-                n_done += 1
-                n_fh = _heap_remove(fheap, fpos, finish_at, n_fh, nheap[0])
-                n_nh = _heap_pop(nheap, npos, nearly, n_nh)
-            if n_done:
-                changed = True
-                n_stack = 0
-                for k in range(n_done):
-                    f = done_subs[k]
-                    for j in range(path_start[f], path_start[f] + path_len[f]):
-                        link = path_links[j]
-                        w = weight[j] if weighted else 1.0
-                        link_count[link] -= np.int64(np.rint(w)) if weighted else 1
-                        if link_count[link] == 0:        # busy from busy_from to now
-                            link_busy[link] += now - busy_from[link]
-                        was = _saturated(link, load, capacity)
-                        _link_remove_one(f, j, link, path_start, inc_base, inc_slot, lf_start,
-                                         lf_n, lf_sub, lf_j, rate)
-                        load[link] -= rate[f] * w
-                        if lf_n[link] == 0:
-                            load[link] = 0.0
-                        if opened[link] >= 0.0:
-                            opened[link] = max(opened[link], rate[f])
-                        elif was:                # its bottlenecked flows may rise
-                            opened[link] = rate[f]
-                            if n_opened == opened_list.size:
-                                opened_list = np.concatenate((opened_list, opened_list))
-                            opened_list[n_opened] = link
-                            n_opened += 1
-                    last = active[n_active - 1]      # out of the draining list
-                    active[apos[f]] = last
-                    apos[last] = apos[f]
-                    apos[f] = -1
-                    n_active -= 1
-                    remaining[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[n_stack] = op
-                        n_stack += 1
-                ht, hq, size, seq = _finish_ops(
-                    stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-        horizon = t_next + _REL_TOL * max(dt, 0.0)
-        while size > 0 and ht[0] <= horizon:
-            what, ident = hq[0, 1], hq[0, 2]
-            _pop(ht, hq, size)
-            size -= 1
-            if what == _ACTIVATE:
-                f = ident
-                if sub_done[f]:
-                    continue
-                changed = True
-                if path_len[f] == 0 or sub_bytes[f] == 0:
-                    remaining[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[0] = op
-                        ht, hq, size, seq = _finish_ops(
-                            stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                            succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency,
-                            op_release, op_start, op_finish, ht, hq, size, seq)
-                    continue
-                active[n_active] = f
-                apos[f] = n_active
-                n_active += 1
-                rate[f] = 0.0
-                t_at[f] = now
-                _link_add(f, path_start, path_len, path_links, inc_base, inc_slot, lf_start,
-                          lf_n, lf_sub, lf_j, rate)
-                seeds[n_seeds] = f
-                n_seeds += 1
-                orig[f] = -1.0                      # starts now
-                for j in range(path_start[f], path_start[f] + path_len[f]):
-                    link = path_links[j]
-                    if link_count[link] == 0:
-                        busy_from[link] = now
-                    link_count[link] += np.int64(np.rint(weight[j])) if weighted else 1
-                    if n_grown == grown.size:
-                        grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
-                    grown[n_grown] = link
-                    n_grown += 1
-            elif what == _COMPLETE:
-                stack[0] = ident
-                ht, hq, size, seq = _finish_ops(
-                    stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-            else:
-                if ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
-                    ht, hq = _grown(ht, hq)
-                instant, size, seq = _release(ident, t_next, kind, seconds, overhead,
-                                              not_before, op_subs_ptr, op_subs_idx,
-                                              sub_latency, op_release, op_start, ht, hq,
-                                              size, seq)
-                if instant:
-                    stack[0] = ident
-                    ht, hq, size, seq = _finish_ops(
-                        stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                        op_start, op_finish, ht, hq, size, seq)
-        if changed and n_active > 0:
-            if check_level.size < n_opened:
-                check_level = np.empty(opened_list.size)
-            for k in range(n_opened):               # checks at the old levels
-                link = opened_list[k]
-                check_level[k] = max(opened[link], _top(link, lf_start, lf_n, lf_sub, rate))
-            n_s = 0
-            if n_seeds + n_opened > 0:
-                ok, n_s = _refill(seeds, n_seeds, opened_list, check_level, n_opened, s_list,
-                                  orig, state, path_start, path_len, path_links, weight,
-                                  weighted, capacity, rate, load, lf_start, lf_n, lf_sub,
-                                  lf_j, touched, spare, cnt, hp, hpos, hkey, dirty, updates,
-                                  new_rate, ch_head, inc_base, inc_slot, work)
-                if not ok:
-                    status = NO_CAPACITY
-                    break
-            n_moved = 0
-            for k in range(n_s):                     # new finish times where rates moved
-                f = s_list[k]
-                if orig[f] < 0.0:
-                    is_new[f] = False
-                elif rate[f] == orig[f]:
-                    continue
-                else:
-                    remaining[f] -= orig[f] * (now - t_at[f])
-                    t_at[f] = now
-                seeds[n_moved] = f                   # (seeds are spent: reused)
-                times[n_moved] = now + remaining[f] / rate[f]
-                times2[n_moved] = now + (remaining[f] - _REL_TOL * sub_bytes[f]) / rate[f]
-                n_moved += 1
-            n_fh = _heap_set_many(fheap, fpos, finish_at, n_fh, seeds, n_moved, times)
-            n_nh = _heap_set_many(nheap, npos, nearly, n_nh, seeds, n_moved, times2)
-            n_s = 0
-            for k in range(n_grown):                 # a count only rises at activations
-                link = grown[k]
-                if link_count[link] > link_peak[link]:
-                    link_peak[link] = link_count[link]
-        for k in range(n_opened):
-            opened[opened_list[k]] = -1.0
-        events += 1
-        steps += 1
-    for i in range(n_active):                    # hand back each flow's bytes as of now
+        if orig[f] < 0.0:
+            is_new[f] = False
+        elif rate[f] == orig[f]:
+            continue
+        else:
+            remaining[f] -= orig[f] * (now - t_at[f])
+            t_at[f] = now
+        seeds[n_moved] = f                   # (seeds are spent: reused)
+        times[n_moved] = now + remaining[f] / rate[f]
+        times2[n_moved] = now + (remaining[f] - _REL_TOL * sub_bytes[f]) / rate[f]
+        n_moved += 1
+    sc[0] = _heap_set_many(fheap, fpos, finish_at, sc[0], seeds, n_moved, times)
+    sc[1] = _heap_set_many(nheap, npos, nearly, sc[1], seeds, n_moved, times2)
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def start(n_active, now, paths, links, draining, st, ints, floats, warm):
+    """Take over the draining flows (all new) and solve them cold; False if a flow meets
+    a link with no capacity left."""
+    active, started = draining[0], draining[6]
+    for i in range(n_active):
+        started[i] = active[i]
+    add(started, n_active, now, 0, paths, draining, st)
+    return n_active == 0 or resolve(n_active, now, n_active, paths, links[0], draining, st,
+                                    ints, floats, warm)
+
+
+@njit(cache=True, _nrt=False)
+def first_finish(now, tolerance, t_heap, n_active, draining, st):
+    """The first finish time (s) of a draining flow, and the event's time when
+    ``tolerance`` merges completions: the last one due within the window
+    (netsim.engine.tolerance), not after ``t_heap``."""
+    finish_at = draining[4]
+    fheap, hstack, n_fh = st[3][1], st[3][6], st[4][0]
+    t_fluid = finish_at[fheap[0]] if n_fh > 0 else np.inf
+    if tolerance > 0.0 and t_fluid <= t_heap:
+        reach = min(t_fluid + (t_fluid - now) * _REL_TOL + tolerance * t_fluid, t_heap)
+        late = _heap_max_upto(fheap, finish_at, n_fh, reach, hstack)
+        return t_fluid, max(t_fluid, late), t_fluid - now
+    return t_fluid, t_fluid, t_fluid - now
+
+
+@njit(cache=True, _nrt=False)
+def end_event(n_active, st, ints):
+    """The links opened this event are closed again."""
+    opened, opened_list, sc = st[1][2], st[1][3], st[4]
+    for k in range(sc[2]):
+        opened[opened_list[k]] = -1.0
+    sc[2] = 0
+
+
+@njit(cache=True, _nrt=False)
+def hand_back(now, n_active, draining, st, ints):
+    """Each draining flow's remaining bytes as of ``now`` into the executor's array."""
+    active, rate, is_new, remaining = draining[0], draining[1], draining[2], draining[7]
+    t_at = st[3][0]
+    for i in range(n_active):
         f = active[i]
         remaining[f] -= rate[f] * (now - t_at[f])
         is_new[f] = False
     ints[I_SOLVED] = 1
-    floats[F_NOW] = now
-    ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
-    return status, ht, hq

@@ -1,121 +1,33 @@
-"""The event loop of :mod:`netsim.engine.executor`, compiled with numba.
+"""The compiled loop's solver that re-solves every draining flow when the set changes.
 
 The executor's numpy loop pays a few dozen array passes, each with its Python and numpy call
 overhead, at every event; a run where nearly every flow ends at its own time (log-normal
 all-to-all, staggered joins, pipelined collectives) is then dominated by that overhead, not
-by arithmetic. This module runs the same loop as compiled code over the executor's own arrays
-(:class:`~netsim.engine.executor._Execution`): the same events, the same merging windows, the
-same max-min fair rates (progressive filling, one bottleneck link at a time in order of its
-fair share), so its results equal the numpy loop's to rounding
+by arithmetic. The compiled loop (:func:`netsim.engine.loop.run_events`) with this solver runs
+the same events as compiled code over the executor's own arrays: the same merging windows,
+the same max-min fair rates (progressive filling, one bottleneck link at a time in order of
+its fair share), so its results equal the numpy loop's to rounding
 (``tests/test_engine_conformance.py`` checks that on random schedules, with dependencies,
 computes, barriers, release times, latencies, parallel paths and symmetry weights).
 
-numba is a base dependency, compiled at install (netsim._precompile); where it is missing
-(an install with ``--no-deps``) :data:`AVAILABLE` is False and the executor keeps its numpy
-loop. Runs with faults or a recorded timeline always use the numpy loop.
-
-Timed events live in a binary heap ordered by (time, push order), one entry per sub-flow
-activation, compute completion or deferred release. Each solve starts warm from the last
-one and touches only the links the draining flows cross; link busy time is kept as "busy
-since" per link, so an event costs nothing per idle link of the machine.
+Each solve starts warm from the last one and touches only the links the draining flows
+cross. The solver's steps (``new_state`` ... ``hand_back``) are the interface every solver
+of the loop implements (engine.loop's docstring).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .numba_loader import load as _load_numba
+from .events import AVAILABLE, F_SCAN, I_SOLVED, _REL_TOL, links_off, njit
 
-_numba = _load_numba()                   # optional: the numpy loop runs without it
-AVAILABLE = _numba is not None
-if AVAILABLE:
-    njit = _numba.njit
-else:                                   # pragma: no cover - exercised without numba only
+__all__ = ["AVAILABLE", "new_state", "start", "first_finish", "take_done", "add", "resolve",
+           "end_event", "hand_back"]
 
-    def njit(*args, **kwargs):          # keeps the definitions below importable
-        return (lambda f: f) if not args or not callable(args[0]) else args[0]
-
-__all__ = ["AVAILABLE", "run_events", "DONE", "PAUSED", "NO_CAPACITY"]
-
-#: Status codes of :func:`run_events`.
-DONE, PAUSED, NO_CAPACITY = 0, 1, 2
-
-_SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIER = 2)
-_ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
-_REL_TOL = 1e-9                          # the executor's merging window (executor._REL_TOL)
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
 # A solve fills one bottleneck link at a time when (links carrying flows)^2 is below
 # floats[F_SCAN] times the flows to fill, else in parallel passes (_solve): the
 # configuration's link_scan_factor (netsim.engine.config.EngineConfig).
-
-# Integer and float scalars of a run, kept in small arrays between calls (a paused run
-# resumes where it stopped).
-I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED = range(5)
-F_NOW, F_TOLERANCE, F_SCAN = range(3)
-
-
-@njit(cache=True, inline="always")   # called per op: a call costs more
-def _before(ht, hq, i, t, seq):
-    """Heap entry i comes before (t, seq)."""
-    return ht[i] < t or (ht[i] == t and hq[i, 0] < seq)
-
-
-@njit(cache=True, inline="always")
-def _move(ht, hq, i, j):
-    """Heap slot i takes the entry of slot j."""
-    ht[i] = ht[j]
-    hq[i, 0], hq[i, 1], hq[i, 2] = hq[j, 0], hq[j, 1], hq[j, 2]
-
-
-@njit(cache=True, inline="always")
-def _place(ht, hq, i, t, seq, kind, ident):
-    """Heap slot i holds (t, seq, kind, ident)."""
-    ht[i] = t
-    hq[i, 0], hq[i, 1], hq[i, 2] = seq, kind, ident
-
-
-@njit(cache=True, inline="always")   # called per op: a call costs more
-def _push(ht, hq, size, t, seq, kind, ident):
-    """Insert (t, seq, kind, ident) into a heap of ``size`` entries with room for one more."""
-    i = size
-    while i > 0:
-        parent = (i - 1) >> 1
-        if _before(ht, hq, parent, t, seq):
-            break
-        _move(ht, hq, i, parent)
-        i = parent
-    _place(ht, hq, i, t, seq, kind, ident)
-
-
-@njit(cache=True, inline="always")   # called per op: a call costs more
-def _pop(ht, hq, size):
-    """Remove the first entry of a heap of ``size`` entries (read it before)."""
-    size -= 1
-    t, seq, kind, ident = ht[size], hq[size, 0], hq[size, 1], hq[size, 2]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and (ht[child + 1] < ht[child] or (
-                ht[child + 1] == ht[child] and hq[child + 1, 0] < hq[child, 0])):
-            child += 1
-        if ht[child] > t or (ht[child] == t and hq[child, 0] > seq):
-            break
-        _move(ht, hq, i, child)
-        i = child
-    _place(ht, hq, i, t, seq, kind, ident)
-
-
-@njit(cache=True)
-def _grown(ht, hq):
-    """The heap's arrays with twice the room."""
-    n = ht.size
-    ht2 = np.empty(2 * n + 16)
-    hq2 = np.empty((2 * n + 16, 3), dtype=np.int64)
-    ht2[:n] = ht
-    hq2[:n] = hq
-    return ht2, hq2
 
 
 @njit(cache=True)
@@ -401,235 +313,114 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     return True
 
 
+# -- the solver's steps, called by engine.loop.run_events ---------------------------------
+
 @njit(cache=True)
-def run_events(max_events, kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
-               op_subs_ptr, op_subs_idx, subs_left, op_release, op_start, op_finish,
-               sub_op, sub_bytes, sub_latency, path_start, path_len, path_links, weight,
-               weighted, remaining, rate, is_new, level, sub_done, active, capacity,
-               link_count, link_busy, busy_from, link_peak, ht, hq, ints, floats, warm,
-               stack, finish_dt, done_subs):
-    """Run up to ``max_events`` events; returns (status, heap times, heap entries).
+def new_state(n_links):
+    """Work space: per link (the solve's), marks, and the smallest saturation level of
+    the links that lost flows this event (``tau``)."""
+    return np.empty((4, n_links)), np.zeros(n_links, dtype=np.bool_), np.full(1, np.inf)
 
-    The run has begun: the numpy loop released the ops of time 0 and ran its first events
-    (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over).
 
-    Arrays are the executor's (see :class:`~netsim.engine.executor._Execution`) and are
-    updated in place; ``ints``/``floats`` hold the run's scalars (``I_*``/``F_*``). The heap
-    arrays are returned because they may have grown. ``warm``: start each solve from the
-    last one (False: cold at every event, the reference for the warm start).
-    """
-    n_links = capacity.size
-    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
-    size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
-    scratch = np.empty((4, n_links))                    # the solver's per-link work space
-    mark = np.zeros(n_links, dtype=np.bool_)
-    grown = np.empty(64, dtype=np.int64)                # links that gained a flow this event
-    status = PAUSED
-    steps = 0
-    while steps < max_events:
-        changed = False
-        n_grown = 0
-        tau = np.inf           # smallest saturation level of the links that lose flows
-        t_heap = ht[0] if size > 0 else np.inf
-        dt_fluid = np.inf
+@njit(cache=True, _nrt=False)
+def start(n_active, now, paths, links, draining, st, ints, floats, warm):
+    """Nothing to build: the numpy loop's rates are the last solution (its levels are
+    not handed over, so the first solve here is cold)."""
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def first_finish(now, tolerance, t_heap, n_active, draining, st):
+    """Each draining flow's time to finish into ``finish_dt``; returns the first finish
+    (s, absolute), the event's time when ``tolerance`` merges completions (the last one
+    due within the window, netsim.engine.tolerance, not after ``t_heap``) and the first
+    finish from ``now`` as computed (``t_fluid - now`` may round to 0 late in a run)."""
+    active, rate, finish_dt, remaining = draining[0], draining[1], draining[4], draining[7]
+    dt_fluid = np.inf
+    for i in range(n_active):
+        f = active[i]
+        finish_dt[i] = remaining[f] / rate[f]
+        if finish_dt[i] < dt_fluid:
+            dt_fluid = finish_dt[i]
+    t_fluid = now + dt_fluid
+    if tolerance > 0.0 and t_fluid <= t_heap:
+        reach = min(dt_fluid * (1 + _REL_TOL) + tolerance * t_fluid, t_heap - now)
+        late = dt_fluid
+        for i in range(n_active):
+            if late < finish_dt[i] <= reach:
+                late = finish_dt[i]
+        return t_fluid, now + late, dt_fluid
+    return t_fluid, t_fluid, dt_fluid
+
+
+@njit(cache=True, _nrt=False)
+def take_done(now, before, limit, n_active, paths, links, draining, st):
+    """Drain every flow up to ``now`` and take out those done by ``limit`` (their time
+    to finish from ``before``) or nearly drained, keeping the others in order; returns
+    (flows left, flows done). ``tau`` becomes the smallest saturation level of the links
+    they leave."""
+    path_start, path_len, path_links, weight, weighted, sub_bytes = paths
+    _, link_count, link_busy, busy_from, _ = links
+    active, rate, level, finish_dt, done_subs, remaining = (
+        draining[0], draining[1], draining[3], draining[4], draining[5], draining[7])
+    dt = now - before
+    if dt > 0:
         for i in range(n_active):
             f = active[i]
-            finish_dt[i] = remaining[f] / rate[f]
-            if finish_dt[i] < dt_fluid:
-                dt_fluid = finish_dt[i]
-        fluid = now + dt_fluid <= t_heap
-        t_next = now + dt_fluid if fluid else t_heap
-        if t_next == np.inf:
-            status = DONE
-            break
-        if fluid and tolerance > 0.0:     # approximate: merge at the last due (tolerance.py)
-            reach = min(dt_fluid * (1 + _REL_TOL) + tolerance * t_next, t_heap - now)
-            late = dt_fluid
-            for i in range(n_active):
-                if late < finish_dt[i] <= reach:
-                    late = finish_dt[i]
-            t_next = now + late
-        dt = t_next - now
-        if n_active > 0 and dt > 0:
-            for i in range(n_active):
-                f = active[i]
-                remaining[f] -= rate[f] * dt
-        now = t_next
-        if n_active > 0:
-            limit = max(dt, dt_fluid if fluid else 0.0) * (1 + _REL_TOL)
-            kept = 0
-            n_done = 0
-            for i in range(n_active):
-                f = active[i]
-                if finish_dt[i] <= limit or remaining[f] <= _REL_TOL * sub_bytes[f]:
-                    done_subs[n_done] = f
-                    n_done += 1
-                    for j in range(path_start[f], path_start[f] + path_len[f]):
-                        link = path_links[j]
-                        link_count[link] -= np.int64(np.rint(weight[j])) if weighted else 1
-                        if link_count[link] == 0:        # busy from busy_from to now
-                            link_busy[link] += now - busy_from[link]
-                        tau = min(tau, level[link])
-                else:
-                    active[kept] = f
-                    kept += 1
-            n_active = kept
-            if n_done:
-                changed = True
-                n_stack = 0
-                for k in range(n_done):
-                    f = done_subs[k]
-                    remaining[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[n_stack] = op
-                        n_stack += 1
-                ht, hq, size, seq = _finish_ops(
-                    stack, n_stack, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-        horizon = t_next + _REL_TOL * max(dt, 0.0)
-        while size > 0 and ht[0] <= horizon:
-            what, ident = hq[0, 1], hq[0, 2]
-            _pop(ht, hq, size)
-            size -= 1
-            if what == _ACTIVATE:
-                f = ident
-                if sub_done[f]:
-                    continue
-                changed = True
-                if path_len[f] == 0 or sub_bytes[f] == 0:
-                    remaining[f] = 0.0
-                    sub_done[f] = True
-                    op = sub_op[f]
-                    subs_left[op] -= 1
-                    if subs_left[op] == 0:
-                        stack[0] = op
-                        ht, hq, size, seq = _finish_ops(
-                            stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                            succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                            op_start, op_finish, ht, hq, size, seq)
-                    continue
-                active[n_active] = f
-                n_active += 1
-                is_new[f] = True
-                for j in range(path_start[f], path_start[f] + path_len[f]):
-                    link = path_links[j]
-                    if link_count[link] == 0:
-                        busy_from[link] = now
-                    link_count[link] += np.int64(np.rint(weight[j])) if weighted else 1
-                    if n_grown == grown.size:
-                        grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
-                    grown[n_grown] = link
-                    n_grown += 1
-            elif what == _COMPLETE:
-                stack[0] = ident
-                ht, hq, size, seq = _finish_ops(
-                    stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                    succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                    op_start, op_finish, ht, hq, size, seq)
-            else:
-                if ht.size - size < op_subs_ptr[ident + 1] - op_subs_ptr[ident] + 2:
-                    ht, hq = _grown(ht, hq)
-                instant, size, seq = _release(ident, t_next, kind, seconds, overhead,
-                                              not_before, op_subs_ptr, op_subs_idx,
-                                              sub_latency, op_release, op_start, ht, hq,
-                                              size, seq)
-                if instant:
-                    stack[0] = ident
-                    ht, hq, size, seq = _finish_ops(
-                        stack, 1, t_next, kind, seconds, overhead, not_before, succ_ptr,
-                        succ_idx, waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release,
-                        op_start, op_finish, ht, hq, size, seq)
-        if n_active == 0:
-            ints[I_SOLVED] = 0                  # nothing to start from next time
-        if changed and n_active > 0:
-            if not _solve(active, n_active, path_start, path_len, path_links, weight,
-                          weighted, capacity, rate, is_new, level, tau,
-                          warm and ints[I_SOLVED] == 1, floats[F_SCAN], scratch, mark):
-                status = NO_CAPACITY
-                break
-            ints[I_SOLVED] = 1
-            for k in range(n_grown):                # a count only rises at activations
-                link = grown[k]
-                if link_count[link] > link_peak[link]:
-                    link_peak[link] = link_count[link]
-        events += 1
-        steps += 1
-    floats[F_NOW] = now
-    ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
-    return status, ht, hq
+            remaining[f] -= rate[f] * dt
+    tau = np.inf
+    kept = 0
+    n_done = 0
+    for i in range(n_active):
+        f = active[i]
+        if finish_dt[i] <= limit or remaining[f] <= _REL_TOL * sub_bytes[f]:
+            done_subs[n_done] = f
+            n_done += 1
+            links_off(f, now, path_start, path_len, path_links, weight, weighted,
+                      link_count, link_busy, busy_from)
+            for j in range(path_start[f], path_start[f] + path_len[f]):
+                tau = min(tau, level[path_links[j]])
+        else:
+            active[kept] = f
+            kept += 1
+    st[2][0] = tau
+    return kept, n_done
 
 
-@njit(cache=True, inline="always")   # called per op: a call costs more
-def _release(op, t, kind, seconds, overhead, not_before, op_subs_ptr, op_subs_idx,
-             sub_latency, op_release, op_start, ht, hq, size, seq):
-    """Release one ready op at ``t``; returns (finishes at once, heap size, seq). The heap
-    must have room for the op's sub-flows plus one."""
-    if not_before[op] > t * (1 + _REL_TOL):
-        _push(ht, hq, size, not_before[op], seq, _RELEASE, op)
-        return False, size + 1, seq + 1
-    op_release[op] = t
-    if kind[op] == _SEND:
-        op_start[op] = t + overhead[op]
-        for j in range(op_subs_ptr[op], op_subs_ptr[op + 1]):
-            f = op_subs_idx[j]
-            _push(ht, hq, size, t + overhead[op] + sub_latency[f], seq, _ACTIVATE, f)
-            size += 1
-            seq += 1
-        return False, size, seq
-    op_start[op] = t
-    if kind[op] == _COMPUTE and seconds[op] > 0:
-        _push(ht, hq, size, t + seconds[op], seq, _COMPLETE, op)
-        return False, size + 1, seq + 1
-    return True, size, seq
+@njit(cache=True, _nrt=False)
+def add(started, n_started, now, n_active, paths, draining, st):
+    """The flows ``started[:n_started]`` start draining (at the end of the list); returns
+    the draining count."""
+    active, is_new = draining[0], draining[2]
+    for k in range(n_started):
+        active[n_active] = started[k]
+        is_new[started[k]] = True
+        n_active += 1
+    return n_active
 
 
-@njit(cache=True)
-def _finish_ops(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr, succ_idx,
-                waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start,
-                op_finish, ht, hq, size, seq):
-    """Finish the ops ``stack[:n_stack]`` at ``t`` and, transitively, every op they release
-    that finishes at once (barriers, zero-time computes); returns the heap (grown if it
-    had to) with its size and seq."""
-    while n_stack > 0:
-        n_stack, size, seq = _finish_some(stack, n_stack, t, kind, seconds, overhead,
-                                          not_before, succ_ptr, succ_idx, waiting,
-                                          op_subs_ptr, op_subs_idx, sub_latency,
-                                          op_release, op_start, op_finish, ht, hq, size,
-                                          seq)
-        if n_stack > 0:
-            ht, hq = _grown(ht, hq)
-    return ht, hq, size, seq
+@njit(cache=True, inline="always")
+def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, floats, warm):
+    """Max-min rates of every draining flow (:func:`_solve`), warm from the last solve
+    when there is one and ``warm``; False if a flow meets a link with no capacity left."""
+    path_start, path_len, path_links, weight, weighted, _ = paths
+    active, rate, is_new, level = draining[0], draining[1], draining[2], draining[3]
+    scratch, mark, tau = st
+    if not _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
+                  capacity, rate, is_new, level, tau[0], warm and ints[I_SOLVED] == 1,
+                  floats[F_SCAN], scratch, mark):
+        return False
+    ints[I_SOLVED] = 1
+    return True
 
 
-@njit(cache=True)
-def _finish_some(stack, n_stack, t, kind, seconds, overhead, not_before, succ_ptr, succ_idx,
-                 waiting, op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start,
-                 op_finish, ht, hq, size, seq):
-    """:func:`_finish_ops` while the heap has room: returns (ops left, heap size, seq).
-    Ops stay on the stack when the heap has no room for what the next one may push (the
-    heap is never re-allocated in here: that would cost reference counting at every op)."""
-    while n_stack > 0:
-        op = stack[n_stack - 1]
-        need = 0
-        for p in range(succ_ptr[op], succ_ptr[op + 1]):
-            nxt = succ_idx[p]
-            need += op_subs_ptr[nxt + 1] - op_subs_ptr[nxt] + 1
-        if ht.size - size < need:
-            return n_stack, size, seq
-        n_stack -= 1
-        op_finish[op] = t
-        for p in range(succ_ptr[op], succ_ptr[op + 1]):
-            nxt = succ_idx[p]
-            waiting[nxt] -= 1
-            if waiting[nxt] == 0:
-                instant, size, seq = _release(nxt, t, kind, seconds, overhead, not_before,
-                                              op_subs_ptr, op_subs_idx, sub_latency,
-                                              op_release, op_start, ht, hq, size, seq)
-                if instant:
-                    stack[n_stack] = nxt
-                    n_stack += 1
-    return 0, size, seq
+@njit(cache=True, _nrt=False)
+def end_event(n_active, st, ints):
+    """With nothing draining there is no solution to start from next time."""
+    if n_active == 0:
+        ints[I_SOLVED] = 0
+
+
+@njit(cache=True, _nrt=False)
+def hand_back(now, n_active, draining, st, ints):
+    """The executor's arrays are up to date after every event: nothing to do."""

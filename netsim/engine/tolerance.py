@@ -8,8 +8,8 @@ max-min rate until it completes, so no link carries more than its capacity (util
 <= 1), and no op starts before the data it waits for could have arrived, so the makespan
 is never below a lower bound. Each merged flow finishes at most ``tolerance`` x t late.
 
-The executor's numpy loop calls :func:`window_end`; the compiled loops (engine.kernel,
-engine.incremental, engine.classes) compute the same end inline.
+The executor's numpy loop calls :func:`window_end`; in the compiled loop (engine.loop) each
+solver's ``first_finish`` computes the same end.
 
 >>> import numpy as np
 >>> window_end(0.0, np.array([1.0, 1.05, 1.2]), 1.0, np.inf, 0.1)   # 1.2 is beyond 1.1

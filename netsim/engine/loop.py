@@ -1,0 +1,207 @@
+"""The engine's one compiled event loop, with the max-min solver chosen by an integer.
+
+:func:`run_events` owns the run's time and events; a solver owns only the rates of the
+draining flows. At each event the loop
+
+1. asks the solver for its first fluid completion (``first_finish``) and takes the earlier
+   of that and the first timed event (:func:`~netsim.engine.events.next_time`);
+2. lets the solver take out the flows that finish by then (``take_done``) and finishes
+   their ops, releasing what those unblock (:func:`~netsim.engine.events.retire`);
+3. pops the timed events due (:func:`~netsim.engine.events.timed`): latencies that ran out
+   start flows, which the solver adds (``add``); computes finish; deferred releases come;
+4. when the draining set changed, asks the solver for new rates (``resolve``).
+
+The solvers (:data:`SOLVERS`) implement the same eight steps over their own state (a tuple
+built by their ``new_state``): :mod:`.kernel` re-solves every draining flow at each change
+(``cold`` or ``warm`` from the last solution), :mod:`.incremental` refills only what an event
+changed, flow by flow, and :mod:`.classes` does so on classes of flows of equal rate. The
+state of the solvers not chosen is built empty. Everything else, the heap of timed events,
+releases and dependencies, per-link busy time and counts, lives in :mod:`.events`.
+
+numba compiles the loop once, with every solver in it, at install
+(netsim._precompile), into the cache next to the sources.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import classes, incremental, kernel
+from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_EVENTS,
+                     I_HEAP, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room, next_time,
+                     njit, note_peaks, retire, timed)
+
+__all__ = ["AVAILABLE", "SOLVERS", "run_events", "DONE", "PAUSED", "NO_CAPACITY"]
+
+#: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
+SOLVERS = {"kernel": 0, "incremental": 1, "classes": 2}
+_KERNEL, _INCREMENTAL, _CLASSES = 0, 1, 2
+
+
+@njit(cache=True)
+def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, ints, floats,
+               warm):
+    """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`); returns (status,
+    heap times, heap entries).
+
+    The run has begun: the numpy loop released the ops of time 0 and ran its first events
+    (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over). The
+    tuples are the executor's arrays, updated in place: ``ops``, ``flows``, ``paths``
+    and ``links`` as :func:`~netsim.engine.events.timed` names them, ``draining`` (active,
+    rate, is_new, level, finish_dt, done_subs, started, remaining). ``ints``/``floats``
+    hold the run's scalars (``I_*``/``F_*``). The heap arrays are returned because they
+    may have grown. ``warm``: engine.kernel starts each solve from the last one (False:
+    cold at every event, the reference for the warm start).
+    """
+    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
+    size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
+    sts = _new_states(solver, flows[0].size, links[0].size, paths)
+    status = PAUSED if _start(solver, sts, n_active, now, paths, links, draining, ints, floats,
+                              warm) else NO_CAPACITY
+    grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
+    counts = np.zeros(4, dtype=np.int64)            # timed()'s, carried while it makes room
+    for _ in range(max_events if status == PAUSED else 0):
+        # 1. the next event: the solver's first fluid completion or the first timed event
+        t_fluid, t_window, dt_fluid = _first_finish(solver, sts, now, tolerance,
+                                                    ht[0] if size > 0 else np.inf, n_active,
+                                                    draining)
+        t_next, fluid, _ = next_time(now, t_fluid, ht, size)
+        if t_next == np.inf:
+            status = DONE
+            break
+        if fluid:
+            t_next = t_window
+        dt = t_next - now
+        # 2. the flows that finish, their ops, and the ops those release
+        n_active, n_done = _take_done(solver, sts, t_next, now,
+                                      done_limit(dt, dt_fluid, fluid), n_active, paths,
+                                      links, draining)
+        now = t_next
+        if n_done:
+            n_left, size, seq = retire(draining[5], n_done, now, ops, flows, ht, hq, size,
+                                       seq)
+            if n_left:
+                ht, hq, size, seq = make_room(n_left, now, ops, ht, hq, size, seq)
+        # 3. the timed events due; the flows whose latency ran out start
+        horizon = now + _REL_TOL * max(dt, 0.0)
+        counts[:] = 0
+        while size > 0 and ht[0] <= horizon:
+            need, size, seq = timed(horizon, now, ops, flows, paths, links, ht, hq, size, seq,
+                                    draining[6], grown, counts)
+            if need == 2:
+                grown = np.concatenate((grown, np.empty(grown.size, np.int64)))
+            elif need == 1:
+                ht, hq, size, seq = make_room(counts[3], now, ops, ht, hq, size, seq)
+                counts[3] = 0
+            else:
+                break
+        changed, n_started, n_grown = counts[0] == 1, counts[1], counts[2]
+        n_active = _add(solver, sts, n_started, now, n_active, paths, draining)
+        # 4. new rates if the draining set changed
+        if (changed or n_done) and n_active > 0:
+            if not _resolve(solver, sts, n_started, now, n_active, paths, links[0], draining,
+                            ints, floats, warm):
+                status = NO_CAPACITY
+                break
+            note_peaks(grown, n_grown, links[1], links[4])
+        _end_event(solver, sts, n_active, ints)
+        events += 1
+    _hand_back(solver, sts, now, n_active, draining, ints)
+    floats[F_NOW] = now
+    ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
+    return status, ht, hq
+
+
+# -- the dispatch: each step of the chosen solver --------------------------------------------
+# The steps and their dispatch compile with ``_nrt=False`` (engine.heaps' docstring says
+# what that asks of them): they take the solvers' states as tuples of dozens of arrays, and
+# with reference counting each call would incref and decref every one of them (inlined
+# into the loop, each array taken out of a state is counted instead: slower still).
+
+@njit(cache=True)
+def _new_states(solver, n_sub, n_links, paths):
+    """Each solver's state, the chosen one's for this run, the others' empty."""
+    return (kernel.new_state(n_links if solver == _KERNEL else 0),
+            incremental.new_state(n_sub if solver == _INCREMENTAL else 0,
+                                  n_links if solver == _INCREMENTAL else 0, paths),
+            classes.new_state(n_sub if solver == _CLASSES else 0,
+                              n_links if solver == _CLASSES else 0, paths))
+
+
+@njit(cache=True, _nrt=False)
+def _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
+    if solver == _KERNEL:
+        return kernel.start(n_active, now, paths, links, draining, sts[0], ints, floats, warm)
+    if solver == _INCREMENTAL:
+        return incremental.start(n_active, now, paths, links, draining, sts[1], ints, floats,
+                                 warm)
+    return classes.start(n_active, now, paths, links, draining, sts[2], ints, floats, warm)
+
+
+@njit(cache=True, _nrt=False)
+def _first_finish(solver, sts, now, tolerance, t_heap, n_active, draining):
+    if solver == _KERNEL:
+        return kernel.first_finish(now, tolerance, t_heap, n_active, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.first_finish(now, tolerance, t_heap, n_active, draining, sts[1])
+    return classes.first_finish(now, tolerance, t_heap, n_active, draining, sts[2])
+
+
+@njit(cache=True, _nrt=False)
+def _take_done(solver, sts, now, before, limit, n_active, paths, links, draining):
+    if solver == _KERNEL:
+        return kernel.take_done(now, before, limit, n_active, paths, links, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.take_done(now, before, limit, n_active, paths, links, draining,
+                                     sts[1])
+    return classes.take_done(now, before, limit, n_active, paths, links, draining, sts[2])
+
+
+@njit(cache=True, _nrt=False)
+def _add(solver, sts, n_started, now, n_active, paths, draining):
+    started = draining[6]
+    if solver == _KERNEL:
+        return kernel.add(started, n_started, now, n_active, paths, draining, sts[0])
+    if solver == _INCREMENTAL:
+        return incremental.add(started, n_started, now, n_active, paths, draining, sts[1])
+    return classes.add(started, n_started, now, n_active, paths, draining, sts[2])
+
+
+@njit(cache=True, inline="always")
+def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
+             warm):
+    if solver == _KERNEL:          # its solve allocates: not in a step with _nrt=False
+        return kernel.resolve(n_started, now, n_active, paths, capacity, draining, sts[0],
+                              ints, floats, warm)
+    return _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints,
+                   floats, warm)
+
+
+@njit(cache=True, _nrt=False)
+def _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
+            warm):
+    if solver == _INCREMENTAL:
+        return incremental.resolve(n_started, now, n_active, paths, capacity, draining,
+                                   sts[1], ints, floats, warm)
+    return classes.resolve(n_started, now, n_active, paths, capacity, draining, sts[2], ints,
+                           floats, warm)
+
+
+@njit(cache=True, _nrt=False)
+def _end_event(solver, sts, n_active, ints):
+    if solver == _KERNEL:
+        kernel.end_event(n_active, sts[0], ints)
+    elif solver == _INCREMENTAL:
+        incremental.end_event(n_active, sts[1], ints)
+    else:
+        classes.end_event(n_active, sts[2], ints)
+
+
+@njit(cache=True, _nrt=False)
+def _hand_back(solver, sts, now, n_active, draining, ints):
+    if solver == _KERNEL:
+        kernel.hand_back(now, n_active, draining, sts[0], ints)
+    elif solver == _INCREMENTAL:
+        incremental.hand_back(now, n_active, draining, sts[1], ints)
+    else:
+        classes.hand_back(now, n_active, draining, sts[2], ints)

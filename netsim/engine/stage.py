@@ -10,17 +10,16 @@ exactly; otherwise, or with faults (which break the symmetry), it builds and run
 op. The caller does not choose engine paths; :attr:`Staged.form` says which ran.
 
 >>> import numpy as np
->>> from netsim.topology import ring
->>> from netsim.algorithms.rings import ring_blocks
->>> from netsim.algorithms.options import AlgoOptions
->>> topo = ring(8, bandwidth=1e9)
->>> options = AlgoOptions(chunks=1, topology=topo, extra={"annotate": False})
->>> blocks = lambda: Placed(topo, ring_blocks("allreduce", 8, 8e9, options,
-...                                           reduce_scatter=True, all_gather=True),
-...                         np.asarray(topo.endpoints))
->>> staged = simulate(Forms(full=None, blocks=blocks, sends=112))
->>> staged.form, round(staged.result.makespan, 9)        # 2 (n-1)/n x 8 GB at 1 GB/s
-('blocks', 14.0)
+>>> from netsim import topology, algorithms
+>>> four = topology.ring(4, bandwidth=2e9)
+>>> opts = algorithms.AlgoOptions(chunks=1, topology=four, extra={"annotate": False})
+>>> gather = algorithms.rings.ring_blocks("allgather", 4, 8e9, opts, reduce_scatter=False,
+...                                       all_gather=True)
+>>> forms = Forms(full=None, blocks=lambda: Placed(four, gather, np.asarray(four.endpoints)),
+...               sends=12)
+>>> staged = simulate(forms)
+>>> staged.form, round(staged.result.makespan, 9)        # (n-1)/n x 8 GB at 2 GB/s
+('blocks', 3.0)
 """
 
 from __future__ import annotations

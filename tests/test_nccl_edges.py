@@ -72,3 +72,24 @@ def test_fail_link_runs_with_the_default_algorithm_on_the_cli(capsys):
                                "--fail-link", "node:sw0", "--format", "csv"], capsys)
     assert code == 0, err
     assert "nvls/Simple" in out
+
+
+def test_a_run_with_no_bound_has_no_efficiency_rather_than_zero():
+    # One rank moves nothing over links: no bound applies, and 0% would read as a run
+    # that wasted all its time.
+    run = run_collective("allreduce", parse_topology("dgx-h100"), "nccl", 2**20, ranks=1)
+    assert run.bound_s == 0 and run.efficiency is None and run.machine_efficiency is None
+
+
+@pytest.mark.parametrize("spec", ["dgx-h100", "gb200-nvl72", "galaxy-wh"])
+def test_an_empty_collective_costs_its_latency_and_has_a_latency_bound(spec, capsys):
+    # nccl-tests starts its sweeps at 0 bytes; the default algorithm still launches and
+    # synchronises, so the time is positive and at least the latency bound.
+    import json
+
+    code, out, err = run_main(["coll", "allreduce", "--topo", spec, "--size", "0",
+                               "--format", "json"], capsys)
+    assert code == 0, err
+    record = json.loads(out)["records"][0]
+    assert record["time_s"] > 0 and record["time_s"] >= record["bound_s"] > 0
+    assert record["bound"] == "latency"

@@ -182,11 +182,11 @@ def injection_bound(op: str, topology, size: float, num_ranks: int, placement=No
     and B_in: the links a group of ranks can use, or those an algorithm's run used.
     ``in_network`` says whether an all-reduce may reduce in the switches (None: whenever
     some switch can, the machine's best). None when the bound does not apply: one rank,
-    or two ranks sharing a node (their exchange needs no link).
+    two ranks sharing a node (their exchange needs no link), or nothing to move.
     """
     n = int(num_ranks)
     nodes = _nodes(topology, n, placement)
-    if n < 2 or np.unique(nodes).size < n:
+    if n < 2 or np.unique(nodes).size < n or float(size) <= 0:
         return None
     if in_network is None:
         in_network = in_network_reduction(topology)

@@ -151,12 +151,18 @@ def make_run(op: str, name: str, topo, n: int, size: float, result: Result, boun
         op=op, algorithm=name, topology=topo.name, ranks=n, size_bytes=size, time_s=time,
         algbw_GBps=algbw_GBps(size, time), busbw_GBps=busbw_GBps(op, size, time, n),
         bound_s=bound.seconds, bound_name=bound.name, bound_detail=bound.detail,
-        efficiency=bound.seconds / time if time > 0 else None,
+        efficiency=_efficiency(bound, time),
         max_link_util=result.max_link_utilization, events=int(result.events),
         flows=int(result.num_flows), result=result, candidates=candidates,
         machine_bound_s=machine_bound.seconds, machine_bound_name=machine_bound.name,
         machine_bound_detail=machine_bound.detail,
-        machine_efficiency=machine_bound.seconds / time if time > 0 else None)
+        machine_efficiency=_efficiency(machine_bound, time))
+
+
+def _efficiency(bound, time: float) -> float | None:
+    """bound / time; None where no bound applies (one rank, nothing to move): a share
+    of 0% would read as a run that wasted all its time."""
+    return bound.seconds / time if time > 0 and bound.seconds > 0 else None
 
 
 def check_above_bound(what: str, time: float, bound: Bound, steps: float = 0.0) -> None:

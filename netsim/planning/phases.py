@@ -106,11 +106,8 @@ class PhaseTimes:
             moving = pairs // n != pairs % n
             pairs, pair_bytes = pairs[moving], pair_bytes[moving]
             if pairs.size:
-                routes = route(self.topology, pairs // n, pairs % n, router=self.router)
-                sub = pair_bytes[routes.sub_req] * routes.sub_frac
-                per_entry = np.repeat(sub, np.diff(routes.path_ptr))
-                load = np.bincount(routes.path_links, weights=per_entry,
-                                   minlength=self.topology.num_links)
+                load = route(self.topology, pairs // n, pairs % n,
+                             router=self.router).link_bytes(pair_bytes)
             else:
                 load = np.zeros(self.topology.num_links)
             self._loads[key] = load

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernel import njit
+from .events import njit
 
 #: The slot-keyed heap has 2**_FANOUT children per slot (module docstring).
 _FANOUT = 3

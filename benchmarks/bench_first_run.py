@@ -13,7 +13,12 @@ Cases: those of benchmarks/bench_engine_events.py (by name, run with its default
 ``alltoall8`` / ``alltoall16`` / ``alltoall32`` (benchmarks/bench_engine_alltoall.py: the
 whole path of a k x k mesh all-to-all) and ``fattree8``: a k=8 fat-tree (128 hosts, the
 default 100 Gb/s links), 4,000 random pairs (numpy seed 0), hash ECMP, log-normal sizes
-around 1 MiB (sigma 1), starts 1 us apart on average (exponential gaps).
+around 1 MiB (sigma 1), starts 1 us apart on average (exponential gaps); ``randgraph64``:
+a random connected graph of 64 nodes and 128 cables of 10-100 GB/s (bench_irregular.py's
+generator, seed 1), 3,000 flows between random pairs, fewest-hop routes, Pareto sizes (shape
+1.5, mean 1 MB) and Poisson arrivals loading the busiest link to 90 %. These and
+``staggered16``, ``lognormal8`` and ``lognormal12`` are the five cases of the engine's
+speed table (benchmarks/RESULTS.md).
 
     python benchmarks/bench_first_run.py [--warm N] [--no-precompile] [CASE ...]
 """
@@ -29,8 +34,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = ["staggered16", "lognormal8", "lognormal12", "fattree8", "alltoall16", "nvl72",
-           "dgx"]
+DEFAULT = ["staggered16", "lognormal8", "lognormal12", "fattree8", "randgraph64",
+           "alltoall16", "nvl72", "dgx"]
 
 
 def fattree8() -> float:
@@ -53,8 +58,29 @@ def fattree8() -> float:
     return execute(topology, schedule, routes, not_before=starts).makespan
 
 
+def randgraph64() -> float:
+    import numpy as np
+    from bench_irregular import _random_graph
+
+    from netsim.engine import execute, route_schedule
+    from netsim.schedule import sends_from_arrays
+
+    topology = _random_graph(64, 128, 1)
+    rng = np.random.default_rng(1)
+    n, flows, shape, mean = topology.num_endpoints, 3000, 1.5, 1e6
+    sizes = np.rint((rng.pareto(shape, flows) + 1.0) * mean * (shape - 1) / shape)
+    src = rng.integers(n, size=flows)
+    dst = (src + rng.integers(1, n, size=flows)) % n
+    schedule = sends_from_arrays(n, src, dst, sizes, tag="pairs")
+    routes = route_schedule(topology, schedule, topology.endpoints)
+    per_flow = routes.link_bytes(sizes) / flows              # bytes per arrival
+    rate = 0.9 / float((per_flow / topology.bandwidth).max())
+    gaps = rng.exponential(1.0 / rate, flows)
+    return execute(topology, schedule, routes, not_before=np.cumsum(gaps) - gaps[0]).makespan
+
+
 def _command(case: str, out: str) -> list[str]:
-    if case == "fattree8":
+    if case in ("fattree8", "randgraph64"):
         return [sys.executable, __file__, "--one", case]
     if case.startswith("alltoall"):
         return [sys.executable, os.path.join(HERE, "bench_engine_alltoall.py"), "--one",

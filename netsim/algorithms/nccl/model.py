@@ -65,7 +65,7 @@ from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY
                      nvls_pipeline_depth, nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
-           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
+           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE", "LL_RATE_SCALE",
            "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
@@ -135,6 +135,17 @@ NCCL_NVLINK_SHARE = {"volta": 20.0 / 25.0, "ampere": 20.0 / 25.0, "hopper": 20.6
 #: 10.0 .. 33.7 us; 6.6 us + 2 (N-1) x 1.8 us gives 10.2 .. 31.8 us, within 6%). H100 and
 #: later: NCCL's figures reproduce the published curves (1.0).
 STEP_LATENCY_SCALE = {"ampere": 3.0}
+
+#: Rate a ring LL runs at on a GPU generation, as a multiple of NCCL's LL bandwidth
+#: (``llMaxBws``: Blackwell's is twice Hopper's, 2 x 141 GB/s, tuning.cc; the tuner keeps it
+#: for its choice, the simulated LL runs at this fraction of it). Blackwell: 0.82, FITTED on
+#: the one published Blackwell curve where LL sets the time, 4 GB200 of an Azure ND GB200 v6
+#: tray (benchmarks/data/nvidia_gb200_4gpu_allreduce_nccltests_azure_ring_inplace.csv): from
+#: 2 to 4 MiB it grows by 14.5 us, busbw 217 GB/s, where NCCL's figure gives 266 GB/s on
+#: netsim's links (11.8 us). Per channel that is 13.6 GB/s, close to the 12.1 GB/s of H100's
+#: LL on its 12 channels (NCCL's 141 GB/s: the 4-GPU H100 curve at 2 MiB within 2%), so the
+#: LL rate grows with the channels and not with the links' doubling.
+LL_RATE_SCALE = {"blackwell": 0.82}
 
 
 def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
@@ -401,6 +412,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
                                 if inner.pipelined else None)
         schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
+    if choice.protocol == "LL":
+        efficiency *= LL_RATE_SCALE.get(view.arch, 1.0)
     if choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1:
         # the switches reduce at the rate of the chunk size NCCL cuts (fixed cost a chunk)
         switch = (schedule.kind == COMPUTE) & (schedule.src >= num_ranks)

@@ -167,12 +167,12 @@ def test_curve_files_say_where_they_come_from(name):
 
 
 def test_blackwell_ll_runs_at_its_rate_scale_and_nccl_still_chooses_ll():
-    """On Blackwell the simulated ring LL moves its bytes at LL_RATE_SCALE of NCCL's LL
+    """On Blackwell the simulated ring LL moves its bytes at PROTOCOL_RATE_SCALE of NCCL's LL
     figure (the wire carries 1 / scale times more), while the choice stays NCCL's: 4 GB200
     at 4 MiB are ring/LL either way, and the bandwidth part of the time grows by 1 / scale."""
-    from netsim.algorithms.nccl.model import LL_RATE_SCALE
+    from netsim.algorithms.nccl.model import PROTOCOL_RATE_SCALE
 
-    scale = LL_RATE_SCALE["blackwell"]
+    scale = PROTOCOL_RATE_SCALE[("blackwell", "LL")]
     assert 0 < scale < 1
     topo = parse_topology("gb200-nvl72")
     base = {"gpus_per_thread": 0, "nccl_algorithm": "ring", "nccl_protocol": "LL"}

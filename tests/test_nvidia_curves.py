@@ -109,12 +109,8 @@ CURVES = {NVL72: ("gb200-nvl72", 72, None, 512 * MiB), GB200_4: ("gb200-nvl72", 
 #:   (25 us + pipeline fill) does not have; -13% at 1 GiB, within 5% from 2 GiB.
 #: * GB200 4-GPU 1 KiB and H200 1-8 KiB, 1 MiB: the -g 4 / -g 8 host floor (20 / 40 us)
 #:   against 10-30 us measured; H200 1 MiB is +15.4% (forced NVLS at 1 MiB).
-#: * A100 1 MiB .. 128 MiB: netsim 19-37% fast. The run forced NCCL_ALGO=NVLS, which A100
-#:   (NVSwitch gen2, no NVLink SHARP) cannot run; what NCCL 2.18.5 fell back to is not
-#:   printed. Its plateau (231.6 GB/s, -6%) is ring-like; its mid sizes are slower than
-#:   NCCL's ring/LL128 model here.
 SHORT = {
-    A100: lambda s: MiB <= s <= 128 * MiB,
+    A100: lambda s: False,
     NVL72: lambda s: s == 512 * MiB,
     GB200_4: lambda s: s == 1024,
     H200: lambda s: s in (1024, 2048, 8192, MiB),

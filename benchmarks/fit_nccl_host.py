@@ -2,10 +2,11 @@
 
 Model (harness.py): with ``-g N`` one host thread enqueues every iteration for N GPUs, and
 nccl-tests' time per iteration is max(device time, N x launch_per_gpu). The device time is
-netsim's ``--algo nccl`` with the host bound off (``gpus_per_thread`` 0); it is computed
-once per (curve, size), then the one parameter is fitted over every full single-process
-curve in benchmarks/data (8-GPU all-reduce x 2, 8-GPU all-gather, 4-GPU all-reduce and
-all-gather): least squares on log(model / published), one value for all ops, sizes and GPU
+netsim's ``--algo nccl`` with the host bound off (``gpus_per_thread`` 0), on the curve's own
+preset with the algorithm its run forced; it is computed once per (curve, size), then the one
+parameter is fitted over every single-process (``-g N``, N > 1) curve of the benchmark, on
+every NVIDIA host it holds (H100 8- and 4-GPU all-reduce and all-gather, H200, A100, a GB200
+tray): least squares on log(model / published), one value for all hosts, ops, sizes and GPU
 counts. Sizes above 16 MiB are left out: their device time (> 100 us at 8 GPUs, > 50 us at
 4) is above N x 8 us, the top of the search range, so they do not depend on the parameter.
 
@@ -23,29 +24,33 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 import bench_nccl_curves
-from bench_nccl_curves import published, tolerance
+from bench_nccl_curves import launch, published, tolerance
 from netsim.algorithms import AlgoOptions
 from netsim.run import run_collective
 
 MiB = 1 << 20
-#: the full single-process (-g N) curves: (file, op, GPUs), the benchmark's without the
-#: multi-process runs
-CURVES = [curve for curve in bench_nccl_curves.CURVES if "multiprocess" not in curve[0]]
+#: the single-process (-g N, N > 1) curves of the benchmark: (file, op, preset, GPUs, forced
+#: NCCL algorithm)
+CURVES = [curve for curve in bench_nccl_curves.CURVES
+          if launch(curve[0], curve[4]).extra["gpus_per_thread"] > 1]
 #: NVIDIA/nccl-tests#123 (DGX A100, NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1, -g N, 8 .. 128 B)
 A100_SWEEP_US = {2: 10.0, 3: 13.76, 4: 16.88, 5: 20.8, 6: 25.2, 7: 29.5, 8: 33.7}
-DEVICE_ONLY = AlgoOptions(extra={"gpus_per_thread": 0})
 
 
 def points() -> list[dict]:
     rows = []
-    for name, op, n in CURVES:
-        for size, t_pub in published(name):
-            if size > 16 * MiB:
+    for name, op, preset, n, forced in CURVES:
+        extra = {"gpus_per_thread": 0, **({"nccl_algorithm": forced} if forced else {})}
+        for row in published(name):
+            if row["size"] > 16 * MiB:
                 continue
-            device = run_collective(op, "dgx-h100", "nccl", size, ranks=n,
-                                    options=DEVICE_ONLY).time_s
-            rows.append({"curve": name, "op": op, "n": n, "size": size, "published": t_pub,
-                         "device": device})
+            run = run_collective(op, preset, "nccl", row["size"], ranks=n,
+                                 options=AlgoOptions(extra=extra))
+            # the published time, or the time its busbw gives (busbw / algbw: the op's factor)
+            t_pub = row.get("time_s") or (row["size"] * run.busbw_GBps / run.algbw_GBps
+                                           / (row["busbw"] * 1e9))
+            rows.append({"curve": name, "preset": preset, "op": op, "n": n,
+                         "size": row["size"], "published": t_pub, "device": run.time_s})
     return rows
 
 
@@ -80,7 +85,7 @@ def main() -> None:
         ok = abs(e) <= 100 * tolerance(r["size"])
         bad += not ok
         model = max(r["device"], r["n"] * h)
-        print(f"| {r['op']} {r['n']} GPUs | {r['size']} | {r['published'] * 1e6:.2f} | "
+        print(f"| {r['preset']} {r['op']} {r['n']} GPUs | {r['size']} | {r['published'] * 1e6:.2f} | "
               f"{r['device'] * 1e6:.2f} | {model * 1e6:.2f} | {e:+.1f}% | "
               f"{'yes' if ok else 'NO'} |")
     print(f"\n{len(rows) - bad} of {len(rows)} points within the tolerance")

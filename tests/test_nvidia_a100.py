@@ -34,8 +34,28 @@ def test_small_all_reduce_device_time_follows_the_a100_sweep(gpus):
     """Device time of an 8 B ring/LL all-reduce on one channel: baseLat 6.6 us + 2 (N-1)
     steps of 3 x 0.6 us, within 10% of the -g N sweep at every N (the host's N x 5 us
     launch is left out: gpus_per_thread 0)."""
-    assert STEP_LATENCY_SCALE["ampere"] == 3.0
+    assert STEP_LATENCY_SCALE[("ampere", "LL")] == 3.0
     run = run_collective("allreduce", parse_topology("dgx-a100"), "nccl", 8, ranks=gpus,
                          options=AlgoOptions(extra={"gpus_per_thread": 0}))
     assert run.time_s * 1e6 == pytest.approx(6.6 + 2 * (gpus - 1) * 1.8, rel=0.02)
     assert run.time_s * 1e6 == pytest.approx(SWEEP_US[gpus], rel=0.10)
+
+
+def test_ll128_keeps_nccl_latency_and_runs_at_its_rate_scale():
+    """A100 ring LL128 (NCCL's pick at 4-16 MiB on 8 GPUs): NCCL's own latency (14 + 14 x
+    1.9 us, not three times the steps as LL and Simple take) and PROTOCOL_RATE_SCALE of
+    NCCL's LL128 rate on the links: two sizes' times give both."""
+    from netsim.algorithms.nccl.model import PROTOCOL_RATE_SCALE
+    from netsim.algorithms.nccl.tuning import protocol_efficiency
+
+    topo = parse_topology("dgx-a100")
+    assert ("ampere", "LL128") not in STEP_LATENCY_SCALE
+    options = AlgoOptions(extra={"gpus_per_thread": 0})
+    small, large = (run_collective("allreduce", topo, "nccl", size, ranks=8, options=options)
+                    for size in (4 << 20, 16 << 20))
+    assert small.record()["nccl"] == large.record()["nccl"] == "ring/LL128/12ch"
+    rate = (protocol_efficiency("ring", "LL128", nccl_view(8, AlgoOptions(topology=topo)))
+            * PROTOCOL_RATE_SCALE[("ampere", "LL128")] * float(topo.out_degree_bandwidth[0]))
+    per_byte = 2 * 7 / 8 / rate
+    assert (large.time_s - small.time_s) == pytest.approx((12 << 20) * per_byte, rel=0.02)
+    assert (small.time_s - (4 << 20) * per_byte) * 1e6 == pytest.approx(14 + 14 * 1.9, rel=0.1)

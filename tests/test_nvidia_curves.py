@@ -20,7 +20,7 @@ import pytest
 from netsim.algorithms import AlgoOptions
 from netsim.algorithms.nccl import nccl_choice, nccl_view
 from netsim.algorithms.nccl.model import GPU_ARCH_OF_PRESET
-from netsim.algorithms.nccl.tuning import NVLS_CHANNELS, candidates
+from netsim.algorithms.nccl.tuning import NVLS_CHANNELS, candidates, protocol_efficiency
 from netsim.run import measured_gpus_per_thread, run_collective, run_sweep
 from netsim.topology import parse_topology
 
@@ -107,18 +107,12 @@ CURVES = {NVL72: ("gb200-nvl72", 72, None, 512 * MiB), GB200_4: ("gb200-nvl72", 
 #: * NVL72 512 MiB: netsim 1,399 us, published 1,807 (-22%): the published times carry
 #:   about 500 us more than size / plateau rate at every size, a per-call cost netsim's NVLS
 #:   (25 us + pipeline fill) does not have; -13% at 1 GiB, within 5% from 2 GiB.
-#: * GB200 4-GPU forced ring, 2-4 MiB (-28%): ring/LL on 14 channels; the measured curve
-#:   bends later than NCCL's LL rates (the plateau, 680 GB/s, sets NVLink5's efficiency).
 #: * GB200 4-GPU 1 KiB and H200 1-8 KiB, 1 MiB: the -g 4 / -g 8 host floor (20 / 40 us)
 #:   against 10-30 us measured; H200 1 MiB is +15.4% (forced NVLS at 1 MiB).
-#: * A100 1 MiB .. 128 MiB: netsim 19-37% fast. The run forced NCCL_ALGO=NVLS, which A100
-#:   (NVSwitch gen2, no NVLink SHARP) cannot run; what NCCL 2.18.5 fell back to is not
-#:   printed. Its plateau (231.6 GB/s, -6%) is ring-like; its mid sizes are slower than
-#:   NCCL's ring/LL128 model here.
 SHORT = {
-    A100: lambda s: MiB <= s <= 128 * MiB,
+    A100: lambda s: False,
     NVL72: lambda s: s == 512 * MiB,
-    GB200_4: lambda s: s == 1024 or 2 * MiB <= s <= 4 * MiB,
+    GB200_4: lambda s: s == 1024,
     H200: lambda s: s in (1024, 2048, 8192, MiB),
 }
 
@@ -166,3 +160,27 @@ def test_curve_files_say_where_they_come_from(name):
             assert r["algbw_GBps"] == pytest.approx(algbw, rel=2e-3, abs=0.006)
             assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * 2 * (n - 1) / n,
                                                     rel=2e-3, abs=0.011)
+
+
+def test_blackwell_ll_runs_at_its_rate_scale_and_nccl_still_chooses_ll():
+    """On Blackwell the simulated ring LL moves its bytes at PROTOCOL_RATE_SCALE of NCCL's LL
+    figure (the wire carries 1 / scale times more), while the choice stays NCCL's: 4 GB200
+    at 4 MiB are ring/LL either way, and the bandwidth part of the time grows by 1 / scale."""
+    from netsim.algorithms.nccl.model import PROTOCOL_RATE_SCALE
+
+    scale = PROTOCOL_RATE_SCALE[("blackwell", "LL")]
+    assert 0 < scale < 1
+    topo = parse_topology("gb200-nvl72")
+    base = {"gpus_per_thread": 0, "nccl_algorithm": "ring", "nccl_protocol": "LL"}
+    small, large = (run_collective("allreduce", topo, "nccl", size, ranks=4,
+                                   options=AlgoOptions(extra=dict(base)))
+                    for size in (2 * MiB, 4 * MiB))
+    chosen = run_collective("allreduce", topo, "nccl", 4 * MiB, ranks=4,
+                            options=AlgoOptions(extra={"gpus_per_thread": 0,
+                                                       "nccl_algorithm": "ring"}))
+    assert chosen.record()["nccl"] == "ring/LL/16ch"
+    # 2 MiB more at the LL rate: 2 MiB x 2 (n-1)/n / (scale x NCCL's LL efficiency x links)
+    view = nccl_view(4, AlgoOptions(topology=topo))
+    eff = protocol_efficiency("ring", "LL", view) * scale
+    links = float(topo.out_degree_bandwidth[0])
+    assert large.time_s - small.time_s == pytest.approx(2 * MiB * 1.5 / (eff * links), rel=0.02)

@@ -65,7 +65,7 @@ from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY
                      nvls_pipeline_depth, nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
-           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE",
+           "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE", "PROTOCOL_RATE_SCALE",
            "NETSIM_ALGORITHM", "GPU_ARCH_OF_PRESET", "GPUS_PER_HOST", "NVLS_RATES"]
 
 #: GPU generation of each NVIDIA preset (the tuner's tables are per generation).
@@ -127,14 +127,36 @@ NCCL_NVLINK_SHARE = {"volta": 20.0 / 25.0, "ampere": 20.0 / 25.0, "hopper": 20.6
                      "blackwell": 40.1 / 50.0}
 
 
-#: Per-step latency a GPU generation runs at, as a multiple of NCCL's ``hwLat`` (one table
-#: for every generation in tuning.cc; the tuner keeps it for its choice, the simulated steps
-#: take this). A100: 3.0, fitted on the published 8 x A100 all-reduce (1-128 MiB, benchmarks/
-#: data/nvidia_a100_8gpu_allreduce_nccltests_azure_inplace.csv) and checked on an
-#: independent A100 sweep, NVIDIA/nccl-tests#123 (ring LL, one channel, 8-128 B, -g 2 .. 8:
-#: 10.0 .. 33.7 us; 6.6 us + 2 (N-1) x 1.8 us gives 10.2 .. 31.8 us, within 6%). H100 and
-#: later: NCCL's figures reproduce the published curves (1.0).
-STEP_LATENCY_SCALE = {"ampere": 3.0}
+#: Per-step latency a GPU generation runs at with a protocol, as a multiple of NCCL's
+#: ``hwLat`` (one table for every generation in tuning.cc; the tuner keeps it for its
+#: choice, the simulated steps take this). A100 LL and Simple: 3.0, fitted on the published
+#: 8 x A100 all-reduce (benchmarks/data/nvidia_a100_8gpu_allreduce_nccltests_azure_
+#: inplace.csv: 1-2 MiB LL, 32-128 MiB Simple, where the measured curve sits a constant ~18
+#: and ~150 us above its bandwidth term) and checked on an independent A100 sweep,
+#: NVIDIA/nccl-tests#123 (ring LL, one channel, 8-128 B, -g 2 .. 8: 10.0 .. 33.7 us;
+#: 6.6 us + 2 (N-1) x 1.8 us gives 10.2 .. 31.8 us, within 6%). A100 LL128 keeps NCCL's
+#: figure (:data:`PROTOCOL_RATE_SCALE`). H100 and later: NCCL's figures reproduce the
+#: published curves (1.0).
+STEP_LATENCY_SCALE = {("ampere", "LL"): 3.0, ("ampere", "Simple"): 3.0}
+
+#: Rate a protocol runs at on a GPU generation, as a multiple of NCCL's figure for it
+#: (:func:`.tuning.protocol_efficiency`; the tuner keeps NCCL's for its choice, the simulated
+#: wire carries 1 / (efficiency x this) bytes per payload byte). Both FITTED, each on the one
+#: published curve where the protocol sets the time on that generation:
+#:
+#: * Blackwell LL, 0.82: NCCL rates it at 2 x Hopper's (``llMaxBws`` 2 x 141 GB/s). The 4 x
+#:   GB200 curve of an Azure ND GB200 v6 tray (benchmarks/data/nvidia_gb200_4gpu_allreduce_
+#:   nccltests_azure_ring_inplace.csv) grows by 14.5 us from 2 to 4 MiB, busbw 217 GB/s,
+#:   where NCCL's figure gives 266 GB/s on netsim's links (11.8 us). Per channel that is
+#:   13.6 GB/s, close to H100's LL on its 12 channels (12.1 GB/s at NCCL's 141 GB/s, which
+#:   the 4-GPU H100 curve follows within 2% at 2 MiB): LL grows with the channels, not with
+#:   the links' doubling.
+#: * Ampere LL128, 0.60: the 8 x A100 curve above, ring LL128 from 4 to 16 MiB (NCCL's
+#:   choice), lies on a line of busbw 133 GB/s with an intercept of 50 us (102.8, 163.1,
+#:   268.8 us; least squares, residuals within 2%), against NCCL's 220.8 GB/s
+#:   (min(0.92 x 240, 12 x 20)) and 40.6 us. With 3 x NCCL's step latency, as LL and Simple
+#:   take, LL128 would start at 94 us and miss 4 MiB by +25% at any rate.
+PROTOCOL_RATE_SCALE = {("blackwell", "LL"): 0.82, ("ampere", "LL128"): 0.60}
 
 
 def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
@@ -401,6 +423,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
                                 if inner.pipelined else None)
         schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
+    efficiency *= PROTOCOL_RATE_SCALE.get((view.arch, choice.protocol), 1.0)
     if choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1:
         # the switches reduce at the rate of the chunk size NCCL cuts (fixed cost a chunk)
         switch = (schedule.kind == COMPUTE) & (schedule.src >= num_ranks)
@@ -408,7 +431,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
             switch, schedule.seconds * nvls_reduce_factor(size, view), schedule.seconds))
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
-            * STEP_LATENCY_SCALE.get(view.arch, 1.0))
+            * STEP_LATENCY_SCALE.get((view.arch, choice.protocol), 1.0))
     if choice.algorithm in ("nvls", "nvls_tree"):
         # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step;
         # NVLS tree's network hops add their latency through the NIC links.

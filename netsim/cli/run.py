@@ -14,7 +14,7 @@ from .options import (check_outputs, check_writable, emit,
                       fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
                       to_jsonable)
-from .options import wrote
+from .options import engine_config, log_engine, wrote
 from .options import algo_option, topo_option
 from .options import figure_option, AT_OPTION, WINDOWS_OPTION
 
@@ -65,16 +65,12 @@ def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail
                                "--heatmap FILE")
     timed = at is not None or windows is not None or (report and interactive_report())
     with recording_timelines() if timed else nullcontext():     # figures over time
-        outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
+        outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults,
+                               engine=engine_config())
     records = outcome.records
-    for record in records:          # -v: what the engine ran for each job, one line each
-        if isinstance(record, dict) and record.get("engine"):
-            import logging
-
-            from ..engine import describe
-
-            name = record.get("job", record.get("op", "job"))
-            logging.getLogger("netsim").info("%s: %s", name, describe(record["engine"]))
+    for job in outcome.jobs:        # -v: what the engine ran for each run, one line each
+        for key, result in job.results.items():
+            log_engine(key, result.meta.get("engine"))
     if fmt == "table":
         title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
                                                else "")

@@ -1,0 +1,157 @@
+"""One engine configuration on every run: each command that simulates passes the
+EngineConfig it builds from the command line (``--max-memory`` included) down to the
+engine, ``Result.meta["engine"]`` reaches its JSON and ``-v``, and the memory budget never
+changes an answer: the same input gives byte-identical JSON under 4 GiB and 24 GiB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_main
+from netsim.engine import EngineConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+INCAST = str(ROOT / "examples" / "flows" / "incast.json")
+# the reference path: the numpy loop solving cold, no symmetry search. A run that gets
+# this config says so in its meta; one that gets the defaults says "warm".
+REFERENCE = EngineConfig(loop="reference")
+
+# Three job kinds a scenario runs through three doors of the run layer (traffic, a
+# collective sweep, a placement study), small enough for a fast test.
+SCENARIO = """\
+name: small
+topology: mesh:2x4,bw=10GB/s,lat=1us
+jobs:
+  - kind: traffic
+    name: shift
+    pattern: shift
+    size: 1MiB
+  - kind: collective
+    name: ring
+    op: allreduce
+    algorithm: ring
+    sizes: [64KiB, 1MiB]
+  - kind: placement
+    name: tp-dp
+    layout: {tp: 4, dp: 2}
+    bytes: {tp: 4MB}
+    strategies: row_major,snake
+"""
+
+
+def _scenario(tmp_path) -> str:
+    path = tmp_path / "small.yaml"
+    path.write_text(SCENARIO)
+    return str(path)
+
+
+COMMANDS = {
+    "coll": lambda tmp: ["coll", "allreduce", "--topo", "mesh:2x4", "--size", "64KiB,1MiB",
+                         "--algo", "ring"],
+    "compare": lambda tmp: ["compare", "allgather", "--topo", "mesh:2x4", "--topo", "ring:8",
+                            "--size", "1MiB", "--algo", "ring"],
+    "place": lambda tmp: ["place", "--topo", "mesh:2x4,bw=10GB/s", "--tp", "4", "--dp", "2",
+                          "--tp-bytes", "4MB", "--strategies", "row_major,interleaved"],
+    "flows": lambda tmp: ["flows", INCAST],
+    "run": lambda tmp: ["run", _scenario(tmp)],
+}
+
+
+def _engines(doc) -> list[dict]:
+    """Every ``engine`` record anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        return ([doc["engine"]] if isinstance(doc.get("engine"), dict) else []) + \
+            [e for k, v in doc.items() if k != "engine" for e in _engines(v)]
+    if isinstance(doc, list):
+        return [e for v in doc for e in _engines(v)]
+    return []
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_the_memory_budget_changes_no_byte_of_the_json(command, tmp_path, capsys):
+    """The issue's Done-when: a machine with 4 GiB and one with 24 GiB give the same JSON
+    (no command here writes a wall time into its JSON, so nothing is left out)."""
+    argv = [*COMMANDS[command](tmp_path), "--format", "json"]
+    outs = []
+    for budget in ("4GiB", "24GiB"):
+        code, out, err = run_main(["--max-memory", budget, *argv], capsys)
+        assert code == 0, err
+        outs.append(out)
+    assert outs[0] == outs[1]
+    engines = _engines(json.loads(outs[0]))
+    assert engines and all(e["loop"] and e["solver"] for e in engines)
+
+
+@pytest.mark.parametrize("command", ["place", "flows", "run", "plan"])
+def test_verbose_names_the_engine_of_every_run(command, tmp_path, capsys):
+    argv = (["plan", "llama3-8b", "--topo", "dgx-h100", "--batch", "8",
+             "--layout", "tp=8,dp=1"] if command == "plan" else COMMANDS[command](tmp_path))
+    code, out, err = run_main(["-v", *argv], capsys)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "engine: loop" in line]
+    expected = {"place": 2, "flows": 1, "run": 1 + 2 + 2, "plan": 1}[command]
+    assert len(lines) == expected
+    if command == "place":
+        assert lines[0].startswith("netsim: INFO: row_major: engine: loop")
+
+
+def _solvers(records) -> set:
+    return {r["engine"]["solver"] for r in records}
+
+
+def test_flows_and_scenarios_take_the_config_given(tmp_path):
+    from netsim.run import load_scenario, run_scenario, simulate_flows
+    from netsim.schedule import load_flow_file
+
+    flowset = load_flow_file(INCAST)
+    assert simulate_flows(flowset).meta["engine"]["solver"] == "warm"
+    assert simulate_flows(flowset, engine=REFERENCE).meta["engine"]["solver"] == "cold"
+    scenario = load_scenario(_scenario(tmp_path))
+    records = run_scenario(scenario, engine=REFERENCE).records
+    assert {r["job"] for r in records} == {"shift", "ring", "tp-dp"}
+    assert _solvers(records) == {"cold"}
+    assert _solvers(run_scenario(scenario).records) == {"warm"}
+
+
+def test_placement_studies_and_chip_placements_take_the_config_given():
+    from netsim.placement.noc import Operator, tensix_grid
+    from netsim.run import PlacementStudy, compare_chip_placements, run_placement_study
+
+    study = PlacementStudy(topology="mesh:2x4,bw=10GB/s", layout={"tp": 4, "dp": 2},
+                           bytes={"tp": "4MB"}, strategies="row_major,interleaved")
+    default = run_placement_study(study).records()
+    reference = run_placement_study(study, engine=REFERENCE).records()
+    assert _solvers(default) == {"warm"} and _solvers(reference) == {"cold"}
+    # the same times whatever the path (the reference is what every path is tested against)
+    assert [r["step_s"] for r in default] == pytest.approx([r["step_s"] for r in reference],
+                                                           rel=1e-12)
+    grid = tensix_grid(4, 4)
+    ops = [Operator("a", 2, 2, 1e6, ("b",)), Operator("b", 2, 2)]
+    scores = compare_chip_placements(grid, ops, ["adjacent"], engine=REFERENCE)
+    assert _solvers([s.record() for s in scores]) == {"cold"}
+
+
+def test_plan_takes_the_config_given():
+    from netsim.planning import load_model
+    from netsim.planning.search import plan
+    from netsim.planning.step import TrainLayout
+    from netsim.topology import parse_topology
+
+    topo = parse_topology("dgx-h100")
+    lay = TrainLayout(tp=8, batch=8)
+    model = load_model("llama3-8b")
+    assert plan(model, topo, batch=8, layout=lay).rows[0]["engine"]["solver"] == "warm"
+    rows = plan(model, topo, batch=8, layout=lay, engine=REFERENCE).rows
+    assert rows[0]["engine"]["solver"] == "cold"
+
+
+def test_synth_refuses_axis_and_nodes_in_one_line(capsys):
+    for extra in (["--axis", "0"], ["--nodes", "0_0,0_1"]):
+        code, out, err = run_main(["coll", "allgather", "--topo", "mesh:2x4", "--size", "1MiB",
+                                   "--algo", "synth", *extra], capsys)
+        assert code != 0 and "Traceback" not in err
+        assert f"--algo synth synthesises for one group of ranks: {extra[0]} does not " \
+               f"apply" in err and len(err.strip().splitlines()) == 1

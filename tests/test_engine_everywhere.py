@@ -155,3 +155,34 @@ def test_synth_refuses_axis_and_nodes_in_one_line(capsys):
         assert code != 0 and "Traceback" not in err
         assert f"--algo synth synthesises for one group of ranks: {extra[0]} does not " \
                f"apply" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_collective_runs_memory_checks_take_the_budget_from_its_engine_config():
+    """check_scale and check_built read the request's EngineConfig, not process state: a
+    Python caller's budget refuses the run before anything is built."""
+    from netsim.budget import memory_budget
+    from netsim.errors import ResourceError
+    from netsim.run import run_collective
+
+    assert memory_budget() > 2**20          # no --max-memory in this process
+    with pytest.raises(ResourceError, match=r"allreduce ring on 1024 ranks .* would need "
+                                            r"about .* above the 1 MiB memory budget"):
+        run_collective("allreduce", "torus:32x32", "ring", "1MiB",
+                       engine=EngineConfig(memory_budget=2**20))
+    small = run_collective("allreduce", "ring:8", "ring", "1MiB",
+                           engine=EngineConfig(memory_budget=2**30))
+    assert small.time_s > 0
+
+
+def test_a_sweep_point_checks_memory_against_the_callers_budget():
+    """A worker process has none of the caller's state: the budget comes with the point,
+    for the checks of the engine and of everything before it."""
+    from netsim.budget import memory_budget
+    from netsim.run.sweep.runner import run_point
+
+    doc = {"name": "s", "topology": "ring:4,bw=1GB/s",
+           "jobs": [{"kind": "traffic", "size": "1MB"}]}
+    assert run_point(doc, "s.yaml")["records"][0]["time_s"] == pytest.approx(0.002)
+    refused = run_point(doc, "s.yaml", EngineConfig(memory_budget=1024))
+    assert "would need about" in refused["error"] and "1 KiB --max-memory" in refused["error"]
+    assert memory_budget() > 2**20          # the caller's budget again after the point

@@ -191,7 +191,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
 
         # memory is the gate; MAX_SENDS a cap on typos when --max-memory allows anything
         require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks",
-                      advice="fewer ranks")
+                      advice="fewer ranks", budget=getattr(ctx.engine, "memory_budget", None))
         if sends > MAX_SENDS:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
                              f"{sends:.3g} sends (more than the limit of {MAX_SENDS}): use "

@@ -113,13 +113,16 @@ def run_point(doc: dict[str, Any], path: str, engine=None) -> dict[str, Any]:
     Runs in a worker (a process, a Dask worker); every failure becomes a one-line error so
     that one bad point never stops the others.
     """
+    from ...budget import max_memory
     from ..plugins import load_plugins
     from ..scenarios.scenario import run_scenario, scenario_from_dict
 
     start = time.perf_counter()
     load_plugins()                  # a worker process sees the plugins' job kinds too
     try:
-        outcome = run_scenario(scenario_from_dict(doc, Path(path)), engine=engine)
+        # the caller's budget for every check of the point (topologies and files too)
+        with max_memory(getattr(engine, "memory_budget", None)):
+            outcome = run_scenario(scenario_from_dict(doc, Path(path)), engine=engine)
         done = {"records": to_jsonable(outcome.records)}
     except NetsimError as err:
         done = {"error": " ".join(str(err).split())}

@@ -146,6 +146,12 @@ def test_plan_takes_the_config_given():
     assert plan(model, topo, batch=8, layout=lay).rows[0]["engine"]["solver"] == "warm"
     rows = plan(model, topo, batch=8, layout=lay, engine=REFERENCE).rows
     assert rows[0]["engine"]["solver"] == "cold"
+    # layouts evaluated on an executor's workers get the same configuration
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        rows = plan(model, topo, batch=8, top=2, executor=pool, engine=REFERENCE).rows
+    assert len(rows) == 2 and _solvers(rows) == {"cold"}
 
 
 def test_synth_refuses_axis_and_nodes_in_one_line(capsys):

@@ -241,8 +241,13 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
 
 
 def _remote(model, layouts, topology, kwargs) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Layouts in a worker process, sharing one cache of simulated collectives."""
-    return _evaluate_all(model, layouts, topology, kwargs)
+    """Layouts in a worker process, sharing one cache of simulated collectives, under the
+    caller's memory budget (the engine configuration's: a worker process does not inherit
+    the caller's ``--max-memory``)."""
+    from ..budget import max_memory
+
+    with max_memory(getattr(kwargs.get("engine"), "memory_budget", None)):
+        return _evaluate_all(model, layouts, topology, kwargs)
 
 
 def _evaluate_all(model, layouts, topology, kwargs, progress=None

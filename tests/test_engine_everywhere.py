@@ -192,3 +192,21 @@ def test_a_sweep_point_checks_memory_against_the_callers_budget():
     refused = run_point(doc, "s.yaml", EngineConfig(memory_budget=1024))
     assert "would need about" in refused["error"] and "1 KiB --max-memory" in refused["error"]
     assert memory_budget() > 2**20          # the caller's budget again after the point
+
+
+def test_a_workload_takes_the_config_given_and_every_row_names_it(tmp_path, capsys):
+    from netsim.interop import CHAKRA_MISSING, have_chakra, write_workload
+    from netsim.run import run_workload
+    from netsim.schedule.traffic import shift
+
+    if not have_chakra():
+        pytest.skip(CHAKRA_MISSING)
+    pattern = str(tmp_path / "shift.%d.et")
+    write_workload(shift(4, 1e6), pattern)
+    run = run_workload(pattern, "ring:4,bw=10GB/s", engine=REFERENCE)
+    assert _solvers(run.rows) == {"cold"} and len(run.rows) == 4
+    code, out, err = run_main(["-v", "run", "--workload", pattern, "--topo",
+                               "ring:4,bw=10GB/s", "--format", "json"], capsys)
+    assert code == 0, err
+    assert _solvers(json.loads(out)["records"]) == {"warm"}
+    assert sum("engine: loop" in line for line in err.splitlines()) == 1

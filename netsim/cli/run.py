@@ -84,10 +84,11 @@ def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail
 
 
 # Long texts and NCCL's parts left out of the table (they stay in JSON and CSV: ``nccl``
-# says algorithm/protocol/channels in one cell), and units for the rest.
+# says algorithm/protocol/channels in one cell; -v prints the engine's path in one line),
+# and units for the rest.
 _HIDDEN = ("bound_detail", "machine_bound_detail", "candidates", "events", "flows",
            "library", "nccl_algorithm", "protocol", "channels", "nccl_model_s",
-           "gpus_per_thread", "host_s", "ideal_links")
+           "gpus_per_thread", "host_s", "ideal_links", "engine")
 _PERCENT = lambda v: f"{100 * v:.1f}%"       # noqa: E731
 _FORMATS = {"time_s": ("time", format_time), "bound_s": ("algo bound time", format_time),
             "machine_bound_s": ("machine bound time", format_time),

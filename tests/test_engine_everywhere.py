@@ -96,6 +96,7 @@ def test_verbose_names_the_engine_of_every_run(command, tmp_path, capsys):
     assert len(lines) == expected
     if command == "place":
         assert lines[0].startswith("netsim: INFO: row_major: engine: loop")
+    assert "'loop'" not in out          # tables leave the record to -v, JSON and CSV
 
 
 def _solvers(records) -> set:

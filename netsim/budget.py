@@ -12,13 +12,15 @@ else ``os.sysconf``), capped by the process's address-space limit, unless the gl
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Iterator
 
 from .errors import ResourceError
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTES",
            "YAML_BYTES_PER_CHAR",
-           "available_memory", "memory_budget", "memory_room", "set_max_memory",
+           "available_memory", "memory_budget", "memory_room", "set_max_memory", "max_memory",
            "require_memory",
            "require_topology", "require_sends", "send_memory", "require_engine"]
 
@@ -93,6 +95,27 @@ def set_max_memory(size: int | None) -> None:
     _MAX_MEMORY.set(size)
 
 
+@contextmanager
+def max_memory(size: int | None) -> Iterator[None]:
+    """``--max-memory size`` inside this block, the caller's budget after it: a worker
+    process that runs a caller's request (a sweep's point) does not inherit the caller's
+    :func:`set_max_memory`, and gets the budget with the request instead (None: leave
+    the budget as it is).
+
+    >>> with max_memory(2**30):
+    ...     memory_budget()
+    1073741824
+    """
+    if size is None:
+        yield
+        return
+    token = _MAX_MEMORY.set(int(size))
+    try:
+        yield
+    finally:
+        _MAX_MEMORY.reset(token)
+
+
 def memory_budget() -> int:
     """Bytes a run may use: ``--max-memory`` if given, else :func:`available_memory`."""
     chosen = _MAX_MEMORY.get()
@@ -127,8 +150,10 @@ def require_memory(need: float, what: str, *, advice: str = "a smaller case",
     if need > budget:
         from .units import format_size
 
-        origin = ("memory budget" if given else
-                  "--max-memory" if _MAX_MEMORY.get() is not None else "available on this machine")
+        chosen = _MAX_MEMORY.get()
+        # a budget passed in is --max-memory's when the command line set the same one
+        origin = ("memory budget" if given and budget != chosen else
+                  "--max-memory" if chosen is not None else "available on this machine")
         raise ResourceError(f"{what} would need about {format_size(need)} of memory, above "
                             f"the {format_size(budget)} {origin} ({advice}, or "
                             f"--max-memory SIZE to allow more)")
@@ -169,17 +194,19 @@ def send_memory(sends: float, hops: float) -> float:
 
 
 def require_sends(sends: float, topology, what: str, *, hops=None,
-                  advice: str = "a smaller case") -> None:
+                  advice: str = "a smaller case", budget: int | None = None) -> None:
     """:func:`require_memory` for a run of ``sends`` sends on ``topology``: each send's
     op and flow, and the links of its route: ``hops`` links (default: the mean distance
     between endpoints; a function is called only when the longest routes would not fit).
-    Like every estimate here it is what the run adds to the interpreter's own memory."""
+    Like every estimate here it is what the run adds to the interpreter's own memory.
+    ``budget`` (bytes; None: :func:`memory_budget`) as :func:`require_memory`'s."""
     if hops is None or callable(hops):
         longest = send_memory(sends, max(topology.num_nodes - 1, 1))
-        if longest <= memory_budget():
+        if longest <= (budget if budget is not None else memory_budget()):
             return  # fits even if every route crossed every node: skip the search (sweeps)
         hops = _mean_hops(topology) if hops is None else hops()
-    require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice)
+    require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice,
+                   budget=budget)
 
 
 #: What the engine adds, per flow and per (flow, link) incidence, when it simulates every

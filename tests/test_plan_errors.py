@@ -44,3 +44,14 @@ def test_bad_input_is_one_line_and_exit_2(args, text, tmp_path, capsys):
     assert exit_.value.code == 2, err
     assert text in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_batch_is_one_line_naming_the_option(capsys):
+    """The global batch sets the micro-batches and so every layout's pipeline: there is
+    no default that fits every model, so a plan without it stops at once, in one line."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["plan", "llama3-8b", "--topo", "dgx-h100"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert "Missing option '--batch'" in err and "netsim plan --help" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

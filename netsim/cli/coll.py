@@ -32,7 +32,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option, emit, fault_options, fault_specs, nccl_format_option,
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option, overwrite_option)
-from .options import engine_config, packet_option
+from .options import engine_config, log_engine, packet_option
 from .options import ProgressBar, complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import gamma_option, gamma_rate, AT_OPTION, WINDOWS_OPTION
@@ -288,14 +288,8 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
 
 def _log_engine(runs) -> None:
     """-v: what the engine ran for each size, one line each (Result.meta["engine"])."""
-    import logging
-
-    from ..engine import describe
-
     for run in runs:
-        if "engine" in run.result.meta:
-            logging.getLogger("netsim").info("%s %s: %s", run.op, format_size(run.size_bytes),
-                                             describe(run.result.meta["engine"]))
+        log_engine(f"{run.op} {format_size(run.size_bytes)}", run.result.meta.get("engine"))
 
 
 # --measured FILE.csv: measured rows beside the simulated ones (netsim/measured.py).

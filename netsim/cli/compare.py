@@ -27,7 +27,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       format_records, model_columns, model_option, output_option,
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
-from .options import engine_config, packet_option
+from .options import engine_config, log_engine, packet_option
 from .options import complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import figure_option
@@ -74,10 +74,11 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
                 "efficiency": None, "machine_bound_s": None, "machine_bound": None,
                 "machine_efficiency": None, "max_link_util": None, "note": str(err)}
     record = run.record()
+    log_engine(f"{spec} {requested} {format_size(size)}", record.get("engine"))   # -v
     keep = ("algorithm", "ranks", "time_s", "algbw_GBps", "busbw_GBps", "bound_s", "bound",
             "efficiency", "machine_bound_s", "machine_bound", "machine_efficiency",
             "max_link_util", "groups", "slowest_group", "group_times",
-            "library", "nccl", "candidates")
+            "library", "nccl", "candidates", "engine")
     ideal = ideal_links_note(run.machine or topo, options["alpha"])
     return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {}),
             **({"ideal_links": True} if ideal else {})}

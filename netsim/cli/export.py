@@ -16,7 +16,7 @@ import click
 from ..errors import InputError, unknown_name
 from ..run import collective_schedule
 from .options import check_outputs, chunks_option, emit, overwrite_option
-from .options import wrote
+from .options import engine_config, wrote
 from .options import algo_option, ranks_option, size_option, topo_option
 from .options import output_file_option
 
@@ -56,7 +56,7 @@ def command(fmt, op, topo_spec, algorithm, size, ranks, chunks, output, overwrit
     else:
         check_outputs([output], overwrite=overwrite)
     schedule = collective_schedule(op, topo_spec, algorithm, size, ranks=ranks,
-                                   options=AlgoOptions(chunks=chunks))
+                                   options=AlgoOptions(chunks=chunks), engine=engine_config())
     if fmt == "msccl":
         from ..interop import schedule_to_msccl
 

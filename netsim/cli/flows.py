@@ -20,7 +20,7 @@ from .options import (alpha_option, alpha_seconds, check_writable, emit,
                       envelope, fault_options, fault_specs, format_option, format_records,
                       model_option, tolerance_option,
                       output_option, overwrite_option, progress_reporter)
-from .options import packet_option
+from .options import engine_config, log_engine, packet_option
 from .options import wrote
 
 __all__ = ["command"]
@@ -61,19 +61,14 @@ def command(flow_file, fmt, output, overwrite, alpha, fail_links, degrade_links,
     try:
         result = simulate_flows(flowset, overhead=overhead_s, progress=progress_reporter(),
                                 faults=resolve_faults(specs, flowset.topology), model=model,
-                                packet=packet, tolerance=tolerance)
+                                packet=packet, tolerance=tolerance, engine=engine_config())
     except NetsimError as err:
         if str(err).startswith(("--", str(flow_file))):
             raise
         raise type(err)(f"{flow_file}: {err}") from None
     faults = _fault_records(specs, result)
     engine = result.meta.get("engine")
-    if engine is not None:          # -v: what the engine ran, in one line
-        import logging
-
-        from ..engine import describe
-
-        logging.getLogger("netsim").info(describe(engine))
+    log_engine(None, engine)        # -v: what the engine ran, in one line
     if suffix in (".npz", ".parquet"):
         write_flow_result(result, output, overwrite=overwrite)
         wrote(output)

@@ -572,7 +572,20 @@ def engine_config():
     return EngineConfig(memory_budget=budget)
 
 
-__all__ += ["engine_config"]
+def log_engine(label: str | None, engine: dict | None) -> None:
+    """-v: what the engine ran (``Result.meta["engine"]``) in one line on stderr,
+    ``label: `` in front when given; nothing without an engine record (the packet model)."""
+    if not engine:
+        return
+    import logging
+
+    from ..engine import describe
+
+    text = describe(engine)
+    logging.getLogger("netsim").info("%s", f"{label}: {text}" if label else text)
+
+
+__all__ += ["engine_config", "log_engine"]
 
 
 def _packet_callback(ctx, param, value):

@@ -32,7 +32,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, check_writable
                       chunks_option,
                       emit, format_option, format_records, output_option, overwrite_option,
                       to_jsonable)
-from .options import ProgressBar, wrote
+from .options import ProgressBar, engine_config, log_engine, wrote
 from .options import algo_option, topo_option
 from .options import figure_option
 
@@ -200,13 +200,16 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
     layout = study.parallel_layout()
     searching = "search" in study.strategy_names()
     with ProgressBar(study.budget if searching else 0, "search") as bar:   # terminal only
-        outcome = run_placement_study(study, progress=lambda done, _: bar.advance())
+        outcome = run_placement_study(study, progress=lambda done, _: bar.advance(),
+                                      engine=engine_config())
     topology, model, scores, found = outcome.topology, outcome.model, outcome.scores, \
         outcome.search
     if not scores:
         raise InputError(f"none of the strategies {', '.join(names)} can place "
                          f"{layout.describe()} on {topology.name!r}")
     records = outcome.records()
+    for score in scores:            # -v: what the engine ran for each strategy's step
+        log_engine(score.strategy, score.engine)
     phases = [p.name for p in model.workload.phases]
     skipped = outcome.skipped
     if heatmap:

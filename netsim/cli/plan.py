@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..units import format_time
 from .options import (check_outputs, check_writable, emit, format_option, format_records,
                       output_option, overwrite_option, to_jsonable)
-from .options import ProgressBar, wrote
+from .options import ProgressBar, engine_config, log_engine, wrote
 from .options import algo_option, figure_option, topo_option
 from .options import executor_options
 
@@ -167,8 +167,11 @@ def command(model_name, topo_spec, chips, batch, layout_text, top, algorithm, ef
                       efficiency=efficiency if efficiency is not None else COMPUTE_EFFICIENCY,
                       progress=lambda done, _: bar.advance(),
                       executor=executor if (workers > 1 or scheduler) else None,
-                      workers=None if scheduler else workers, exact=exact)
+                      workers=None if scheduler else workers, exact=exact,
+                      engine=engine_config())
     records = result.rows
+    for row in records:             # -v: what the engine ran for each layout's step
+        log_engine(row["layout"], row.get("engine"))
     if plot_path:
         _plot(plot_path, records, overwrite)
         wrote(plot_path)

@@ -14,7 +14,7 @@ from .options import (check_outputs, check_writable, emit,
                       fault_options, fault_specs, format_option,
                       format_records, output_option, overwrite_option, progress_reporter,
                       to_jsonable)
-from .options import wrote
+from .options import engine_config, log_engine, wrote
 from .options import algo_option, topo_option
 from .options import figure_option, AT_OPTION, WINDOWS_OPTION
 
@@ -65,16 +65,12 @@ def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail
                                "--heatmap FILE")
     timed = at is not None or windows is not None or (report and interactive_report())
     with recording_timelines() if timed else nullcontext():     # figures over time
-        outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults)
+        outcome = run_scenario(loaded, progress=progress_reporter(), faults=faults,
+                               engine=engine_config())
     records = outcome.records
-    for record in records:          # -v: what the engine ran for each job, one line each
-        if isinstance(record, dict) and record.get("engine"):
-            import logging
-
-            from ..engine import describe
-
-            name = record.get("job", record.get("op", "job"))
-            logging.getLogger("netsim").info("%s: %s", name, describe(record["engine"]))
+    for job in outcome.jobs:        # -v: what the engine ran for each run, one line each
+        for key, result in job.results.items():
+            log_engine(key, result.meta.get("engine"))
     if fmt == "table":
         title = f"scenario {loaded.name}" + (f": {loaded.description}" if loaded.description
                                                else "")
@@ -88,10 +84,11 @@ def command(scenario, fmt, output, overwrite, report, heatmap, at, windows, fail
 
 
 # Long texts and NCCL's parts left out of the table (they stay in JSON and CSV: ``nccl``
-# says algorithm/protocol/channels in one cell), and units for the rest.
+# says algorithm/protocol/channels in one cell; -v prints the engine's path in one line),
+# and units for the rest.
 _HIDDEN = ("bound_detail", "machine_bound_detail", "candidates", "events", "flows",
            "library", "nccl_algorithm", "protocol", "channels", "nccl_model_s",
-           "gpus_per_thread", "host_s", "ideal_links")
+           "gpus_per_thread", "host_s", "ideal_links", "engine")
 _PERCENT = lambda v: f"{100 * v:.1f}%"       # noqa: E731
 _FORMATS = {"time_s": ("time", format_time), "bound_s": ("algo bound time", format_time),
             "machine_bound_s": ("machine bound time", format_time),

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..run import load_sweep, rows_to_parquet, run_sweep_points, sweep_executor
 from .options import (check_outputs, emit, format_records, output_option, overwrite_option,
                       render_table, to_jsonable)
-from .options import wrote
+from .options import engine_config, wrote
 from ..outputs import write_atomic
 from ..report import draw_curves, figure_format
 from .options import figure_option
@@ -66,7 +66,7 @@ def command(scenario, out, workers, scheduler, retry_failed, fmt, plot, output, 
     with _progress(len(sweep.points)) as progress, \
             sweep_executor(workers, scheduler) as executor:
         result = run_sweep_points(sweep, folder, executor, progress=progress,
-                                  retry_failed=retry_failed)
+                                  retry_failed=retry_failed, engine=engine_config())
     rows = result.rows
     context = {"scenario": sweep.name, "points": len(sweep.points), "failed": result.failed}
     tables = {"results.csv": format_records(rows, "csv"),

@@ -24,7 +24,7 @@ from ..topology import parse_topology
 from ..units import format_time, parse_size, parse_time
 from .options import (alpha_option, alpha_seconds, check_outputs, chunks_option, emit,
                       format_option, format_records, overwrite_option, progress_reporter)
-from .options import wrote
+from .options import engine_config, wrote
 from .options import ranks_option, size_option, topo_option
 from .options import gamma_option, gamma_rate
 from .options import output_file_option
@@ -76,7 +76,7 @@ def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, sch
     topology = parse_topology(topo_spec)
     if schedule_file is not None:
         run = run_schedule_file(op, topology, schedule_file, size, alpha=alpha_s,
-                                progress=progress_reporter(op))
+                                progress=progress_reporter(op), engine=engine_config())
         emit(format_records([run.record()], fmt, columns=NCCL_COLUMNS,
                             title=f"{op} on {run.topology} from {schedule_file}: {run.ranks} "
                                   f"ranks"), None, False)
@@ -95,7 +95,8 @@ def command(op, topo_spec, ranks, size, chunks, seeds, budget, alpha, gamma, sch
                             f"{topology.name!r})"))
     schedule, run = synthesise(op, topology, message, ranks=ranks,
                                options=AlgoOptions(chunks=chunks, gamma=rate),
-                               alpha=alpha_s, seeds=seeds, budget_s=budget_s)
+                               alpha=alpha_s, seeds=seeds, budget_s=budget_s,
+                               engine=engine_config())
     record = run.record()
     if output is not None:
         import json

@@ -63,17 +63,19 @@ class PhaseTimes:
     stay warm; ``overhead`` (s per message) and ``gamma`` (reduction bytes/s, None: free)
     are the machine's calibration, as :func:`netsim.run.machine_costs` gives them.
     ``stats`` counts the phases simulated whole, the groups simulated alone, the groups
-    whose time an alike group gave, and the cache hits.
+    whose time an alike group gave, and the cache hits. ``engine`` is the engine's
+    :class:`~netsim.engine.config.EngineConfig` of every simulation (None: its defaults).
     """
 
     def __init__(self, topology, *, router=None, overhead: float = 0.0,
-                 gamma: float | None = None) -> None:
+                 gamma: float | None = None, engine=None) -> None:
         from ..routing import default_router
 
         self.topology = topology
         self.router = router if router is not None else default_router(topology)
         self.overhead = overhead
         self.gamma = gamma
+        self.engine = engine
         self._times: dict[tuple, float] = {}
         self._alone: dict[str, float] = {}
         self._loads: dict[tuple, np.ndarray] = {}
@@ -142,7 +144,8 @@ class PhaseTimes:
 
         full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
         return float(simulate(fabric_topology(self.topology, sched), sched, full,
-                              router=self.router, overhead=self.overhead).makespan)
+                              router=self.router, overhead=self.overhead,
+                              config=self.engine).makespan)
 
     def _by_groups(self, phase: Phase, par: ParallelLayout, placement: np.ndarray
                    ) -> float | None:

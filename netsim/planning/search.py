@@ -144,12 +144,15 @@ class PlanResult:
 def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
                     algorithm: str = "default", strategies: Sequence[str] | None = None,
                     efficiency: float = COMPUTE_EFFICIENCY, router=None, seed: int = 0,
-                    exact: bool = False, timer: PhaseTimes | None = None
+                    exact: bool = False, timer: PhaseTimes | None = None, engine=None
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Simulate one layout under its best placement: (row, detail). ``exact`` simulates
     the whole step as one schedule (every collective and hand-off of every block, all at
     once on the network) instead of the timed form; slower, for checking. ``timer``
-    (:class:`~.phases.PhaseTimes`) shares simulated collectives between layouts.
+    (:class:`~.phases.PhaseTimes`) shares simulated collectives between layouts;
+    ``engine`` is the engine's :class:`~netsim.engine.config.EngineConfig` (None: its
+    defaults; a given ``timer`` has its own). The row's ``engine`` is what the engine ran
+    for the step.
 
     The placements are those of ``netsim place``'s fixed strategies (or ``strategies``),
     each scored by the sum over the step's collectives of their repeats times one
@@ -170,7 +173,8 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
     overhead, costs = machine_costs(topology, None, AlgoOptions())
     gamma = costs.gamma or None
     if timer is None:
-        timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=gamma)
+        timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=gamma,
+                           engine=engine)
     before = dict(timer.stats)
     par = lay.parallel()
     phases = step_phases(model, lay, algorithm, topology)
@@ -210,7 +214,7 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
                             timed=None if exact else times)
     machine = fabric_topology(topology, step.schedule) if exact else topology
     result = simulate(machine, step.schedule, step.placement, router=router,
-                      overhead=overhead)
+                      overhead=overhead, config=timer.engine)
     split = breakdown(step, result)
     tokens = lay.batch * model.seq_len
     mem = memory_per_chip(model, lay)
@@ -218,6 +222,8 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
            "memory_gib": mem["total"] / 2**30,
            "mfu": model.flops_per_token() * tokens / (split.step_s * lay.chips * chip.flops),
            "tokens_per_s": tokens / split.step_s}
+    if "engine" in result.meta:             # what the engine ran for the step (json, csv)
+        row["engine"] = result.meta["engine"]
     # each collective's own utilisation while it runs (bytes of one occurrence over
     # bandwidth x its time): a step average would hide the short phases behind the long
     utilisation, busiest = {}, {}
@@ -235,8 +241,13 @@ def evaluate_layout(model: ModelSpec, lay: TrainLayout, topology, *, chip: Chip,
 
 
 def _remote(model, layouts, topology, kwargs) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Layouts in a worker process, sharing one cache of simulated collectives."""
-    return _evaluate_all(model, layouts, topology, kwargs)
+    """Layouts in a worker process, sharing one cache of simulated collectives, under the
+    caller's memory budget (the engine configuration's: a worker process does not inherit
+    the caller's ``--max-memory``)."""
+    from ..budget import max_memory
+
+    with max_memory(getattr(kwargs.get("engine"), "memory_budget", None)):
+        return _evaluate_all(model, layouts, topology, kwargs)
 
 
 def _evaluate_all(model, layouts, topology, kwargs, progress=None
@@ -248,7 +259,9 @@ def _evaluate_all(model, layouts, topology, kwargs, progress=None
 
     router = default_router(topology)
     overhead, costs = machine_costs(topology, None, AlgoOptions())
-    timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=costs.gamma or None)
+    kwargs = dict(kwargs)
+    timer = PhaseTimes(topology, router=router, overhead=overhead, gamma=costs.gamma or None,
+                       engine=kwargs.pop("engine", None))
     out = []
     for lay in layouts:
         out.append(evaluate_layout(model, lay, topology, router=router, timer=timer, **kwargs))
@@ -304,13 +317,15 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
          top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
          progress: Callable[[int, int], None] | None = None, executor=None,
-         workers: int | None = None, exact: bool = False) -> PlanResult:
+         workers: int | None = None, exact: bool = False, engine=None) -> PlanResult:
     """Rank the layouts of ``model`` on ``topology`` (see the module docstring); with
     ``layout`` only that one is simulated (it must fit). ``executor`` (a
     ``concurrent.futures.Executor``: local processes or a Dask cluster's, as ``netsim
     sweep`` uses) simulates the layouts in parallel, in at most ``workers`` batches
     (default: one per set of degrees) of layouts that share collectives; the ranking is
-    the same. ``exact``: see :func:`evaluate_layout`."""
+    the same. ``exact``: see :func:`evaluate_layout`. ``engine`` is the engine's
+    :class:`~netsim.engine.config.EngineConfig` for every simulation, in this process and in
+    the workers (None: its defaults)."""
     from ..topology import injection_bandwidth
 
     chip = chip_of(topology, model.dtype)
@@ -341,7 +356,7 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
     bounds = {lay: lower_bound(model, lay, chip, injection, efficiency) for lay in candidates}
     chosen = sorted(candidates, key=lambda lay: (bounds[lay], lay.describe()))[:max(1, top)]
     kwargs = dict(chip=chip, algorithm=algorithm, strategies=strategies,
-                  efficiency=efficiency, seed=seed, exact=exact)
+                  efficiency=efficiency, seed=seed, exact=exact, engine=engine)
     rows, details = [], []
     if executor is not None and len(chosen) > 1:
         degrees = {(lay.tp, lay.cp, lay.ep, lay.dp, lay.pp) for lay in chosen}

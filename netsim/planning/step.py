@@ -370,11 +370,12 @@ def step_phases(model: ModelSpec, lay: TrainLayout, algorithm: str = "default",
 
 
 def collective_times(topology, lay: TrainLayout, phases: Sequence[Phase], placement,
-                     *, router=None, overhead: float = 0.0, gamma: float | None = None
-                     ) -> dict[str, float]:
+                     *, router=None, overhead: float = 0.0, gamma: float | None = None,
+                     engine=None) -> dict[str, float]:
     """Phase name -> seconds of one occurrence, simulated with every group of its
     dimension (all stages) running it at once: the contention of the pipeline's steady
-    state, where every stage runs the same block."""
+    state, where every stage runs the same block. ``engine``: the engine's
+    :class:`~netsim.engine.config.EngineConfig` (None: its defaults)."""
     from ..engine import simulate
     from ..run.placed import fabric_topology
 
@@ -385,7 +386,8 @@ def collective_times(topology, lay: TrainLayout, phases: Sequence[Phase], placem
         sched, extra = phase_schedule(phase, topology, par, placement, gamma=gamma)
         full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
         out[phase.name] = float(simulate(fabric_topology(topology, sched), sched, full,
-                                         router=router, overhead=overhead).makespan)
+                                         router=router, overhead=overhead,
+                                         config=engine).makespan)
     return out
 
 

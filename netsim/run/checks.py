@@ -60,7 +60,7 @@ def rank_nodes(topology, ranks: int | None, placement) -> np.ndarray:
 
 def check_scale(op: str, n: int, chunks: int, topology, *,
                 per_send: float | None = None, all_pairs: bool = False,
-                name: str | None = None) -> None:
+                name: str | None = None, budget: int | None = None) -> None:
     """Refuse runs whose schedules would not fit in memory, before building them.
 
     The sends are a ring's (``chunks`` x n x (n-1), twice for an all-reduce). Every send
@@ -71,6 +71,8 @@ def check_scale(op: str, n: int, chunks: int, topology, *,
     memory per block, spread over the block's sends) needs memory per ring step, not per
     send. :data:`MAX_SENDS` stays as a cap on typos (a billion chunks) when
     ``--max-memory`` allows almost anything; for a block run it counts ring steps.
+    ``budget`` is the run's memory budget in bytes (its engine configuration's; None:
+    :func:`netsim.budget.memory_budget`).
     """
     from ..budget import require_memory, require_sends
 
@@ -79,10 +81,11 @@ def check_scale(op: str, n: int, chunks: int, topology, *,
         (f" in {chunks} chunks" if chunks > 1 else "")
     advice = "fewer ranks or fewer chunks" if chunks > 1 else "fewer ranks"
     if per_send is not None:
-        require_memory(sends * per_send, f"{what} ({sends:.3g} sends)", advice=advice)
+        require_memory(sends * per_send, f"{what} ({sends:.3g} sends)", advice=advice,
+                       budget=budget)
     else:
         require_sends(sends, topology, what, hops=None if op == "alltoall" or all_pairs else 1.0,
-                      advice=advice)
+                      advice=advice, budget=budget)
     # a block run simulates one send per block (a ring step: n sends), so the cap on typos
     # counts its steps
     count, unit = (sends, "sends") if per_send is None else \
@@ -100,15 +103,16 @@ def ring_sends(op: str, n: int, chunks: int) -> int:
     return chunks * n * max(n - 1, 1) * (2 if op == "allreduce" else 1)
 
 
-def check_built(what: str, schedule, topology, placement: np.ndarray, router) -> None:
+def check_built(what: str, schedule, topology, placement: np.ndarray, router, *,
+                budget: int | None = None) -> None:
     """After the build, before the engine: the memory of the schedule's own sends and of
     the links they cross (an algorithm may send more, or farther, than the ring that
-    :func:`check_scale` counted)."""
+    :func:`check_scale` counted), within ``budget`` bytes (as :func:`check_scale`'s)."""
     from ..budget import require_sends
 
     require_sends(schedule.num_sends, topology, what,
                   hops=lambda: _mean_links(schedule, topology, placement, router),
-                  advice="fewer ranks or fewer chunks")
+                  advice="fewer ranks or fewer chunks", budget=budget)
 
 
 #: Above this many sends, :func:`_mean_links` estimates from a uniform sample of this

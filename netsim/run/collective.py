@@ -101,7 +101,8 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     if algorithm == "synth":    # hook: synthesise, compare with the fixed ones, fall back
         return _synth(op, topology, size, ranks=ranks, placement=placement, options=options,
                       alpha=alpha, router=router, progress=progress, faults=faults,
-                      model=model, packet=packet, tolerance=tolerance)
+                      model=model, packet=packet, tolerance=tolerance, axis=axis, nodes=nodes,
+                      engine=engine)
     request = resolve_request(op, topology, algorithm, size, ranks=ranks, placement=placement,
                               options=options, alpha=alpha, router=router, faults=faults,
                               axis=axis, nodes=nodes, model=model, packet=packet,
@@ -109,12 +110,18 @@ def run_collective(op: str, topology, algorithm, size, *, ranks: int | None = No
     return run_request(request, request.sizes[0], progress=progress, builds=builds)
 
 
-def _synth(op: str, topology, size, *, model: str, packet, tolerance, **kwargs):
+def _synth(op: str, topology, size, *, model: str, packet, tolerance, axis=None, nodes=None,
+           **kwargs):
     """``--algo synth``: its search runs thousands of fluid runs of requests it resolves
-    (:func:`~netsim.run.synthesis.run_synth`)."""
+    (:func:`~netsim.run.synthesis.run_synth`), on one group of ranks: ``axis`` and
+    ``nodes`` are refused."""
     from ..engine.tolerance import check_tolerance
 
     check_op(op)
+    if axis is not None or nodes is not None:
+        raise InputError(f"--algo synth synthesises for one group of ranks: "
+                         f"{'--axis' if axis is not None else '--nodes'} does not apply "
+                         f"(use --ranks, or a fixed algorithm)")
     check_model(model, packet)
     check_tolerance(tolerance)
     if model != "fluid":
@@ -182,7 +189,8 @@ def run_sweep(op: str, topology, algorithm, sizes, *,
         for size in sweep_sizes(sizes):
             runs.append(_synth(op, topology, size, ranks=ranks, placement=placement,
                                options=options, alpha=alpha, router=router, progress=progress,
-                               faults=faults, model=model, packet=packet, tolerance=tolerance))
+                               faults=faults, model=model, packet=packet, tolerance=tolerance,
+                               axis=axis, nodes=nodes, engine=engine))
             if each is not None:
                 each(runs[-1])
         return runs

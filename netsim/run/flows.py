@@ -13,9 +13,10 @@ from .models import simulate_model
 __all__ = ["simulate_flows"]
 
 
-def simulate_flows(flowset: FlowSet, **options):
+def simulate_flows(flowset: FlowSet, *, engine=None, **options):
     """Simulate a :class:`FlowSet`; the result's flow ids are the file's ids. ``model=``
-    picks the network model (:func:`~netsim.run.models.simulate_model`).
+    picks the network model (:func:`~netsim.run.models.simulate_model`), ``engine`` is the
+    engine's :class:`~netsim.engine.config.EngineConfig` (None: its defaults).
 
     When every flow has an explicit path (checked when the file was loaded), the paths go
     to the router as the arrays they were loaded into (:class:`ExplicitPaths`), not as a
@@ -30,6 +31,6 @@ def simulate_flows(flowset: FlowSet, **options):
         options["router"] = paths
     result = simulate_model(flowset.topology, schedule,
                             np.arange(flowset.topology.num_nodes), not_before=flowset.not_before,
-                            **options)
+                            config=engine, **options)
     result.op_ids = flowset.flow_ids
     return result

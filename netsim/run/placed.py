@@ -181,13 +181,14 @@ def _placed(request, algo, size: float, options, chunks: int, *, builds=None,
     in-network planes per class (an algorithm without them builds every op). A group run
     builds the algorithm on every group and runs them at once (:func:`_group_build`)."""
     topology, nodes, router = request.topology, request.nodes, request.router
+    budget = request.memory_budget
     check_scale(algo.op, request.ranks, chunks, topology,  # before building
-                all_pairs=getattr(algo, "all_pairs", False), name=algo.name)
+                all_pairs=getattr(algo, "all_pairs", False), name=algo.name, budget=budget)
     if request.groups is not None:
         schedule, placement = _group_build(request, algo, size, options)
         machine = fabric_topology(topology, schedule)
         check_built(f"{algo.op} {algo.name} on {request.where}", schedule, machine,
-                    placement, router)
+                    placement, router, budget=budget)
         return _ready(machine, schedule, placement, request.alpha)
     build = algo.build if builds is None or isinstance(algo, Built) else \
         (lambda n, size, options: builds.build(algo, n, size, options))
@@ -197,7 +198,7 @@ def _placed(request, algo, size: float, options, chunks: int, *, builds=None,
     extra = schedule.extra_nodes
     placement = nodes if not extra else np.concatenate([nodes, np.asarray(extra, np.int64)])
     check_built(f"{algo.op} {algo.name} on {nodes.size} ranks", schedule, machine,
-                placement, router)
+                placement, router, budget=budget)
     return _ready(machine, schedule, placement, request.alpha)
 
 
@@ -208,7 +209,8 @@ def _blocks(request, algo, size: float, options, chunks: int):
 
     nodes = request.nodes
     check_scale(algo.op, nodes.size, chunks, request.topology,
-                per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name)
+                per_send=BYTES_PER_BLOCK / max(nodes.size, 1), name=algo.name,
+                budget=request.memory_budget)
     blocks = algo.blocks(nodes.size, size, options)
     if blocks is None or blocks.num_ranks != nodes.size:
         return None

@@ -159,6 +159,8 @@ _PLACE = {
     "vs_row_major_pct": _f(_NUM, "step time against row_major's, less 1 (percent)",
                            null=True),
     "algorithms": _f(_STR, "the algorithm of each phase"),
+    "engine": {"type": "object", "description": "what the engine ran for this strategy's "
+               "step: loop, solver, symmetry, tolerance (netsim.engine.config.choose_path)"},
 }
 #: ``place`` also has one ``PHASE_s`` field per phase of the workload (its time, s).
 _PLACE_PATTERN = {"^.+_s$": _f(_NUM, "one phase's time within the step (s)")}

@@ -74,6 +74,12 @@ class CollectiveRequest:
         return int(self.groups[0].size if self.groups else self.nodes.size)
 
     @property
+    def memory_budget(self) -> int | None:
+        """Bytes the run may use: its engine configuration's budget (None: the process's,
+        :func:`netsim.budget.memory_budget`)."""
+        return getattr(self.engine, "memory_budget", None)
+
+    @property
     def where(self) -> str:
         """Where the collective runs, in words (for refusals)."""
         if self.groups:

@@ -151,7 +151,8 @@ def _search(request, size: float, *, seeds: int, budget_s: float,
     return best[0], best[1], _time.perf_counter() - started
 
 
-def _request(op: str, topology, size, *, ranks, placement, options, alpha, router, faults):
+def _request(op: str, topology, size, *, ranks, placement, options, alpha, router, faults,
+             engine=None):
     """The resolved request of a synthesis run: the fixed algorithms as candidates, and
     ``alpha`` and ``router`` in the options' extras, which the synthesiser reads."""
     from ..algorithms import AlgoOptions
@@ -166,13 +167,13 @@ def _request(op: str, topology, size, *, ranks, placement, options, alpha, route
         extra["router"] = router
     return resolve_request(op, topo, _fixed(op), size, ranks=ranks, placement=placement,
                            options=replace(options, extra=extra), alpha=alpha, router=router,
-                           faults=faults)
+                           faults=faults, engine=engine)
 
 
 def run_synth(op: str, topology, size, *, ranks: int | None = None,
               placement: Sequence[int | str] | None = None, options=None,
               alpha: float | None = None, router=None, progress=None, faults: Sequence = (),
-              seeds: int = 1, budget_s: float = SYNTH_BUDGET_S) -> SynthRun:
+              seeds: int = 1, budget_s: float = SYNTH_BUDGET_S, engine=None) -> SynthRun:
     """Synthesise ``op`` for the machine, simulate it and the fixed algorithms, keep the
     faster (the fixed one, marked ``fallback``, when synthesis does not help).
 
@@ -181,10 +182,12 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
     and the search stops trying new ones after ``budget_s`` seconds. With a reduction rate
     (gamma) reducing ops also try reducing in waves (:data:`SYNTH_WAVES`) and with the
     reductions spread over the ranks (``GAMMA_SHAPES``: chunks, waves, balance).
+    ``engine`` is the engine's :class:`~netsim.engine.config.EngineConfig` of every run of
+    the search (None: its defaults).
     """
     _check(op, seeds, budget_s)
     request = _request(op, topology, size, ranks=ranks, placement=placement, options=options,
-                       alpha=alpha, router=router, faults=faults)
+                       alpha=alpha, router=router, faults=faults, engine=engine)
     size = request.sizes[0]
     synth, (chunks, waves, balance, seed), spent = _search(request, size, seeds=seeds,
                                                           budget_s=budget_s,
@@ -206,13 +209,13 @@ def run_synth(op: str, topology, size, *, ranks: int | None = None,
 def synthesise(op: str, topology, size, *, ranks: int | None = None,
                placement: Sequence[int | str] | None = None, options=None,
                alpha: float | None = None, router=None, seeds: int = 1,
-               budget_s: float = SYNTH_BUDGET_S):
+               budget_s: float = SYNTH_BUDGET_S, engine=None):
     """(schedule, run): the best synthesised schedule found by :func:`run_synth`'s search,
     its meta carrying the lower bound it was built against, the simulated time and the best
     fixed algorithm's; and the :class:`SynthRun`. The schedule is the synthesised one even
     when a fixed algorithm is faster (``run.fallback`` then says so)."""
     run = run_synth(op, topology, size, ranks=ranks, placement=placement, options=options,
-                    alpha=alpha, router=router, seeds=seeds, budget_s=budget_s)
+                    alpha=alpha, router=router, seeds=seeds, budget_s=budget_s, engine=engine)
     request = _request(op, topology, size, ranks=ranks, placement=placement, options=options,
                        alpha=alpha, router=router, faults=())
     topo, nodes = request.topology, request.nodes
@@ -246,7 +249,8 @@ def schedule_document(schedule) -> dict:
 
 
 def run_schedule_file(op: str, topology, path, size=None, *, placement=None, alpha=None,
-                      router=None, progress=None, faults: Sequence = ()) -> CollectiveRun:
+                      router=None, progress=None, faults: Sequence = (),
+                      engine=None) -> CollectiveRun:
     """Simulate the schedule file at ``path`` (e.g. written by ``netsim synth -o``) as
     collective ``op`` of ``size`` bytes (default: the size it was built for), rank r on
     ``placement[r]`` (default: the placement stored in the file, else the first endpoints),
@@ -284,4 +288,4 @@ def run_schedule_file(op: str, topology, path, size=None, *, placement=None, alp
     algo = Algorithm(op, name, f"schedule file {path}", build)
     return run_on_machine(op, topo, algo, size, ranks=schedule.num_ranks,
                           placement=placement, alpha=alpha, router=router, progress=progress,
-                          faults=faults)
+                          faults=faults, engine=engine)

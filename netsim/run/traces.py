@@ -81,9 +81,11 @@ def per_op_algorithms(algorithm) -> dict[str, Any]:
     return mapping
 
 
-def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, options, cache):
-    """The algorithm object for one collective (``auto``: simulate each, keep the fastest;
-    ``default``: what the machine's own library runs, :mod:`netsim.run.library`)."""
+def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, options, cache,
+          *, engine=None):
+    """The algorithm object for one collective (``auto``: simulate each with the engine's
+    configuration ``engine``, keep the fastest; ``default``: what the machine's own library
+    runs, :mod:`netsim.run.library`)."""
     from .collective import run_collective
     from .search import resolve_algorithms
     from .library import resolve_default
@@ -94,7 +96,7 @@ def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, optio
         candidates, pick = resolve_algorithms(op, algorithm)
         if pick or len(candidates) > 1:
             run = run_collective(op, topo, candidates, size, placement=nodes, alpha=alpha,
-                                 options=options)
+                                 options=options, engine=engine)
             chosen = next(a for a in candidates if a.name == run.algorithm)
         else:
             chosen = candidates[0]
@@ -105,7 +107,7 @@ def _pick(op: str, topo, algorithm, nodes: np.ndarray, size: float, alpha, optio
 def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | None = None,
                  placement: Sequence[int | str] | None = None, alpha: float | None = None,
                  options=None, router=None, progress=None, faults: Sequence = (),
-                 comm_groups=None) -> WorkloadRun:
+                 comm_groups=None, engine=None) -> WorkloadRun:
     """Simulate the Chakra traces ``pattern`` (``'trace.%d.et'``) on ``topology``.
 
     ``comm_groups`` is ASTRA-sim's communicator-group JSON file (or its mapping) giving the
@@ -115,6 +117,8 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
     Rank r runs on ``placement[r]`` (default: the first endpoints). ``alpha`` (s) is the
     per-message overhead, ``options`` an ``AlgoOptions`` for the collectives; without them
     the machine's calibration applies, as in :func:`~netsim.run.run_collective`.
+    ``engine`` is the engine's :class:`~netsim.engine.config.EngineConfig` (None: its
+    defaults). Every row carries what the engine ran (``engine``).
     """
     from ..algorithms.options import AlgoOptions
     from ..interop.chakra import read_workload, workload_schedule
@@ -138,7 +142,7 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
         where = nodes[np.asarray(members)]
         opts = replace(options, topology=topo, placement=where)
         algo = _pick(op, topo, per_op.get(op, per_op.get("*", "default")), where, size, alpha,
-                     options, cache)
+                     options, cache, engine=engine)
         if not algo.applies(len(members), opts):
             raise InputError(f"{pattern}: collective {name or op}: {op} algorithm "
                              f"{algo.name!r} does not apply to {len(members)} ranks")
@@ -164,14 +168,15 @@ def run_workload(pattern: str, topology, *, algorithm="default", ranks: int | No
         own = schedule.meta["op_overhead"]
         overhead[np.fromiter(own.keys(), np.int64)] = np.fromiter(own.values(), float)
     result = simulate(machine, schedule, placed, router=router, overhead=overhead,
-                      progress=progress, faults=resolve_faults(faults, topo))
+                      progress=progress, faults=resolve_faults(faults, topo), config=engine)
     rows = []
     for r in range(n):
         compute = _busy(result, schedule.meta["compute_ops"][r])
         ends = schedule.meta["rank_ends"][r]
         total = float(result.op_finish[ends].max()) if len(ends) else 0.0
         rows.append({"rank": r, "node": topo.node_names[nodes[r]], "compute_s": compute,
-                     "exposed_comm_s": max(total - compute, 0.0), "total_s": total})
+                     "exposed_comm_s": max(total - compute, 0.0), "total_s": total,
+                     **({"engine": result.meta["engine"]} if "engine" in result.meta else {})})
     return WorkloadRun(workload=pattern, topology=topo.name, ranks=n,
                        time_s=float(result.makespan), collectives=schedule.meta["collectives"],
                        algorithms=used, rows=rows, result=result)
@@ -203,9 +208,10 @@ def _busy(result: Result, ops: Sequence[int]) -> float:
 
 
 def collective_schedule(op: str, topology, algorithm, size, *, ranks: int | None = None,
-                        options=None, alpha: float | None = None):
-    """The schedule ``run_collective`` would simulate (``auto``: of the fastest algorithm),
-    for files other tools read (``netsim export``)."""
+                        options=None, alpha: float | None = None, engine=None):
+    """The schedule ``run_collective`` would simulate (``auto``: of the fastest algorithm,
+    simulated with the engine's configuration ``engine``), for files other tools read
+    (``netsim export``)."""
     from ..algorithms.options import AlgoOptions
     from ..topology import parse_topology
     from ..units import parse_size
@@ -215,7 +221,7 @@ def collective_schedule(op: str, topology, algorithm, size, *, ranks: int | None
     size = parse_size(size, "collective size")
     nodes = rank_nodes(topo, ranks, None)
     options = options if options is not None else AlgoOptions()
-    algo = _pick(op, topo, algorithm, nodes, size, alpha, options, {})
+    algo = _pick(op, topo, algorithm, nodes, size, alpha, options, {}, engine=engine)
     opts = replace(options, topology=topo, placement=nodes)
     if not algo.applies(nodes.size, opts):
         raise InputError(f"{op} algorithm {algo.name!r} does not apply to {nodes.size} ranks "
@@ -257,7 +263,7 @@ def run_workload_job(job: WorkloadJob, ctx: JobContext) -> JobResult:
         groups = str(ctx.base_dir / groups)
     run = run_workload(pattern, topology, algorithm=algorithm, ranks=job.ranks,
                        alpha=job.alpha, progress=ctx.progress, faults=ctx.faults,
-                       comm_groups=groups)
+                       comm_groups=groups, engine=ctx.engine)
     name = job.name or Path(job.trace).name
     return JobResult(name, "workload", [{"job": name, **row} for row in run.rows],
                      {name: run.result}, {name: topology})

@@ -56,6 +56,7 @@ class StepScore:
     result: Result | None = field(default=None, repr=False)
     strategy: str | None = None
     link_util: np.ndarray | None = field(default=None, repr=False)
+    engine: dict | None = None      # what the engine ran (Result.meta["engine"])
 
     def record(self, reference: float | None = None) -> dict[str, Any]:
         """A flat row: strategy, step time, every phase's time, utilisation, hop-bytes and,
@@ -69,6 +70,8 @@ class StepScore:
         algos = sorted(set(self.algorithms.values()))
         row["algorithms"] = ",".join(f"{p}={a}" for p, a in self.algorithms.items()) \
             if len(algos) > 1 else (algos[0] if algos else "")
+        if self.engine is not None:
+            row["engine"] = self.engine
         return row
 
 
@@ -111,12 +114,14 @@ class StepModel:
     caches stay warm; ``overhead`` is the per-message cost at the sender (s) and ``gamma``
     the reduction rate of a chip (bytes/s), both by default the topology's calibration
     (``alpha``, ``gamma``; 0 and free without one; ``gamma=0`` makes reductions free);
-    ``max_copies`` bounds the copies of a repeated phase when streams overlap.
+    ``max_copies`` bounds the copies of a repeated phase when streams overlap; ``engine``
+    is the engine's :class:`~netsim.engine.config.EngineConfig` for every simulation of
+    the step (None: its defaults).
     """
 
     def __init__(self, topology, layout: ParallelLayout, workload: Workload, *, router=None,
                  overhead: float | None = None, gamma: float | None = None,
-                 max_copies: int = DEFAULT_MAX_COPIES) -> None:
+                 max_copies: int = DEFAULT_MAX_COPIES, engine=None) -> None:
         from ...algorithms.options import AlgoOptions
         from ...routing import default_router
         from ..request import machine_costs
@@ -132,6 +137,7 @@ class StepModel:
         self.overhead, costs = machine_costs(topology, overhead, AlgoOptions(gamma=gamma))
         self.gamma = float(costs.gamma) if costs.gamma else None
         self.max_copies = int(max_copies)
+        self.engine = engine
 
     # -- building -----------------------------------------------------------------------
     def resolve(self, placement: Sequence[int]) -> dict[str, str]:
@@ -170,7 +176,7 @@ class StepModel:
             if best is not None and (low > best[0] or (low >= best[0] and index > best[1])):
                 continue
             t = simulate(machine, sched, full, router=self.router,
-                         overhead=self.overhead).makespan
+                         overhead=self.overhead, config=self.engine).makespan
             if best is None or (t, index) < best[:2]:
                 best = (t, index, name)
         if best is None:
@@ -226,7 +232,7 @@ class StepModel:
         # the fabric the step's collectives run on (tt_ring: the ring fabric of an auto one)
         result = simulate(fabric_topology(self.topology, step.schedule), step.schedule,
                           step.placement, router=self.router, overhead=self.overhead,
-                          record_timeline=record)
+                          record_timeline=record, config=self.engine)
         phase_s = {}
         for p in step.phases:
             release, finish = result.tag_span(p.name)
@@ -255,7 +261,7 @@ class StepModel:
                          hop_bytes=loads.hop_bytes, link_bound_s=loads.bound_s,
                          placement=placement, algorithms=dict(step.algorithms),
                          result=result if keep_result else None, strategy=strategy,
-                         link_util=util)
+                         link_util=util, engine=result.meta.get("engine"))
 
 
     def phase_utilisation(self, score: StepScore) -> dict[str, np.ndarray]:

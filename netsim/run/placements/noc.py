@@ -39,13 +39,16 @@ class ChipScore:
                "max_link_bytes": self.max_link_bytes, "hop_bytes": self.hop_bytes}
         if reference:
             row["vs_adjacent_pct"] = 100.0 * (self.time_s / reference - 1.0)
+        if self.result is not None and "engine" in self.result.meta:
+            row["engine"] = self.result.meta["engine"]
         return row
 
 
 def evaluate_chip(topo: Topology, schedule: Schedule, placement: np.ndarray,
-                  router: NocRouter, strategy: str = "") -> ChipScore:
-    """Simulate the transfers with rank r on core ``placement[r]``."""
-    result = simulate(topo, schedule, placement, router=router)
+                  router: NocRouter, strategy: str = "", *, engine=None) -> ChipScore:
+    """Simulate the transfers with rank r on core ``placement[r]`` (``engine``: the
+    engine's :class:`~netsim.engine.config.EngineConfig`, None: its defaults)."""
+    result = simulate(topo, schedule, placement, router=router, config=engine)
     edge_s = {}
     for tag in schedule.tags:
         release, finish = result.tag_span(tag)
@@ -59,10 +62,11 @@ def evaluate_chip(topo: Topology, schedule: Schedule, placement: np.ndarray,
 def compare_chip_placements(topo: Topology, ops: Sequence[Operator],
                             strategies: Sequence[str] = (*CHIP_STRATEGIES, "search"), *,
                             policy: str = "shortest", pipelined: bool = True, seed: int = 0,
-                            budget: int = SEARCH_BUDGET, seconds: float | None = None
-                            ) -> list[ChipScore]:
+                            budget: int = SEARCH_BUDGET, seconds: float | None = None,
+                            engine=None) -> list[ChipScore]:
     """Score each chip strategy (the search seeded with every fixed one, cores free to
-    move anywhere on the grid, never worse than the best seed)."""
+    move anywhere on the grid, never worse than the best seed); ``engine`` is the
+    engine's :class:`~netsim.engine.config.EngineConfig` (None: its defaults)."""
     router = NocRouter(policy)
     schedule = transfer_schedule(ops, pipelined)
     scores = {}
@@ -75,13 +79,13 @@ def compare_chip_placements(topo: Topology, ops: Sequence[Operator],
             if name in wanted_fixed:
                 raise
             continue
-        scores[name] = evaluate_chip(topo, schedule, placement, router, name)
+        scores[name] = evaluate_chip(topo, schedule, placement, router, name, engine=engine)
     out = [scores[s] for s in wanted_fixed]
     if "search" in strategies:
         sent = schedule.nbytes[schedule.kind == 0]
 
         def objective(p):
-            return simulate(topo, schedule, p, router=router).makespan
+            return simulate(topo, schedule, p, router=router, config=engine).makespan
 
         def cheap(p):   # (busiest link's bytes, hop-bytes), from the routes alone
             loads = route_schedule(topo, schedule, p, router).link_bytes(sent)
@@ -90,6 +94,7 @@ def compare_chip_placements(topo: Topology, ops: Sequence[Operator],
         seeds = {n: (s.placement, s.time_s) for n, s in scores.items()}
         found = anneal(objective, seeds, cheap=cheap, nodes=np.asarray(topo.endpoints),
                        budget=budget, seconds=seconds, seed=seed)
-        out.append(evaluate_chip(topo, schedule, found.placement, router, "search"))
+        out.append(evaluate_chip(topo, schedule, found.placement, router, "search",
+                                 engine=engine))
     return out
 

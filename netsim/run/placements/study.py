@@ -243,10 +243,11 @@ class PlacementOutcome:
 
 
 def run_placement_study(study: PlacementStudy, *,
-                        progress: Callable[[int, int], None] | None = None
-                        ) -> PlacementOutcome:
+                        progress: Callable[[int, int], None] | None = None,
+                        engine=None) -> PlacementOutcome:
     """Build the step of ``study`` on its machine and score every strategy by simulation.
-    ``progress(steps_done, budget)`` follows the search, if the study has one."""
+    ``progress(steps_done, budget)`` follows the search, if the study has one; ``engine``
+    is the engine's :class:`~netsim.engine.config.EngineConfig` (None: its defaults)."""
     from ...topology import parse_topology
     from .evaluate import StepModel
     from .search import compare_strategies
@@ -257,7 +258,7 @@ def run_placement_study(study: PlacementStudy, *,
     layout = study.parallel_layout()
     layout.check_fits(topology.num_endpoints, repr(topology.name))
     model = StepModel(topology, layout, study.workload(layout), overhead=study.alpha,
-                      gamma=study.gamma, max_copies=study.max_copies)
+                      gamma=study.gamma, max_copies=study.max_copies, engine=engine)
     names = study.strategy_names()
     scores, found = compare_strategies(model, names, seed=study.seed or 0,
                                        budget=study.budget, seconds=study.seconds,

@@ -97,7 +97,7 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
                      options=options, alpha=job.alpha, progress=ctx.progress,
                      faults=ctx.resolve_faults(topology), axis=job.axis, nodes=job.nodes,
-                     model=ctx.model, packet=ctx.packet)
+                     model=ctx.model, packet=ctx.packet, engine=ctx.engine)
     name = job.name or f"{job.op}-{job.algorithm}"
     records = [{"job": name, **run.record()} for run in runs]
     keys = [f"{name} {format_size(run.size_bytes).replace(' ', '')}" for run in runs]

@@ -39,7 +39,9 @@ class JobContext:
 
     ``faults`` are the scenario's and the job's :class:`~netsim.run.faultspec.FaultSpec`
     (header ones first); a runner registered with ``faults=True`` resolves them on its
-    topology with :meth:`resolve_faults` and passes them to the engine.
+    topology with :meth:`resolve_faults` and passes them to the engine. ``engine`` is the
+    engine's :class:`~netsim.engine.config.EngineConfig` that every job's simulations get
+    (None: its defaults).
     """
 
     topology: str | None
@@ -49,6 +51,7 @@ class JobContext:
     faults: tuple = ()
     model: str = "fluid"        # 'fluid', 'packet' or 'both' (netsim.run.models)
     packet: Any = None          # PacketOptions of the packet model (None: defaults)
+    engine: Any = None          # EngineConfig of every simulation (None: its defaults)
 
     def resolve_faults(self, topology) -> list:
         """The engine faults of ``faults`` on ``topology`` (one-line errors naming them)."""
@@ -145,6 +148,8 @@ def _traffic_record(name: str, result: Result, ranks: int, total_bytes: float,
               "flows": result.num_flows, "bytes": total_bytes, "time_s": result.makespan,
               "max_link_util": result.max_link_utilization, "events": result.events,
               **model_fields(result)}
+    if "engine" in result.meta:             # what the engine ran (json, csv)
+        record["engine"] = result.meta["engine"]
     if faults:
         from ..faultspec import fault_summary, rerouted_flows
 
@@ -164,7 +169,8 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
         flowset = load_flow_file(ctx.base_dir / job.flows)
         faults = ctx.resolve_faults(flowset.topology)
         result = simulate_flows(flowset, overhead=job.overhead, progress=ctx.progress,
-                                faults=faults, model=ctx.model, packet=ctx.packet)
+                                faults=faults, model=ctx.model, packet=ctx.packet,
+                                engine=ctx.engine)
         name = job.name or Path(job.flows).stem
         record = _traffic_record(name, result, flowset.topology.num_endpoints,
                                  flowset.schedule.total_bytes, faults)
@@ -185,7 +191,7 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
 
         # memory is the gate; MAX_SENDS a cap on typos when --max-memory allows anything
         require_sends(sends, topology, f"traffic job: pattern {job.pattern!r} on {ranks} ranks",
-                      advice="fewer ranks")
+                      advice="fewer ranks", budget=getattr(ctx.engine, "memory_budget", None))
         if sends > MAX_SENDS:
             raise InputError(f"traffic job: pattern {job.pattern!r} on {ranks} ranks has "
                              f"{sends:.3g} sends (more than the limit of {MAX_SENDS}): use "
@@ -198,7 +204,8 @@ def run_traffic(job: TrafficJob, ctx: JobContext) -> JobResult:
     from ..models import simulate_model
 
     result = simulate_model(topology, schedule, overhead=job.overhead, progress=ctx.progress,
-                            faults=faults, model=ctx.model, packet=ctx.packet)
+                            faults=faults, model=ctx.model, packet=ctx.packet,
+                            config=ctx.engine)
     return JobResult(name, "traffic", [_traffic_record(name, result, ranks,
                                                        schedule.total_bytes, faults)],
                      {name: result}, {name: topology})

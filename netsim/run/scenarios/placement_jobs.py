@@ -69,7 +69,7 @@ def run_placement_job(job: PlacementJob, ctx: JobContext) -> JobResult:
     study = job.model_copy(update={
         "topology": ctx.topology_spec(job.topology, "placement"), "seed": ctx.seed_for(job.seed),
         "map": str(ctx.base_dir / job.map) if job.map else None})
-    outcome = run_placement_study(study)
+    outcome = run_placement_study(study, engine=ctx.engine)
     topology, layout, found = outcome.topology, outcome.layout, outcome.search
     name = job.name or f"placement {layout.describe()}"
     records = []
@@ -138,7 +138,8 @@ def run_noc_job(job: NocPlacementJob, ctx: JobContext) -> JobResult:
     scores = compare_chip_placements(grid, _operators(job.operators), job.strategies,
                                      policy=job.policy, pipelined=job.pipelined,
                                      seed=ctx.seed_for(job.seed),
-                                     budget=job.budget, seconds=job.seconds)
+                                     budget=job.budget, seconds=job.seconds,
+                                     engine=ctx.engine)
     name = job.name or "noc-placement"
     reference = next((s.time_s for s in scores if s.strategy == "adjacent"), None)
     records = [{"job": name, "topology": grid.name, "policy": job.policy,

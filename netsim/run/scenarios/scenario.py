@@ -174,9 +174,12 @@ def load_scenario(path: str | Path) -> Scenario:
     return scenario_from_dict(doc, path, root)
 
 
-def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult:
+def run_scenario(scenario: Scenario, progress=None, faults=(), *,
+                 engine=None) -> ScenarioResult:
     """Run every job of ``scenario`` in order; ``faults`` (FaultSpecs, e.g. from the command
-    line) apply to every job, like the scenario's own ``faults:``."""
+    line) apply to every job, like the scenario's own ``faults:``; ``engine`` (the engine's
+    :class:`~netsim.engine.config.EngineConfig`, None: its defaults) configures every
+    job's simulations."""
     faults = tuple(faults) + tuple(scenario.faults)
     job_faults = scenario.job_faults or [()] * len(scenario.jobs)
     for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
@@ -184,7 +187,7 @@ def run_scenario(scenario: Scenario, progress=None, faults=()) -> ScenarioResult
             raise InputError(f"{scenario.path}: jobs[{n}]: job kind {job.kind!r} does not "
                              f"support faults")
     ctx = JobContext(scenario.topology, scenario.seed, scenario.path.parent, progress,
-                     model=scenario.model, packet=scenario.packet)
+                     model=scenario.model, packet=scenario.packet, engine=engine)
     results = []
     for n, (job, own) in enumerate(zip(scenario.jobs, job_faults)):
         _, runner = JOB_KINDS[job.kind]

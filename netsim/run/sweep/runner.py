@@ -104,19 +104,25 @@ def load_sweep(path: str | Path) -> Sweep:
         raise
 
 
-def run_point(doc: dict[str, Any], path: str) -> dict[str, Any]:
-    """Run one point's scenario document: ``{"records": [...]}`` or ``{"error": "..."}``.
+def run_point(doc: dict[str, Any], path: str, engine=None) -> dict[str, Any]:
+    """Run one point's scenario document: ``{"records": [...]}`` or ``{"error": "..."}``;
+    ``engine`` is the engine's :class:`~netsim.engine.config.EngineConfig` (None: its
+    defaults), passed to the worker with the point: a worker process has none of the
+    caller's state.
 
     Runs in a worker (a process, a Dask worker); every failure becomes a one-line error so
     that one bad point never stops the others.
     """
+    from ...budget import max_memory
     from ..plugins import load_plugins
     from ..scenarios.scenario import run_scenario, scenario_from_dict
 
     start = time.perf_counter()
     load_plugins()                  # a worker process sees the plugins' job kinds too
     try:
-        outcome = run_scenario(scenario_from_dict(doc, Path(path)))
+        # the caller's budget for every check of the point (topologies and files too)
+        with max_memory(getattr(engine, "memory_budget", None)):
+            outcome = run_scenario(scenario_from_dict(doc, Path(path)), engine=engine)
         done = {"records": to_jsonable(outcome.records)}
     except NetsimError as err:
         done = {"error": " ".join(str(err).split())}
@@ -326,14 +332,16 @@ def _read_outcome(file: Path, key: str) -> dict[str, Any] | None:
 
 def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = None, *,
                      progress: Callable[[int, int, int], None] | None = None,
-                     retry_failed: bool = False, in_flight: int | None = None
-                     ) -> SweepResult:
+                     retry_failed: bool = False, in_flight: int | None = None,
+                     engine=None) -> SweepResult:
     """Run the points of ``sweep`` that ``out`` does not hold yet on ``executor`` (default:
     this process) and return every point's outcome.
 
     ``progress(done, failed, total)`` is called as points finish (reused ones count as
     done). At most ``in_flight`` points are submitted at a time (default: 4 per worker), so
-    a huge sweep holds few futures and Ctrl-C wastes little.
+    a huge sweep holds few futures and Ctrl-C wastes little. ``engine`` (the engine's
+    :class:`~netsim.engine.config.EngineConfig`, None: its defaults) goes to every point;
+    it changes no result, so a point's key does not depend on it.
 
     >>> import tempfile
     >>> doc = {"name": "s", "topology": "ring:4,bw=1GB/s", "sweep": {"grid": {
@@ -376,7 +384,8 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
 
     def submit_more() -> None:
         for i in queue:
-            running[executor.submit(run_point, sweep.document(i), str(sweep.path))] = i
+            running[executor.submit(run_point, sweep.document(i), str(sweep.path),
+                                    engine)] = i
             if len(running) >= in_flight:
                 return
 
@@ -392,7 +401,7 @@ def run_sweep_points(sweep: Sweep, out: str | Path, executor: Executor | None = 
                         _log.warning("sweep %s: point %d %s: its worker died; running it "
                                      "again", sweep.name, i, sweep.points[i])
                         running[executor.submit(run_point, sweep.document(i),
-                                                str(sweep.path))] = i
+                                                str(sweep.path), engine)] = i
                         continue
                     outcome = {"error": f"its worker process died {deaths[i]} times "
                                         f"(killed, or out of memory)"}

@@ -28,8 +28,8 @@ import click
 from ..errors import InputError, SimulationError
 from ..run import file_notes, run_validation, summarize_validation, validation_cases
 from ..units import format_size
-from .options import (ProgressBar, check_outputs, emit, format_records, output_option,
-                      overwrite_option, render_table)
+from .options import (ProgressBar, check_outputs, emit, engine_config, format_records,
+                      output_option, overwrite_option, render_table)
 
 __all__ = ["command", "default_directory", "markdown_table"]
 
@@ -111,7 +111,8 @@ def command(directory, family, fmt, output, overwrite, quick):
     failed: list[str] = []
     with ProgressBar(sizes, "validate") as bar:
         records = run_validation(cases, quick=quick, each=bar.advance,
-                                 progress=bar.reporter(), failed=failed)
+                                 progress=bar.reporter(), failed=failed,
+                                 engine=engine_config())
     for reason in failed:
         click.echo(f"netsim: could not simulate {reason}", err=True)
     if not records:

@@ -170,12 +170,13 @@ def _quick(rows: list[dict[str, float]], keep: int = 3) -> list[dict[str, float]
 
 def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
                    each: Callable[[int], None] | None = None, progress=None,
-                   failed: list[str] | None = None) -> list[dict[str, Any]]:
+                   failed: list[str] | None = None, engine=None) -> list[dict[str, Any]]:
     """One record per measured size of every case: ``file``, ``family``, ``command``,
     ``size_bytes``, ``measured_time_s``, ``time_s`` (simulated), ``error_pct`` (on time),
     ``within`` (of :func:`tolerance`), ``ran`` (the algorithm run; NCCL's pick) and
     ``counted`` (False: the file asked to be kept out of the summary). ``quick``: three
     sizes per file. ``each(n)`` is called after each case with its number of sizes.
+    ``engine``: the :class:`~netsim.engine.EngineConfig` every run takes (None: defaults).
 
     A case netsim refuses to simulate (a machine without that many ranks, an option the
     algorithm does not take) is a finding, not a reason to stop the others: with
@@ -187,7 +188,7 @@ def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
     for case in cases:
         rows = case.rows(quick)
         try:
-            out += _run_case(case, rows, progress)
+            out += _run_case(case, rows, progress, engine)
         except NetsimError as err:
             if failed is None:
                 raise
@@ -197,7 +198,7 @@ def run_validation(cases: Sequence[ValidationCase], *, quick: bool = False,
     return out
 
 
-def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
+def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress, engine
               ) -> list[dict[str, Any]]:
     from ..algorithms import AlgoOptions
     from ..topology import parse_topology
@@ -212,7 +213,7 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress
         extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO, _PROTO ...
     runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
                      ranks=None if case.axis is not None else case.ranks, axis=case.axis,
-                     options=AlgoOptions(extra=extra), progress=progress)
+                     options=AlgoOptions(extra=extra), progress=progress, engine=engine)
     out = []
     for run, row in zip(runs, rows):
         record = run.record()

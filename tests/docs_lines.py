@@ -13,7 +13,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 def _commands():
     for page in PAGES:
         for block in re.findall(r"```[a-z]*\n(.*?)```", page.read_text(), re.S):
-            for line in block.splitlines():
+            # a line ending in a backslash goes on on the next one, as in a shell
+            for line in re.sub(r"\\\n\s*", " ", block).splitlines():
                 line = line.strip()
                 # placeholders (DIR, FILE, [options]) are for reading, not running
                 if line.startswith("netsim ") and not re.search(r"\b[A-Z]{2,}\b|\[", line):

@@ -247,24 +247,8 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     link with no capacity left.
     """
     remaining, count = scratch[0], scratch[1]
-    any_new = False
-    used = np.empty(64, dtype=np.int64)         # the links the draining flows cross
-    n_used = 0
-    for i in range(n_active):
-        f = active[i]
-        any_new = any_new or is_new[f]
-        for j in range(path_start[f], path_start[f] + path_len[f]):
-            link = path_links[j]
-            if not mark[link]:
-                mark[link] = True
-                if n_used == used.size:
-                    used = np.concatenate((used, np.empty(used.size, dtype=np.int64)))
-                used[n_used] = link
-                n_used += 1
-                remaining[link] = capacity[link]
-                count[link] = 0.0
-    for k in range(n_used):
-        mark[used[k]] = False
+    used, n_used, any_new = _used_links(active, n_active, path_start, path_len, path_links,
+                                        is_new, capacity, remaining, count, mark)
     if warm and any_new:
         tau = min(tau, _gained_levels(active, n_active, path_start, path_len, path_links,
                                       weight, weighted, capacity, rate, is_new,
@@ -292,11 +276,45 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     else:
         ok = _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight,
                              weighted, remaining, count, used, n_used, scratch[2:], rate)
-    if not ok:
-        return False
-    # saturation levels of this solution (maxmin.incidence_levels): a link's largest rate
-    # if its load reaches its capacity, else +inf
-    load, top = scratch[2], scratch[3]
+    if ok:
+        _note_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
+                     capacity, rate, is_new, level, used, n_used, scratch[2], scratch[3])
+    return ok
+
+
+@njit(cache=True)
+def _used_links(active, n_active, path_start, path_len, path_links, is_new, capacity,
+                remaining, count, mark):
+    """The links the draining flows cross, each once, with ``remaining`` at its capacity
+    and ``count`` at 0; returns (links, how many, whether a flow is new). ``mark`` (links,
+    all False) is work space, all False again on return."""
+    any_new = False
+    used = np.empty(64, dtype=np.int64)
+    n_used = 0
+    for i in range(n_active):
+        f = active[i]
+        any_new = any_new or is_new[f]
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            if not mark[link]:
+                mark[link] = True
+                if n_used == used.size:
+                    used = np.concatenate((used, np.empty(used.size, dtype=np.int64)))
+                used[n_used] = link
+                n_used += 1
+                remaining[link] = capacity[link]
+                count[link] = 0.0
+    for k in range(n_used):
+        mark[used[k]] = False
+    return used, n_used, any_new
+
+
+@njit(cache=True)
+def _note_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
+                 capacity, rate, is_new, level, used, n_used, load, top):
+    """The saturation levels of this solution into ``level`` (maxmin.incidence_levels): a
+    link's largest rate if its load reaches its capacity, else +inf; ``is_new`` is
+    cleared. ``load`` and ``top`` are work space, one per link."""
     for k in range(n_used):
         load[used[k]] = 0.0
         top[used[k]] = 0.0
@@ -310,7 +328,6 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     for k in range(n_used):
         link = used[k]
         level[link] = top[link] if load[link] >= capacity[link] * (1 - 1e-9) else np.inf
-    return True
 
 
 # -- the solver's steps, called by engine.loop.run_events ---------------------------------

@@ -30,8 +30,8 @@ cost compression, never correctness.
 
 With numba (a base dependency) the search runs compiled (:func:`_k_search`):
 the same start colours, rounds and exact checks, with hash tables and counting sorts in
-place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
-(benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search
+place of numpy's sorts and one pass over the DAG for the depths (benchmarks/
+bench_symmetry.py times both). It finds the same partition, and the numpy search
 renumbers its classes by first appearance as the compiled one numbers them, so both give
 the same arrays, and which one ran never changes a result's last bits (the quotient run
 visits classes in id order). Small searches run on numpy, whose cost is below that of
@@ -579,7 +579,7 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
         # Refinement only splits classes, and an equitable partition gives all sub-flows of
         # a class ops of one class: so the sub-flow classes found will be at least the op
         # classes that sends hold now, and when those are too many already the search can
-        # stop a round early (fat-tree k=16 ring, ECMP: 5 rounds, 1.73 s, not 6, 2.30 s).
+        # stop a round early.
         if n_sc > max_classes or _k_distinct(op, n_oc, sub_op) > max_classes:
             return False, none, none, none
         if (n_oc, n_sc, n_lc) == counts:

@@ -396,8 +396,8 @@ class _Execution:
         t_next = self.now + dt_fluid if fluid else t_heap
         if t_next == np.inf:
             return t_next
-        if fluid and self.tolerance:
-            t_next = self._window_end(finish_dt, dt_fluid, t_heap)
+        if fluid and self.tolerance:          # approximate mode: engine.tolerance
+            t_next = window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
         dt = t_next - self.now
         self._advance(dt)
         self.now = t_next
@@ -429,13 +429,6 @@ class _Execution:
         if self.progress and self.events % self.progress_every == 0:
             self.progress(self.events, self.now)
         return t_next
-
-    def _window_end(self, finish_dt: np.ndarray, dt_fluid: float, t_heap: float) -> float:
-        """Approximate mode: the time of the last completion due within ``tolerance`` x t
-        of the first (t = its time), and not after the next timed event. Every flow due by
-        then completes then: late, never early, so rates stay within capacity and no
-        dependent op starts before its data could be there (:mod:`.tolerance`)."""
-        return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
     def run(self) -> "_Execution":
         for fault in self.faults:

@@ -1,12 +1,10 @@
 """The compiled loop's incremental max-min solver: an event costs what it changes.
 
-engine.kernel re-solves the draining flows at every event (its
-warm start keeps the rates below a cut, but it still passes over every draining incidence
-three times). When thousands of flows drain together and each event moves few of their
-rates, that is nearly all waste: on a 12x12 mesh all-to-all with log-normal sizes, a cold
-re-solve after each of the 20,592 completions changes 16 rates in the median (3% on
-average) of about 10,000. This solver keeps the solution between events and re-runs
-progressive filling only where the event reaches (the loop is engine.loop's).
+engine.kernel re-solves the draining flows at every event (its warm start keeps the rates
+below a cut, but it still passes over every draining incidence three times). When
+thousands of flows drain together and each event moves few of their rates, that is nearly
+all waste. This solver keeps the solution between events and re-runs progressive filling
+only where the event reaches (the loop is engine.loop's).
 
 What it keeps besides the kernel's state:
 
@@ -47,10 +45,9 @@ exactness.
 random DAGs, symmetry weights, latencies, release floors and faults against the
 reference, within the 1e-9 merge window and with the same events.
 
-Numba note: helpers called per flow or per incidence are written out in the loops, or take
-a batch per call, because each call (even inlined) paid reference counting per array
-argument; that was half the time then. The helpers now compile with ``_nrt=False``, which
-drops that cost from the calls that remain; the written-out copies stay as measured.
+The helpers compile with ``_nrt=False`` (engine.heaps' docstring says what that asks of
+them): a call then costs no reference counting per array argument, so per-incidence steps
+(:func:`_touch`, :func:`_lsift`) are calls, not copies written out in the loops.
 """
 
 from __future__ import annotations

@@ -55,26 +55,24 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
                     touched[n_touched] = link
                     n_touched += 1
                 added[link] += weight[j] if weighted else 1.0
+    # the old flows' incidences on those links, grown as they are found
+    link_of, r, w = np.empty(64, dtype=np.int64), np.empty(64), np.empty(64)
     m = 0
     for i in range(n_active):
         f = active[i]
         if not is_new[f]:
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                if mark[path_links[j]]:
+                link = path_links[j]
+                if mark[link]:
+                    if m == link_of.size:
+                        link_of = np.concatenate((link_of, np.empty(m, dtype=np.int64)))
+                        r = np.concatenate((r, np.empty(m)))
+                        w = np.concatenate((w, np.empty(m)))
+                    link_of[m], r[m] = link, rate[f]
+                    w[m] = weight[j] if weighted else 1.0
+                    total_w[link] += w[m]
                     m += 1
-    link_of = np.empty(m, dtype=np.int64)
-    r = np.empty(m)
-    w = np.empty(m)
-    k = 0
-    for i in range(n_active):
-        f = active[i]
-        if not is_new[f]:
-            for j in range(path_start[f], path_start[f] + path_len[f]):
-                if mark[path_links[j]]:
-                    link_of[k], r[k] = path_links[j], rate[f]
-                    w[k] = weight[j] if weighted else 1.0
-                    total_w[path_links[j]] += w[k]
-                    k += 1
+    link_of, r, w = link_of[:m], r[:m], w[:m]
     by_rate = np.argsort(r, kind="mergesort")
     order = by_rate[np.argsort(link_of[by_rate], kind="mergesort")]   # by link, then rate
     best = np.inf

@@ -36,7 +36,7 @@ from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .config import EngineConfig, EnginePath, choose_path, require_work_space
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
-from .symmetry import find_classes, quotient
+from .symmetry import find_classes, quotient, transpose
 from .tolerance import check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
@@ -82,6 +82,11 @@ def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.size == 1:
         return values, np.ones(1, dtype=np.intp)
     return np.unique(values, return_counts=True)
+
+
+def _op_subs(sub_op: np.ndarray, n_ops: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each op's sub-flows as CSR (ptr, ids), the transpose of ``sub_op``."""
+    return transpose(np.arange(sub_op.size + 1), sub_op, n_ops)
 
 
 def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -160,20 +165,14 @@ class _Execution:
         self.remaining = self.sub_bytes.copy()
         self.rate = np.zeros(n_sub)
         self.is_new = np.zeros(n_sub, dtype=bool)
-        self.op_subs_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.sub_op, minlength=n_ops), out=self.op_subs_ptr[1:])
-        self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
+        self.op_subs_ptr, self.op_subs_idx = _op_subs(self.sub_op, n_ops)
         self.subs_left = np.diff(self.op_subs_ptr).copy()
 
     def _init_ops(self, schedule: Schedule) -> None:
         """Dependency bookkeeping (successors as CSR, the transpose of the deps), the op
         times and the timed-event heap."""
         n_ops = schedule.num_ops
-        dep_owner = np.repeat(np.arange(n_ops), np.diff(schedule.dep_ptr))
-        order = np.argsort(schedule.dep_idx, kind="stable")
-        self.succ_idx = dep_owner[order]
-        self.succ_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-        np.cumsum(np.bincount(schedule.dep_idx, minlength=n_ops), out=self.succ_ptr[1:])
+        self.succ_ptr, self.succ_idx = transpose(schedule.dep_ptr, schedule.dep_idx, n_ops)
         self.waiting = np.diff(schedule.dep_ptr).copy()
         self.op_release = np.full(n_ops, np.nan)
         self.op_start = np.full(n_ops, np.nan)
@@ -616,9 +615,7 @@ class _Execution:
         for name in ("path_start", "path_len"):
             setattr(self, name, np.concatenate([getattr(self, name),
                                                 np.zeros(k, dtype=np.intp)]))
-        np.cumsum(np.bincount(self.sub_op, minlength=self.schedule.num_ops),
-                  out=self.op_subs_ptr[1:])
-        self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
+        self.op_subs_ptr, self.op_subs_idx = _op_subs(self.sub_op, self.schedule.num_ops)
         np.add.at(self.subs_left, self.sub_op[ids], 1)
         return ids
 

@@ -110,7 +110,9 @@ def _segment_sum(ptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+def transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """The transpose of the CSR incidence (``ptr``, ``idx``) with ``n_cols`` columns:
+    (ptr, rows) per column, rows in order within a column."""
     owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     order = np.argsort(idx, kind="stable")
     tptr = np.zeros(n_cols + 1, dtype=np.int64)
@@ -120,7 +122,7 @@ def _transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarra
 
 def _depths(ptr: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
     """Longest path (in edges) from a source of the DAG whose in-edges are CSR (ptr, idx)."""
-    sptr, succ = _transpose(ptr, idx, n)
+    sptr, succ = transpose(ptr, idx, n)
     waiting = np.diff(ptr).copy()
     depth = np.zeros(n, dtype=np.int64)
     frontier = np.flatnonzero(waiting == 0)
@@ -220,12 +222,10 @@ def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead,
     path_links = np.asarray(routes.path_links, dtype=np.int64)
     dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
     dep_idx = np.asarray(schedule.dep_idx, dtype=np.int64)
-    succ_ptr, succ_idx = _transpose(dep_ptr, dep_idx, n_ops)
-    osub_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-    np.cumsum(np.bincount(sub_op, minlength=n_ops), out=osub_ptr[1:])
-    osub_idx = np.argsort(sub_op, kind="stable")
-    lsub_ptr, lsub_idx = _transpose(path_ptr, path_links, n_links)
+    succ_ptr, succ_idx = transpose(dep_ptr, dep_idx, n_ops)
     one_ptr = np.arange(n_sub + 1, dtype=np.int64)
+    osub_ptr, osub_idx = transpose(one_ptr, sub_op, n_ops)
+    lsub_ptr, lsub_idx = transpose(path_ptr, path_links, n_links)
 
     floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
     cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s

@@ -301,8 +301,8 @@ class QuotientRoutes:
 
 def _unique(values: np.ndarray, *, counts: bool = False):
     """``np.unique`` of an integer array (with counts if asked), by a sort: numpy 2.4's
-    ``np.unique`` hashes integers first, which on pair codes spread over a wide range
-    costs 2.4 s for 2M values against 0.14 s for the sort (measured here).
+    ``np.unique`` hashes integers first, which on pair codes spread over a wide range is
+    many times slower than the sort.
 
     >>> _unique(np.array([5, 1, 5, 3]), counts=True)
     (array([1, 3, 5]), array([1, 1, 2]))

@@ -56,6 +56,7 @@ import numpy as np
 
 from .heaps import _heap_max_upto, _heap_pop, _heap_remove, _heap_set, _heap_set_many
 from .events import _REL_TOL, I_SOLVED, links_off, njit
+from .kernel import freeze_at
 
 __all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
            "hand_back"]
@@ -290,10 +291,7 @@ def _freeze(link, t, state, new_rate, path_start, path_len, path_links, weight, 
             continue
         state[g] = 2
         new_rate[g] = t                    # ``rate`` keeps the old ones until the end
-        for j in range(path_start[g], path_start[g] + path_len[g]):
-            w = weight[j] if weighted else 1.0
-            spare[path_links[j]] -= t * w
-            cnt[path_links[j]] -= w
+        freeze_at(g, t, path_start, path_len, path_links, weight, weighted, spare, cnt)
     cnt[link] = 0.0
 
 

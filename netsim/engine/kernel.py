@@ -21,8 +21,8 @@ import numpy as np
 
 from .events import AVAILABLE, F_SCAN, I_SOLVED, _REL_TOL, links_off, njit
 
-__all__ = ["AVAILABLE", "new_state", "start", "first_finish", "take_done", "add", "resolve",
-           "end_event", "hand_back"]
+__all__ = ["AVAILABLE", "freeze_at", "new_state", "start", "first_finish", "take_done", "add",
+           "resolve", "end_event", "hand_back"]
 
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
 # A solve fills one bottleneck link at a time when (links carrying flows)^2 is below
@@ -98,6 +98,17 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
     return best
 
 
+@njit(cache=True, inline="always")
+def freeze_at(f, share, path_start, path_len, path_links, weight, weighted, remaining, count):
+    """Flow f freezes at rate ``share`` in progressive filling: each link on its path has
+    ``share`` (times the incidence's weight) less capacity ``remaining`` and counts the
+    incidence's weight less among its rising flows (``count``)."""
+    for j in range(path_start[f], path_start[f] + path_len[f]):
+        w = weight[j] if weighted else 1.0
+        remaining[path_links[j]] -= share * w
+        count[path_links[j]] -= w
+
+
 @njit(cache=True)
 def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, weighted,
                     remaining, count, used, n_used, scratch, rate):
@@ -135,10 +146,8 @@ def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, wei
                 if not m > 0.0:
                     return False
                 rate[f] = m
-                for j in range(path_start[f], path_start[f] + path_len[f]):
-                    w = weight[j] if weighted else 1.0
-                    remaining[path_links[j]] -= m * w
-                    count[path_links[j]] -= w
+                freeze_at(f, m, path_start, path_len, path_links, weight, weighted,
+                          remaining, count)
             else:
                 unfrozen[kept] = f
                 flow_min[kept] = m
@@ -212,10 +221,8 @@ def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weig
             frozen[k] = True
             f = unfrozen[k]
             rate[f] = share
-            for j in range(path_start[f], path_start[f] + path_len[f]):
-                w = weight[j] if weighted else 1.0
-                remaining[path_links[j]] -= share * w
-                count[path_links[j]] -= w
+            freeze_at(f, share, path_start, path_len, path_links, weight, weighted,
+                      remaining, count)
         count[best] = 0.0
     return True
 

@@ -46,8 +46,8 @@ random DAGs, symmetry weights, latencies, release floors and faults against the
 reference, within the 1e-9 merge window and with the same events.
 
 The helpers compile with ``_nrt=False`` (engine.heaps' docstring says what that asks of
-them): a call then costs no reference counting per array argument, so per-incidence steps
-(:func:`_touch`, :func:`_lsift`) are calls, not copies written out in the loops.
+them): a call then costs no reference counting per array argument, so even the steps
+taken per incidence (:func:`_touch`, :func:`_lsift`, ``kernel.freeze_at``) are plain calls.
 """
 
 from __future__ import annotations

@@ -84,10 +84,10 @@ class EngineConfig:
     from this many incidences (path links + dependencies + sub-flows), on numpy below,
     where it costs less than loading numba: both find the same arrays. None: numpy always.
 
-    The defaults' figures are in benchmarks/RESULTS.md ("engine defaults").
-
     ``memory_budget``: bytes the run may use (None: :func:`netsim.budget.memory_budget`,
     ``--max-memory`` or what the machine has). Only ever refuses a run, never changes it.
+
+    The defaults' figures are in benchmarks/RESULTS.md ("engine defaults").
     """
 
     loop: str = "auto"

@@ -206,33 +206,42 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     return _find_numpy(schedule, routes, capacity, not_before, overhead, config)
 
 
+def _attributes(schedule: Schedule, routes, capacity, not_before, overhead):
+    """What both searches start from: per op its kind (int64), bytes, per-message
+    overhead, compute time and release floor; per sub-flow its bytes and path latency;
+    per link its capacity (floats); and the graph as int64 CSR arrays (dep_ptr, dep_idx,
+    sub_op, path_ptr, path_links)."""
+    n_ops = schedule.num_ops
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    sub_op = send_ops[routes.sub_req].astype(np.int64)
+    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
+    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
+    op_attrs = (schedule.kind.astype(np.int64), schedule.nbytes, cost, schedule.seconds, floor)
+    sub_attrs = (schedule.nbytes[sub_op] * routes.sub_frac, np.asarray(routes.sub_latency))
+    graph = tuple(np.asarray(a, dtype=np.int64) for a in (
+        schedule.dep_ptr, schedule.dep_idx, sub_op, routes.path_ptr, routes.path_links))
+    return op_attrs, sub_attrs, np.asarray(capacity, dtype=float), graph
+
+
 def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead,
                 config: EngineConfig) -> Classes | None:
     """:func:`find_classes` with numpy only: sorts where the compiled search hashes."""
     share, max_rounds = config.symmetry_max_class_share, config.symmetry_max_rounds
     n_sub = len(routes.sub_req)
     n_ops, n_links = schedule.num_ops, len(capacity)
-    send_ops = np.flatnonzero(schedule.kind == SEND)
-    sub_op = send_ops[routes.sub_req]
-    sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
-    sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
+    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
+                                                       overhead)
+    dep_ptr, dep_idx, sub_op, path_ptr, path_links = graph
+    sub = _dense(*(_codes(a) for a in sub_attrs))
     if sub.max() + 1 > share * n_sub:       # e.g. sizes all different: no classes
         return None
-    path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
-    path_links = np.asarray(routes.path_links, dtype=np.int64)
-    dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
-    dep_idx = np.asarray(schedule.dep_idx, dtype=np.int64)
     succ_ptr, succ_idx = transpose(dep_ptr, dep_idx, n_ops)
     one_ptr = np.arange(n_sub + 1, dtype=np.int64)
     osub_ptr, osub_idx = transpose(one_ptr, sub_op, n_ops)
     lsub_ptr, lsub_idx = transpose(path_ptr, path_links, n_links)
-
-    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
-    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
-    op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes), _codes(cost),
-                _codes(schedule.seconds), _codes(floor), _depths(dep_ptr, dep_idx, n_ops),
-                _depths(succ_ptr, succ_idx, n_ops))
-    link = _codes(np.asarray(capacity, dtype=float))
+    op = _dense(op_attrs[0], *(_codes(a) for a in op_attrs[1:]),
+                _depths(dep_ptr, dep_idx, n_ops), _depths(succ_ptr, succ_idx, n_ops))
+    link = _codes(capacity)
     counts = (-1, -1, -1)
     rng = np.random.default_rng(0x5EED)
     for rounds in range(max_rounds):
@@ -651,20 +660,11 @@ def _find_compiled(k, schedule: Schedule, routes, capacity, not_before, overhead
     no class count grows) and exact checks, with hash tables in place of sorts; class ids
     are numbered by first appearance."""
     n_sub = len(routes.sub_req)
-    n_ops = schedule.num_ops
-    send_ops = np.flatnonzero(schedule.kind == SEND)
-    sub_op = send_ops[routes.sub_req].astype(np.int64)
-    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
-    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
-    op_keys = np.stack([schedule.kind.astype(np.int64).view(np.uint64), _bits(schedule.nbytes),
-                        _bits(cost), _bits(schedule.seconds), _bits(floor)])
-    sub_keys = np.stack([_bits(schedule.nbytes[sub_op] * routes.sub_frac),
-                         _bits(routes.sub_latency)])
+    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
+                                                       overhead)
+    op_keys = np.stack([op_attrs[0].view(np.uint64), *(_bits(a) for a in op_attrs[1:])])
+    sub_keys = np.stack([_bits(a) for a in sub_attrs])
     keys = (op_keys, sub_keys, _bits(capacity).reshape(1, -1))
-    graph = (np.asarray(schedule.dep_ptr, dtype=np.int64),
-             np.asarray(schedule.dep_idx, dtype=np.int64), sub_op,
-             np.asarray(routes.path_ptr, dtype=np.int64),
-             np.asarray(routes.path_links, dtype=np.int64))
     config = EngineConfig() if config is None else config
     found, op, sub, link = k._k_search(
         keys[0], keys[1], keys[2][0], *graph, config.symmetry_max_rounds,

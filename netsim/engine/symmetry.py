@@ -112,7 +112,12 @@ def _segment_sum(ptr: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
     """The transpose of the CSR incidence (``ptr``, ``idx``) with ``n_cols`` columns:
-    (ptr, rows) per column, rows in order within a column."""
+    (ptr, rows) per column, rows in order within a column.
+
+    >>> ptr, rows = transpose(np.array([0, 2, 3]), np.array([1, 0, 1]), 2)
+    >>> ptr.tolist(), rows.tolist()         # column 0: row 0; column 1: rows 0 and 1
+    ([0, 1, 3], [0, 0, 1])
+    """
     owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     order = np.argsort(idx, kind="stable")
     tptr = np.zeros(n_cols + 1, dtype=np.int64)

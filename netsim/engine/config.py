@@ -54,45 +54,40 @@ class EngineConfig:
     Runs with faults or a recorded timeline always take the numpy loop.
 
     ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
-    ``warm_min_incidences`` draining incidences a cold solve is cheaper: measured on the
-    NVLS quotient of dgx-h100, benchmarks/bench_engine_events.py).
+    ``warm_min_incidences`` draining incidences a cold solve is cheaper).
 
     ``numpy_work``: under ``auto`` the numpy loop runs first and hands over to the compiled
     loop once its work (draining incidences summed over events, plus ``event_work`` per
-    event: a numpy event's fixed cost, 150-300 us, is that of about 20,000 incidences)
-    passes this: runs with few events end in numpy in well under a second without loading
-    the compiled loop (about 0.3 s once per process). The work counts only this run's
-    events, so the hand-over point is a function of the input.
+    event, a numpy event's fixed cost in incidences) passes this: runs with few events end
+    in numpy without loading the compiled loop. The work counts only this run's events, so
+    the hand-over point is a function of the input.
 
     ``incremental_min_subflows``: the compiled loop refills only what each event changes
     (engine.incremental) for runs of at least this many sub-flows (after symmetry
     classes), or of any size without dependencies when ``incremental_flat``; None: never.
     Below it an event's full re-solve (engine.kernel) is cheap and is the reference's own
     arithmetic. With dependencies a rounding-level difference can move a completion across
-    the merge window and, through the successors it releases, an op's finish by more
-    (dgx-h100 NVLS 1 GiB: 0.18 % of the makespan on 7,198 of 38,912 ops); without them a
-    completion moves by at most the window. Measured (benchmarks/bench_engine_events.py):
-    8x8 log-normal all-to-all 0.41 s vs 0.84 s, NVL72 all-reduce 256 MB 2.1 s vs 15.1 s.
+    the merge window and, through the successors it releases, an op's finish by more than
+    the window; without them a completion moves by at most the window.
     ``incremental_max_incidences``: above this many path incidences, engine.kernel.
     ``classes``: where the incremental loop runs on unweighted paths, run it on rate
-    classes (engine.classes): log-normal all-to-all on a 12x12 mesh 2.5 s vs 9.7 s.
-    ``link_scan_factor``: engine.kernel fills one bottleneck link at a time when (links
-    carrying flows)^2 is below this times the flows to fill, else in parallel passes (64 is
-    within 5% of the better way on 8x8 to 24x24 all-to-alls).
+    classes (engine.classes). ``link_scan_factor``: engine.kernel fills one bottleneck
+    link at a time when (links carrying flows)^2 is below this times the flows to fill,
+    else in parallel passes.
 
     ``symmetry``: look for symmetry classes (engine.symmetry) and simulate one flow per
     class. ``symmetry_min_subflows``: below this many sub-flows the search costs more than
     it saves. ``symmetry_max_class_share``: give up when the classes are more than this
     share of the sub-flows. ``symmetry_max_rounds``: refinement rounds before giving up.
     ``symmetry_max_incidences``: above this many path incidences the search is skipped
-    (its arrays would crowd the run: a 32x32 mesh all-to-all has 22M and gains 2x).
-    ``symmetry_compiled_from``: the search runs compiled (with numba) from this many
-    incidences (path links + dependencies + sub-flows), on numpy below: both find the
-    same arrays; importing numba costs about 0.3 s, the numpy search 0.35-0.55 us per
-    incidence. None: numpy always.
+    (its arrays would crowd the run). ``symmetry_compiled_from``: the search runs compiled
+    from this many incidences (path links + dependencies + sub-flows), on numpy below,
+    where it costs less than loading numba: both find the same arrays. None: numpy always.
 
     ``memory_budget``: bytes the run may use (None: :func:`netsim.budget.memory_budget`,
     ``--max-memory`` or what the machine has). Only ever refuses a run, never changes it.
+
+    The defaults' figures are in benchmarks/RESULTS.md ("engine defaults").
     """
 
     loop: str = "auto"

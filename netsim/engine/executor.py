@@ -36,7 +36,7 @@ from ..schedule import BARRIER, COMPUTE, SEND, Schedule
 from .config import EngineConfig, EnginePath, choose_path, require_work_space
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
-from .symmetry import find_classes, quotient
+from .symmetry import find_classes, quotient, transpose
 from .tolerance import check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
@@ -84,6 +84,11 @@ def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(values, return_counts=True)
 
 
+def _op_subs(sub_op: np.ndarray, n_ops: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each op's sub-flows as CSR (ptr, ids), the transpose of ``sub_op``."""
+    return transpose(np.arange(sub_op.size + 1), sub_op, n_ops)
+
+
 def _gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[ptr[r]:ptr[r+1]]`` for every r in ``rows``, without a loop."""
     return _gather_spans(ptr[rows], ptr[rows + 1] - ptr[rows], idx)
@@ -111,25 +116,37 @@ class _Execution:
                  config: EngineConfig | None = None, path: EnginePath | None = None) -> None:
         self.topo, self.schedule, self.routes = topology, schedule, routes
         self.config = EngineConfig() if config is None else config
-        n_ops = schedule.num_ops
         # ``capacity`` and ``weight`` describe a symmetry quotient (engine.symmetry): links
         # are link classes, and a path incidence counts for ``weight`` flows of its class.
         self.capacity = (topology.bandwidth if capacity is None else capacity
                          ).astype(np.float64, copy=True)
-        self.n_links = n_links = len(self.capacity)
+        self.n_links = len(self.capacity)
         self.path_weight = None if weight is None else np.asarray(weight, dtype=np.float64)
-        self.active_weight = np.zeros(0)
-        self.overhead = _per_op(overhead, n_ops)      # s per message, by op
+        self.overhead = _per_op(overhead, schedule.num_ops)      # s per message, by op
         # Approximate mode: the flows due within tolerance x t of a completion at t
         # complete with the last of them (engine.tolerance). 0 (exact): only the engine's
         # own 1e-9 merge window.
         self.tolerance = check_tolerance(tolerance)
-        self.not_before = (np.zeros(n_ops) if not_before is None
+        self.not_before = (np.zeros(schedule.num_ops) if not_before is None
                            else _times("not_before", not_before))
         self.progress, self.progress_every = progress, progress_every
         self.timeline = [] if record_timeline else None
+        self.faults = sorted(faults, key=lambda f: f.time)
+        self._init_flows(schedule, routes)
+        self._init_ops(schedule)
+        self._init_network()
+        self.path = path if path is not None else choose_path(
+            self.config, ops=schedule.num_ops, subflows=self.n_flows,
+            incidences=int(self.path_len.sum()), dependencies=int(self.succ_idx.size),
+            weighted=self.path_weight is not None, faults=bool(self.faults),
+            timeline=self.timeline is not None)
+        require_work_space(self.config, self.path, subflows=self.n_flows,
+                           incidences=int(self.path_len.sum()))
 
-        # Sub-flows of the sends (routes are in the order of the schedule's send ops).
+    def _init_flows(self, schedule: Schedule, routes) -> None:
+        """The sub-flows of the sends (routes are in the order of the schedule's send
+        ops), their paths and what each op waits for of them."""
+        n_ops = schedule.num_ops
         send_ops = np.flatnonzero(schedule.kind == SEND)
         self.sub_op = send_ops[routes.sub_req]
         self.sub_bytes = schedule.nbytes[self.sub_op] * routes.sub_frac
@@ -144,53 +161,47 @@ class _Execution:
         self.sub_empty = self.path_len == 0
         self.sub_done = np.zeros(n_sub, dtype=bool)
         self.earliest = np.zeros(n_sub)          # no activation before (after a reroute), s
-        self.failed = np.zeros(n_links, dtype=bool)
-        self.link_bytes = np.zeros(n_links)   # credited at reroutes and at the end
         self.credited = np.zeros(n_sub)                   # bytes of a sub-flow credited so far
-        self.fault_log: list[dict] = []
-        self.op_subs_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.sub_op, minlength=n_ops), out=self.op_subs_ptr[1:])
-        self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
+        self.remaining = self.sub_bytes.copy()
+        self.rate = np.zeros(n_sub)
+        self.is_new = np.zeros(n_sub, dtype=bool)
+        self.op_subs_ptr, self.op_subs_idx = _op_subs(self.sub_op, n_ops)
         self.subs_left = np.diff(self.op_subs_ptr).copy()
 
-        # Dependency bookkeeping: successors as CSR, the transpose of the deps.
-        dep_owner = np.repeat(np.arange(n_ops), np.diff(schedule.dep_ptr))
-        order = np.argsort(schedule.dep_idx, kind="stable")
-        self.succ_idx = dep_owner[order]
-        self.succ_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-        np.cumsum(np.bincount(schedule.dep_idx, minlength=n_ops), out=self.succ_ptr[1:])
+    def _init_ops(self, schedule: Schedule) -> None:
+        """Dependency bookkeeping (successors as CSR, the transpose of the deps), the op
+        times and the timed-event heap."""
+        n_ops = schedule.num_ops
+        self.succ_ptr, self.succ_idx = transpose(schedule.dep_ptr, schedule.dep_idx, n_ops)
         self.waiting = np.diff(schedule.dep_ptr).copy()
-
         self.op_release = np.full(n_ops, np.nan)
         self.op_start = np.full(n_ops, np.nan)
         self.op_finish = np.full(n_ops, np.nan)
-        self.remaining = self.sub_bytes.copy()
-        self.rate = np.zeros(n_sub)
-        self.active = np.zeros(0, dtype=np.int64)      # draining sub-flows, in order
-        self.active_links = np.zeros(0, dtype=np.intp)  # their paths, concatenated
-        # What changed since the last solve, for the warm start (maxmin.max_min_rates_warm).
-        # level[l] is the link's saturation level in the last solution (its largest flow
-        # rate if saturated, else inf), filled in only when l first loses a flow (``lost``):
-        # the warm start reads it nowhere else. None: no solution to start from.
-        self.level: np.ndarray | None = None
-        self.lost = np.zeros(n_links, dtype=bool)
-        self.is_new = np.zeros(n_sub, dtype=bool)
-        self.link_busy = np.zeros(n_links)
-        self.link_peak = np.zeros(n_links, dtype=np.int64)
-        self.link_count = np.zeros(n_links, dtype=np.int64)
         self.heap: list = []
         self._seq = itertools.count()
         self.events = 0
         self.now = 0.0
         self.work = 0                 # draining incidences summed over events (numpy_work)
         self.numpy_events = None      # events run before the compiled loop took over
-        self.faults = sorted(faults, key=lambda f: f.time)
-        self.path = path if path is not None else choose_path(
-            self.config, ops=n_ops, subflows=n_sub, incidences=int(self.path_len.sum()),
-            dependencies=int(self.succ_idx.size), weighted=self.path_weight is not None,
-            faults=bool(self.faults), timeline=self.timeline is not None)
-        require_work_space(self.config, self.path, subflows=n_sub,
-                           incidences=int(self.path_len.sum()))
+
+    def _init_network(self) -> None:
+        """The draining set, per-link counts and loads, and the warm start's state."""
+        n_links = self.n_links
+        self.active = np.zeros(0, dtype=np.int64)      # draining sub-flows, in order
+        self.active_links = np.zeros(0, dtype=np.intp)  # their paths, concatenated
+        self.active_weight = np.zeros(0)
+        # What changed since the last solve, for the warm start (maxmin.max_min_rates_warm).
+        # level[l] is the link's saturation level in the last solution (its largest flow
+        # rate if saturated, else inf), filled in only when l first loses a flow (``lost``):
+        # the warm start reads it nowhere else. None: no solution to start from.
+        self.level: np.ndarray | None = None
+        self.lost = np.zeros(n_links, dtype=bool)
+        self.failed = np.zeros(n_links, dtype=bool)
+        self.link_bytes = np.zeros(n_links)   # credited at reroutes and at the end
+        self.fault_log: list[dict] = []
+        self.link_busy = np.zeros(n_links)
+        self.link_peak = np.zeros(n_links, dtype=np.int64)
+        self.link_count = np.zeros(n_links, dtype=np.int64)
 
     # -- timed events -----------------------------------------------------------------
     def _push(self, times: np.ndarray, kind: int, ids: np.ndarray) -> None:
@@ -384,8 +395,8 @@ class _Execution:
         t_next = self.now + dt_fluid if fluid else t_heap
         if t_next == np.inf:
             return t_next
-        if fluid and self.tolerance:
-            t_next = self._window_end(finish_dt, dt_fluid, t_heap)
+        if fluid and self.tolerance:          # approximate mode: engine.tolerance
+            t_next = window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
         dt = t_next - self.now
         self._advance(dt)
         self.now = t_next
@@ -417,13 +428,6 @@ class _Execution:
         if self.progress and self.events % self.progress_every == 0:
             self.progress(self.events, self.now)
         return t_next
-
-    def _window_end(self, finish_dt: np.ndarray, dt_fluid: float, t_heap: float) -> float:
-        """Approximate mode: the time of the last completion due within ``tolerance`` x t
-        of the first (t = its time), and not after the next timed event. Every flow due by
-        then completes then: late, never early, so rates stay within capacity and no
-        dependent op starts before its data could be there (:mod:`.tolerance`)."""
-        return window_end(self.now, finish_dt, dt_fluid, t_heap, self.tolerance)
 
     def run(self) -> "_Execution":
         for fault in self.faults:
@@ -482,19 +486,8 @@ class _Execution:
         ints[compiled.I_EVENTS] = self.events
         ints[compiled.I_ACTIVE] = self.active.size
         floats = np.array([self.now, self.tolerance, self.config.link_scan_factor])
-        # The queued events in (time, push order): a sorted array is a heap.
-        queued = sorted(self.heap, key=lambda entry: entry[:2])
-        ids = [np.atleast_1d(entry[3]) for entry in queued]
-        sizes = np.array([i.size for i in ids], dtype=i64)
-        room = max(64, 2 * int(sizes.sum()))
-        ht, hq = np.empty(room), np.empty((room, 3), dtype=i64)
-        n_queued = int(sizes.sum())
+        ht, hq, n_queued = _heap_arrays(self.heap)
         ints[compiled.I_HEAP] = ints[compiled.I_SEQ] = n_queued
-        if n_queued:
-            ht[:n_queued] = np.repeat([entry[0] for entry in queued], sizes)
-            hq[:n_queued, 0] = np.arange(n_queued)
-            hq[:n_queued, 1] = np.repeat([entry[2] for entry in queued], sizes)
-            hq[:n_queued, 2] = np.concatenate(ids)
         self.heap = []
         self.waiting = arr(self.waiting, i64)
         self.subs_left = arr(self.subs_left, i64)
@@ -622,9 +615,7 @@ class _Execution:
         for name in ("path_start", "path_len"):
             setattr(self, name, np.concatenate([getattr(self, name),
                                                 np.zeros(k, dtype=np.intp)]))
-        np.cumsum(np.bincount(self.sub_op, minlength=self.schedule.num_ops),
-                  out=self.op_subs_ptr[1:])
-        self.op_subs_idx = np.argsort(self.sub_op, kind="stable")
+        self.op_subs_ptr, self.op_subs_idx = _op_subs(self.sub_op, self.schedule.num_ops)
         np.add.at(self.subs_left, self.sub_op[ids], 1)
         return ids
 
@@ -637,6 +628,24 @@ class _Execution:
         return _make_result(self.topo, self.schedule, self.op_release, self.op_start,
                             self.op_finish, self.link_bytes, self.link_busy, self.link_peak,
                             self.events, self.n_flows, self.timeline, meta)
+
+
+def _heap_arrays(heap: list) -> tuple[np.ndarray, np.ndarray, int]:
+    """The numpy loop's queued events as the compiled loop's heap (engine.events): times,
+    and per entry (push order, kind, id), one entry per id; with the number of entries.
+    Sorted by (time, push order), the array is a heap."""
+    queued = sorted(heap, key=lambda entry: entry[:2])
+    ids = [np.atleast_1d(entry[3]) for entry in queued]
+    sizes = np.array([i.size for i in ids], dtype=np.int64)
+    n_queued = int(sizes.sum())
+    room = max(64, 2 * n_queued)
+    ht, hq = np.empty(room), np.empty((room, 3), dtype=np.int64)
+    if n_queued:
+        ht[:n_queued] = np.repeat([entry[0] for entry in queued], sizes)
+        hq[:n_queued, 0] = np.arange(n_queued)
+        hq[:n_queued, 1] = np.repeat([entry[2] for entry in queued], sizes)
+        hq[:n_queued, 2] = np.concatenate(ids)
+    return ht, hq, n_queued
 
 
 def _make_result(topo, schedule, release, start, finish, link_bytes, link_busy, link_peak,

@@ -1,12 +1,10 @@
 """The compiled loop's incremental max-min solver: an event costs what it changes.
 
-engine.kernel re-solves the draining flows at every event (its
-warm start keeps the rates below a cut, but it still passes over every draining incidence
-three times). When thousands of flows drain together and each event moves few of their
-rates, that is nearly all waste: on a 12x12 mesh all-to-all with log-normal sizes, a cold
-re-solve after each of the 20,592 completions changes 16 rates in the median (3% on
-average) of about 10,000. This solver keeps the solution between events and re-runs
-progressive filling only where the event reaches (the loop is engine.loop's).
+engine.kernel re-solves the draining flows at every event (its warm start keeps the rates
+below a cut, but it still passes over every draining incidence three times). When
+thousands of flows drain together and each event moves few of their rates, that is nearly
+all waste. This solver keeps the solution between events and re-runs progressive filling
+only where the event reaches (the loop is engine.loop's).
 
 What it keeps besides the kernel's state:
 
@@ -47,10 +45,9 @@ exactness.
 random DAGs, symmetry weights, latencies, release floors and faults against the
 reference, within the 1e-9 merge window and with the same events.
 
-Numba note: helpers called per flow or per incidence are written out in the loops, or take
-a batch per call, because each call (even inlined) paid reference counting per array
-argument; that was half the time then. The helpers now compile with ``_nrt=False``, which
-drops that cost from the calls that remain; the written-out copies stay as measured.
+The helpers compile with ``_nrt=False`` (engine.heaps' docstring says what that asks of
+them): a call then costs no reference counting per array argument, so even the steps
+taken per incidence (:func:`_touch`, :func:`_lsift`, ``kernel.freeze_at``) are plain calls.
 """
 
 from __future__ import annotations
@@ -59,6 +56,7 @@ import numpy as np
 
 from .heaps import _heap_max_upto, _heap_pop, _heap_remove, _heap_set, _heap_set_many
 from .events import _REL_TOL, I_SOLVED, links_off, njit
+from .kernel import freeze_at
 
 __all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
            "hand_back"]
@@ -230,15 +228,9 @@ def _unfreeze(flows, n_flows, record, orig, s_list, n_s, path_start, path_len, p
         for j in range(path_start[g], path_start[g] + path_len[g]):
             link = path_links[j]
             w = weight[j] if weighted else 1.0
-            if not touched[link]:              # _touch, written out: a call per
-                touched[link] = True           # incidence costs reference counting
-                t_list[n_t] = link
-                n_t += 1
-                spare[link] = capacity[link] - load[link]
-                cnt[link] = 0.0
-                if lf_n[link] > 0 and _saturated(link, load, capacity):
-                    n_h = _heap_set(hp, hpos, hkey, n_h, capacity.size + link,
-                                    rate[lf_sub[lf_start[link]]])
+            n_t, n_h = _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp,
+                              hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, rate, weight,
+                              weighted)
             spare[link] += rate[g] * w
             cnt[link] += w
             ch_next[n_ch] = ch_head[link]     # g joins the link's chain of rising flows
@@ -268,6 +260,121 @@ def _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels):
 
 
 @njit(cache=True, _nrt=False)
+def _lift(flows, n_flows, orig, s_list, n_s, path_start, path_len, path_links, weight,
+          weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos,
+          hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, ch_head, ch_next, ch_flow,
+          n_ch, levels):
+    """The fixed flows ``flows[:n_flows]`` rise with the water from here (:func:`_unfreeze`,
+    their rates before to ``orig``) and the levels of their links move (:func:`_flush`);
+    returns the counts and whether any level moved."""
+    n_t, n_h, n_d, n_ch, n_s = _unfreeze(
+        flows, n_flows, True, orig, s_list, n_s, path_start, path_len, path_links, weight,
+        weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos,
+        hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, 0, ch_head, ch_next,
+        ch_flow, n_ch)
+    n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
+    return n_t, n_h, n_ch, n_s, n_d > 0
+
+
+@njit(cache=True, _nrt=False)
+def _freeze(link, t, state, new_rate, path_start, path_len, path_links, weight, weighted,
+            spare, cnt, ch_head, ch_next, ch_flow):
+    """``link`` saturates at level ``t``: the rising flows on it (its chain) freeze at
+    ``t``. Their other links' levels rise (spare / cnt >= t), so those heap keys go stale
+    low and are put right when they come to the top (lazily: most links take many such
+    steps in between)."""
+    c = ch_head[link]
+    while c >= 0:
+        g = ch_flow[c]
+        c = ch_next[c]
+        if state[g] != 1:
+            continue
+        state[g] = 2
+        new_rate[g] = t                    # ``rate`` keeps the old ones until the end
+        freeze_at(g, t, path_start, path_len, path_links, weight, weighted, spare, cnt)
+    cnt[link] = 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _rise(n_links, orig, s_list, n_s, state, path_start, path_len, path_links, weight,
+          weighted, capacity, rate, load, lf_start, lf_n, lf_sub, lf_j, touched, spare, cnt,
+          hp, hpos, hkey, n_h, dirty, new_rate, ch_head, work, n_t, n_ch):
+    """The water rises over the heap of levels until it is empty (module docstring);
+    returns (ok, touched links, flows in ``s_list``). Node ``link`` is the level at which
+    the link saturates, node ``n_links + link`` a check at its old level."""
+    t_list, d_list, out, stack, ch_next, ch_flow, levels = work
+    t = 0.0
+    while n_h > 0:
+        node = hp[0]
+        x = hkey[node]
+        n_h = _heap_pop(hp, hpos, hkey, n_h)
+        if node >= n_links:
+            link = node - n_links
+            t = max(t, x)
+            # still saturated at its old level? Judged relative to t (_SLACK)
+            if spare[link] - t * cnt[link] <= t * _SLACK:
+                continue
+            n_out = _faster(link, x * (1 - _TOP), False, lf_start, lf_n, lf_sub, rate, state,
+                            out, stack)
+            n_t, n_h, n_ch, n_s, _ = _lift(
+                out, n_out, orig, s_list, n_s, path_start, path_len, path_links, weight,
+                weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp,
+                hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, ch_head,
+                ch_next, ch_flow, n_ch, levels)
+            continue
+        link = node
+        if cnt[link] < 0.5:
+            continue
+        level = spare[link] / cnt[link]
+        if level != x:                         # its flows froze elsewhere since: its key
+            n_h = _heap_set(hp, hpos, hkey, n_h, link, level)   # is stale; back in line
+            continue
+        t = max(t, x)
+        # the link saturates at t: flows faster than t on it come down into the filling
+        n_out = _faster(link, t * (1 + _TOP), True, lf_start, lf_n, lf_sub, rate, state, out,
+                        stack)
+        n_t, n_h, n_ch, n_s, raised = _lift(
+            out, n_out, orig, s_list, n_s, path_start, path_len, path_links, weight, weighted,
+            capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos, hkey,
+            n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, ch_head, ch_next, ch_flow, n_ch,
+            levels)
+        if raised:                             # its level rose; it comes back later
+            continue
+        if not t > 0.0:
+            while n_h > 0:                     # leave the heap empty
+                n_h = _heap_pop(hp, hpos, hkey, n_h)
+            return False, n_t, n_s
+        _freeze(link, t, state, new_rate, path_start, path_len, path_links, weight, weighted,
+                spare, cnt, ch_head, ch_next, ch_flow)
+    return True, n_t, n_s
+
+
+@njit(cache=True, _nrt=False)
+def _settle(s_list, n_s, orig, state, new_rate, path_start, path_len, path_links, weight,
+            weighted, rate, load, updates, lf_start, lf_n, lf_sub, lf_j, inc_base, inc_slot):
+    """The refill's flows take their new rates, keeping a rate that moved by rounding
+    only; each one that moved takes its place in its links' lists, and their loads move."""
+    for k in range(n_s):
+        g = s_list[k]
+        state[g] = 0
+        old = max(orig[g], 0.0)
+        new = new_rate[g]
+        if orig[g] >= 0.0 and abs(new - old) <= _KEEP * old:
+            continue
+        rate[g] = new
+        for j in range(path_start[g], path_start[g] + path_len[g]):
+            link = path_links[j]
+            _lsift(link, inc_slot[inc_base[g] + j - path_start[g]] - lf_start[link],
+                   lf_start, lf_n, lf_sub, lf_j, rate, inc_slot, inc_base, path_start)
+            load[link] += (new - old) * (weight[j] if weighted else 1.0)
+            updates[link] += 1
+            if updates[link] >= _RESCAN:      # bound the running sum's drift
+                updates[link] = 0
+                load[link] = _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight,
+                                         weighted)
+
+
+@njit(cache=True, _nrt=False)
 def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, path_start,
             path_len, path_links, weight, weighted, capacity, rate, load,
             lf_start, lf_n, lf_sub, lf_j, touched, spare, cnt, hp, hpos, hkey, dirty,
@@ -285,86 +392,22 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
     """
     n_links = capacity.size
     t_list, d_list, out, stack, ch_next, ch_flow, levels = work
-    n_t, n_h, n_d, n_s, n_ch = 0, 0, 0, 0, 0
+    n_t, n_h = 0, 0
     for k in range(n_checks):
         link = checks[k]
-        n_t, n_h = _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp,
-                                  hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, rate, weight,
-                                  weighted)
+        n_t, n_h = _touch(link, capacity, load, touched, t_list, n_t, spare, cnt, hp, hpos,
+                          hkey, n_h, lf_start, lf_n, lf_sub, lf_j, rate, weight, weighted)
         n_h = _heap_set(hp, hpos, hkey, n_h, n_links + link, check_level[k])
     n_t, n_h, n_d, n_ch, n_s = _unfreeze(
-        seeds, n_seeds, False, orig, s_list, n_s, path_start, path_len, path_links, weight,
+        seeds, n_seeds, False, orig, s_list, 0, path_start, path_len, path_links, weight,
         weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos,
-        hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d, ch_head,
-        ch_next, ch_flow, n_ch)
+        hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, 0, ch_head, ch_next, ch_flow,
+        0)
     n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
-    n_d = 0
-    ok = True
-    t = 0.0
-    while n_h > 0:
-        node = hp[0]
-        x = hkey[node]
-        n_h = _heap_pop(hp, hpos, hkey, n_h)
-        if node >= n_links:
-            link = node - n_links
-            t = max(t, x)
-            # still saturated at its old level? Judged relative to t, not to the capacity
-            # (_SLACK): with capacity * 1e-12 on a link of ~100 flows, a slack of 6e-13
-            # of the capacity passed as saturated; the one rising flow there took it and
-            # froze 5e-11 above the 97 flows bottlenecked with it, more than _TOP, so the
-            # next check, at its rate, left those 97 frozen and let it alone rise to
-            # 1.15 times their rate (4x11 mesh, log-normal all-to-all, seed 1)
-            if spare[link] - t * cnt[link] <= t * _SLACK:
-                continue
-            n_out = _faster(link, x * (1 - _TOP), False, lf_start, lf_n, lf_sub,
-                                        rate, state, out, stack)
-            n_t, n_h, n_d, n_ch, n_s = _unfreeze(
-                out, n_out, True, orig, s_list, n_s, path_start, path_len, path_links, weight,
-                weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp,
-                hpos, hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d,
-                ch_head, ch_next, ch_flow, n_ch)
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
-            n_d = 0
-            continue
-        link = node
-        if cnt[link] < 0.5:
-            continue
-        level = spare[link] / cnt[link]
-        if level != x:                         # its flows froze elsewhere since: its key
-            n_h = _heap_set(hp, hpos, hkey, n_h, link, level)   # is stale; back in line
-            continue
-        t = max(t, x)
-        # the link saturates at t: flows faster than t on it come down into the filling
-        n_out = _faster(link, t * (1 + _TOP), True, lf_start, lf_n, lf_sub, rate,
-                                    state, out, stack)
-        n_t, n_h, n_d, n_ch, n_s = _unfreeze(
-            out, n_out, True, orig, s_list, n_s, path_start, path_len, path_links, weight,
-            weighted, capacity, load, rate, state, touched, t_list, n_t, spare, cnt, hp, hpos,
-            hkey, n_h, lf_start, lf_n, lf_sub, lf_j, dirty, d_list, n_d, ch_head,
-            ch_next, ch_flow, n_ch)
-        if n_d:                                # its level rose; it comes back later
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hpos, hkey, n_h, levels)
-            n_d = 0
-            continue
-        if not t > 0.0:
-            ok = False
-            break
-        c = ch_head[link]
-        while c >= 0:
-            g = ch_flow[c]
-            c = ch_next[c]
-            if state[g] != 1:
-                continue
-            state[g] = 2
-            new_rate[g] = t                    # ``rate`` keeps the old ones until the end
-            for j in range(path_start[g], path_start[g] + path_len[g]):
-                other = path_links[j]       # its level rises (spare/cnt >= t): its key
-                w = weight[j] if weighted else 1.0   # goes stale low, and is put right
-                spare[other] -= t * w       # when it comes to the top (lazily: most
-                cnt[other] -= w             # links take many such steps in between)
-        cnt[link] = 0.0
-    while n_h > 0:                             # leave the heap empty
-        n_h = _heap_pop(hp, hpos, hkey, n_h)
+    ok, n_t, n_s = _rise(n_links, orig, s_list, n_s, state, path_start, path_len, path_links,
+                         weight, weighted, capacity, rate, load, lf_start, lf_n, lf_sub, lf_j,
+                         touched, spare, cnt, hp, hpos, hkey, n_h, dirty, new_rate, ch_head,
+                         work, n_t, n_ch)
     for k in range(n_t):
         touched[t_list[k]] = False
         ch_head[t_list[k]] = -1
@@ -372,49 +415,8 @@ def _refill(seeds, n_seeds, checks, check_level, n_checks, s_list, orig, state, 
         for k in range(n_s):
             state[s_list[k]] = 0
         return False, n_s
-    # keep a rate that moved by rounding only; move loads and tops with the rest
-    for k in range(n_s):
-        g = s_list[k]
-        state[g] = 0
-        old = max(orig[g], 0.0)
-        new = new_rate[g]
-        if orig[g] >= 0.0 and abs(new - old) <= _KEEP * old:
-            continue
-        rate[g] = new
-        for j in range(path_start[g], path_start[g] + path_len[g]):
-            link = path_links[j]
-            # g moves in the link's list: _lsift written out, since this runs per
-            # incidence of every flow whose rate moved, and a call there (ten arrays,
-            # reference-counted) doubled the 12x12 log-normal run (15.7 s -> 30 s)
-            base, n = lf_start[link], lf_n[link]
-            i = inc_slot[inc_base[g] + j - path_start[g]] - base
-            while True:
-                if new > old:
-                    if i == 0:
-                        break
-                    nxt = (i - 1) >> 1
-                    if rate[lf_sub[base + nxt]] >= new:
-                        break
-                else:
-                    nxt = 2 * i + 1
-                    if nxt >= n:
-                        break
-                    if nxt + 1 < n and rate[lf_sub[base + nxt + 1]] > rate[lf_sub[base + nxt]]:
-                        nxt += 1
-                    if rate[lf_sub[base + nxt]] <= new:
-                        break
-                h, jh = lf_sub[base + nxt], lf_j[base + nxt]
-                lf_sub[base + i], lf_j[base + i] = h, jh
-                inc_slot[inc_base[h] + jh - path_start[h]] = base + i
-                i = nxt
-            lf_sub[base + i], lf_j[base + i] = g, j
-            inc_slot[inc_base[g] + j - path_start[g]] = base + i
-            load[link] += (new - old) * (weight[j] if weighted else 1.0)
-            updates[link] += 1
-            if updates[link] >= _RESCAN:      # bound the running sum's drift
-                updates[link] = 0
-                load[link] = _exact_load(link, lf_start, lf_n, lf_sub, lf_j, rate, weight,
-                                         weighted)
+    _settle(s_list, n_s, orig, state, new_rate, path_start, path_len, path_links, weight,
+            weighted, rate, load, updates, lf_start, lf_n, lf_sub, lf_j, inc_base, inc_slot)
     return True, n_s
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from .events import AVAILABLE, F_SCAN, I_SOLVED, _REL_TOL, links_off, njit
 
-__all__ = ["AVAILABLE", "new_state", "start", "first_finish", "take_done", "add", "resolve",
-           "end_event", "hand_back"]
+__all__ = ["AVAILABLE", "freeze_at", "new_state", "start", "first_finish", "take_done", "add",
+           "resolve", "end_event", "hand_back"]
 
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)
 # A solve fills one bottleneck link at a time when (links carrying flows)^2 is below
@@ -55,26 +55,24 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
                     touched[n_touched] = link
                     n_touched += 1
                 added[link] += weight[j] if weighted else 1.0
+    # the old flows' incidences on those links, grown as they are found
+    link_of, r, w = np.empty(64, dtype=np.int64), np.empty(64), np.empty(64)
     m = 0
     for i in range(n_active):
         f = active[i]
         if not is_new[f]:
             for j in range(path_start[f], path_start[f] + path_len[f]):
-                if mark[path_links[j]]:
+                link = path_links[j]
+                if mark[link]:
+                    if m == link_of.size:
+                        link_of = np.concatenate((link_of, np.empty(m, dtype=np.int64)))
+                        r = np.concatenate((r, np.empty(m)))
+                        w = np.concatenate((w, np.empty(m)))
+                    link_of[m], r[m] = link, rate[f]
+                    w[m] = weight[j] if weighted else 1.0
+                    total_w[link] += w[m]
                     m += 1
-    link_of = np.empty(m, dtype=np.int64)
-    r = np.empty(m)
-    w = np.empty(m)
-    k = 0
-    for i in range(n_active):
-        f = active[i]
-        if not is_new[f]:
-            for j in range(path_start[f], path_start[f] + path_len[f]):
-                if mark[path_links[j]]:
-                    link_of[k], r[k] = path_links[j], rate[f]
-                    w[k] = weight[j] if weighted else 1.0
-                    total_w[path_links[j]] += w[k]
-                    k += 1
+    link_of, r, w = link_of[:m], r[:m], w[:m]
     by_rate = np.argsort(r, kind="mergesort")
     order = by_rate[np.argsort(link_of[by_rate], kind="mergesort")]   # by link, then rate
     best = np.inf
@@ -98,6 +96,17 @@ def _gained_levels(active, n_active, path_start, path_len, path_links, weight, w
             best = min(best, capacity[lk] / added[lk])
             mark[lk] = False
     return best
+
+
+@njit(cache=True, inline="always")
+def freeze_at(f, share, path_start, path_len, path_links, weight, weighted, remaining, count):
+    """Flow f freezes at rate ``share`` in progressive filling: each link on its path has
+    ``share`` (times the incidence's weight) less capacity ``remaining`` and counts the
+    incidence's weight less among its rising flows (``count``)."""
+    for j in range(path_start[f], path_start[f] + path_len[f]):
+        w = weight[j] if weighted else 1.0
+        remaining[path_links[j]] -= share * w
+        count[path_links[j]] -= w
 
 
 @njit(cache=True)
@@ -137,10 +146,8 @@ def _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight, wei
                 if not m > 0.0:
                     return False
                 rate[f] = m
-                for j in range(path_start[f], path_start[f] + path_len[f]):
-                    w = weight[j] if weighted else 1.0
-                    remaining[path_links[j]] -= m * w
-                    count[path_links[j]] -= w
+                freeze_at(f, m, path_start, path_len, path_links, weight, weighted,
+                          remaining, count)
             else:
                 unfrozen[kept] = f
                 flow_min[kept] = m
@@ -214,10 +221,8 @@ def _fill_by_links(unfrozen, n_u, path_start, path_len, path_links, weight, weig
             frozen[k] = True
             f = unfrozen[k]
             rate[f] = share
-            for j in range(path_start[f], path_start[f] + path_len[f]):
-                w = weight[j] if weighted else 1.0
-                remaining[path_links[j]] -= share * w
-                count[path_links[j]] -= w
+            freeze_at(f, share, path_start, path_len, path_links, weight, weighted,
+                      remaining, count)
         count[best] = 0.0
     return True
 
@@ -247,24 +252,8 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     link with no capacity left.
     """
     remaining, count = scratch[0], scratch[1]
-    any_new = False
-    used = np.empty(64, dtype=np.int64)         # the links the draining flows cross
-    n_used = 0
-    for i in range(n_active):
-        f = active[i]
-        any_new = any_new or is_new[f]
-        for j in range(path_start[f], path_start[f] + path_len[f]):
-            link = path_links[j]
-            if not mark[link]:
-                mark[link] = True
-                if n_used == used.size:
-                    used = np.concatenate((used, np.empty(used.size, dtype=np.int64)))
-                used[n_used] = link
-                n_used += 1
-                remaining[link] = capacity[link]
-                count[link] = 0.0
-    for k in range(n_used):
-        mark[used[k]] = False
+    used, n_used, any_new = _used_links(active, n_active, path_start, path_len, path_links,
+                                        is_new, capacity, remaining, count, mark)
     if warm and any_new:
         tau = min(tau, _gained_levels(active, n_active, path_start, path_len, path_links,
                                       weight, weighted, capacity, rate, is_new,
@@ -292,11 +281,45 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     else:
         ok = _fill_by_passes(unfrozen, n_u, path_start, path_len, path_links, weight,
                              weighted, remaining, count, used, n_used, scratch[2:], rate)
-    if not ok:
-        return False
-    # saturation levels of this solution (maxmin.incidence_levels): a link's largest rate
-    # if its load reaches its capacity, else +inf
-    load, top = scratch[2], scratch[3]
+    if ok:
+        _note_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
+                     capacity, rate, is_new, level, used, n_used, scratch[2], scratch[3])
+    return ok
+
+
+@njit(cache=True)
+def _used_links(active, n_active, path_start, path_len, path_links, is_new, capacity,
+                remaining, count, mark):
+    """The links the draining flows cross, each once, with ``remaining`` at its capacity
+    and ``count`` at 0; returns (links, how many, whether a flow is new). ``mark`` (links,
+    all False) is work space, all False again on return."""
+    any_new = False
+    used = np.empty(64, dtype=np.int64)
+    n_used = 0
+    for i in range(n_active):
+        f = active[i]
+        any_new = any_new or is_new[f]
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            if not mark[link]:
+                mark[link] = True
+                if n_used == used.size:
+                    used = np.concatenate((used, np.empty(used.size, dtype=np.int64)))
+                used[n_used] = link
+                n_used += 1
+                remaining[link] = capacity[link]
+                count[link] = 0.0
+    for k in range(n_used):
+        mark[used[k]] = False
+    return used, n_used, any_new
+
+
+@njit(cache=True)
+def _note_levels(active, n_active, path_start, path_len, path_links, weight, weighted,
+                 capacity, rate, is_new, level, used, n_used, load, top):
+    """The saturation levels of this solution into ``level`` (maxmin.incidence_levels): a
+    link's largest rate if its load reaches its capacity, else +inf; ``is_new`` is
+    cleared. ``load`` and ``top`` are work space, one per link."""
     for k in range(n_used):
         load[used[k]] = 0.0
         top[used[k]] = 0.0
@@ -310,7 +333,6 @@ def _solve(active, n_active, path_start, path_len, path_links, weight, weighted,
     for k in range(n_used):
         link = used[k]
         level[link] = top[link] if load[link] >= capacity[link] * (1 - 1e-9) else np.inf
-    return True
 
 
 # -- the solver's steps, called by engine.loop.run_events ---------------------------------

@@ -48,7 +48,7 @@ def _rate(topo, node: int):
 #: up when its classes are more than half the flows (EngineConfig.symmetry_max_class_share),
 #: still finds the classes inside a plane (they merge the two copies): one NVLS plane alone
 #: has as many classes as half its flows, and without them the engine solves every flow
-#: (GB200 NVL72, 4 GB: 164 s against about 60 s).
+#: (figures in benchmarks/RESULTS.md, "engine defaults").
 COPIES = 2
 
 
@@ -103,7 +103,7 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     Routes are compared pair by pair, so the router must route by (source, destination)
     alone (``router.pair_only``: spray, not a hash of the flow id).
     """
-    from ..routing import default_router, route
+    from ..routing import default_router
 
     planes = schedule.meta.get("planes")
     if planes is None:
@@ -123,6 +123,26 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
         if len({(_rate(machine, switches[s]), machine.can_reduce(switches[s]))
                 for s in members}) > 1:
             return None
+    pairs = _first_plane_pairs(schedule, n, classes, built)
+    if pairs is None:
+        return None
+    routes = _member_routes(machine, router, switches, nodes, classes, *pairs[:3])
+    member_links = _member_links(machine, routes, classes, pairs[1], pairs[3])
+    if member_links is None:
+        return None
+    links_out, flows = member_links
+    layout = _OpLayout.of(schedule.num_ops, offset, planes, classes, built)
+    if not layout.independent(schedule):
+        return None
+    return PlaneMap(tuple(links_out), tuple(flows),
+                    tuple(len([s for s in c if s in built]) for c in classes), layout,
+                    tuple(switches), tuple(tuple(c) for c in classes))
+
+
+def _first_plane_pairs(schedule, n: int, classes: list[list[int]], built: list[int]):
+    """The (rank, direction) pairs the sends of every class's first plane use: per pair
+    its rank, class, direction (1: rank -> switch) and how many sends use it; None when a
+    send joins two ranks or two switches."""
     # The switch rank of every class's first plane (the one compared with its members).
     first = {n + built.index(members[0]): c for c, members in enumerate(classes)}
     sends = np.flatnonzero(schedule.kind == SEND)
@@ -137,8 +157,14 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     keep = k >= 0                   # sends of the first plane of a class
     key = (up[keep] * len(classes) + k[keep]) * n + rank[keep]
     pairs, per_pair = np.unique(key, return_counts=True)
-    p_rank, p_k, p_up = pairs % n, (pairs // n) % len(classes), pairs // (n * len(classes))
-    # Every pair of every class, for every member plane of that class.
+    return (pairs % n, (pairs // n) % len(classes), pairs // (n * len(classes)), per_pair)
+
+
+def _member_routes(machine, router, switches, nodes, classes, p_rank, p_k, p_up):
+    """Routes of every pair of every class, for every member plane of that class, class
+    by class and member by member."""
+    from ..routing import route
+
     req_pair, req_plane = [], []
     for c, members in enumerate(classes):
         mine = np.flatnonzero(p_k == c)
@@ -149,8 +175,15 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     switch_node = np.asarray(switches, dtype=np.int64)[req_plane]
     rank_node = np.asarray(nodes, dtype=np.int64)[p_rank[req_pair]]
     going_up = p_up[req_pair].astype(bool)
-    routes = route(machine, np.where(going_up, rank_node, switch_node),
-                   np.where(going_up, switch_node, rank_node), router=router)
+    return route(machine, np.where(going_up, rank_node, switch_node),
+                 np.where(going_up, switch_node, rank_node), router=router)
+
+
+def _member_links(machine, routes, classes, p_k, per_pair):
+    """Per class, its members' links (members x links of the first plane, row i the links
+    of member i that correspond to row 0's) and the sub-flows of one plane; None when a
+    member's routes differ in shape from the first plane's, map a link inconsistently, or
+    two planes share a link."""
     subs = np.diff(routes.sub_ptr)
     lengths = np.diff(routes.path_ptr)
     links_out, flows, seen = [], [], 0
@@ -176,12 +209,7 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     every = np.concatenate([t.ravel() for t in links_out])
     if np.unique(every).size != seen:        # two planes share a link (or map twice)
         return None
-    layout = _OpLayout.of(schedule.num_ops, offset, planes, classes, built)
-    if not layout.independent(schedule):
-        return None
-    return PlaneMap(tuple(links_out), tuple(flows),
-                    tuple(len([s for s in c if s in built]) for c in classes), layout,
-                    tuple(switches), tuple(tuple(c) for c in classes))
+    return links_out, flows
 
 
 def _plane_routes(routes, rows: np.ndarray, subs: np.ndarray, lengths: np.ndarray):
@@ -270,8 +298,7 @@ class _OpLayout:
 class PerPlane(Deferred):
     """Per-op values of the built planes' run, standing for those of the full schedule
     (``layout.expand``) until :class:`~netsim.engine.result.Result` is asked for them: a
-    sweep on GB200 NVL72 keeps 2 of 18 planes' ops per size, not 4 arrays of 12M ops
-    (390 MB and 0.9 s of copying per size at 4 GB)."""
+    sweep on GB200 NVL72 keeps 2 of 18 planes' ops per size, not 4 arrays of 12M ops."""
 
     __slots__ = ("layout",)
 

@@ -30,8 +30,8 @@ cost compression, never correctness.
 
 With numba (a base dependency) the search runs compiled (:func:`_k_search`):
 the same start colours, rounds and exact checks, with hash tables and counting sorts in
-place of numpy's sorts and one pass over the DAG for the depths, 3-7x less time
-(benchmarks/bench_symmetry.py). It finds the same partition, and the numpy search
+place of numpy's sorts and one pass over the DAG for the depths (benchmarks/
+bench_symmetry.py times both). It finds the same partition, and the numpy search
 renumbers its classes by first appearance as the compiled one numbers them, so both give
 the same arrays, and which one ran never changes a result's last bits (the quotient run
 visits classes in id order). Small searches run on numpy, whose cost is below that of
@@ -110,7 +110,14 @@ def _segment_sum(ptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+def transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """The transpose of the CSR incidence (``ptr``, ``idx``) with ``n_cols`` columns:
+    (ptr, rows) per column, rows in order within a column.
+
+    >>> ptr, rows = transpose(np.array([0, 2, 3]), np.array([1, 0, 1]), 2)
+    >>> ptr.tolist(), rows.tolist()         # column 0: row 0; column 1: rows 0 and 1
+    ([0, 1, 3], [0, 0, 1])
+    """
     owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     order = np.argsort(idx, kind="stable")
     tptr = np.zeros(n_cols + 1, dtype=np.int64)
@@ -120,7 +127,7 @@ def _transpose(ptr: np.ndarray, idx: np.ndarray, n_cols: int) -> tuple[np.ndarra
 
 def _depths(ptr: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
     """Longest path (in edges) from a source of the DAG whose in-edges are CSR (ptr, idx)."""
-    sptr, succ = _transpose(ptr, idx, n)
+    sptr, succ = transpose(ptr, idx, n)
     waiting = np.diff(ptr).copy()
     depth = np.zeros(n, dtype=np.int64)
     frontier = np.flatnonzero(waiting == 0)
@@ -204,35 +211,42 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     return _find_numpy(schedule, routes, capacity, not_before, overhead, config)
 
 
+def _attributes(schedule: Schedule, routes, capacity, not_before, overhead):
+    """What both searches start from: per op its kind (int64), bytes, per-message
+    overhead, compute time and release floor; per sub-flow its bytes and path latency;
+    per link its capacity (floats); and the graph as int64 CSR arrays (dep_ptr, dep_idx,
+    sub_op, path_ptr, path_links)."""
+    n_ops = schedule.num_ops
+    send_ops = np.flatnonzero(schedule.kind == SEND)
+    sub_op = send_ops[routes.sub_req].astype(np.int64)
+    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
+    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
+    op_attrs = (schedule.kind.astype(np.int64), schedule.nbytes, cost, schedule.seconds, floor)
+    sub_attrs = (schedule.nbytes[sub_op] * routes.sub_frac, np.asarray(routes.sub_latency))
+    graph = tuple(np.asarray(a, dtype=np.int64) for a in (
+        schedule.dep_ptr, schedule.dep_idx, sub_op, routes.path_ptr, routes.path_links))
+    return op_attrs, sub_attrs, np.asarray(capacity, dtype=float), graph
+
+
 def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead,
                 config: EngineConfig) -> Classes | None:
     """:func:`find_classes` with numpy only: sorts where the compiled search hashes."""
     share, max_rounds = config.symmetry_max_class_share, config.symmetry_max_rounds
     n_sub = len(routes.sub_req)
     n_ops, n_links = schedule.num_ops, len(capacity)
-    send_ops = np.flatnonzero(schedule.kind == SEND)
-    sub_op = send_ops[routes.sub_req]
-    sub_bytes = schedule.nbytes[sub_op] * routes.sub_frac
-    sub = _dense(_codes(sub_bytes), _codes(np.asarray(routes.sub_latency)))
+    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
+                                                       overhead)
+    dep_ptr, dep_idx, sub_op, path_ptr, path_links = graph
+    sub = _dense(*(_codes(a) for a in sub_attrs))
     if sub.max() + 1 > share * n_sub:       # e.g. sizes all different: no classes
         return None
-    path_ptr = np.asarray(routes.path_ptr, dtype=np.int64)
-    path_links = np.asarray(routes.path_links, dtype=np.int64)
-    dep_ptr = np.asarray(schedule.dep_ptr, dtype=np.int64)
-    dep_idx = np.asarray(schedule.dep_idx, dtype=np.int64)
-    succ_ptr, succ_idx = _transpose(dep_ptr, dep_idx, n_ops)
-    osub_ptr = np.zeros(n_ops + 1, dtype=np.int64)
-    np.cumsum(np.bincount(sub_op, minlength=n_ops), out=osub_ptr[1:])
-    osub_idx = np.argsort(sub_op, kind="stable")
-    lsub_ptr, lsub_idx = _transpose(path_ptr, path_links, n_links)
+    succ_ptr, succ_idx = transpose(dep_ptr, dep_idx, n_ops)
     one_ptr = np.arange(n_sub + 1, dtype=np.int64)
-
-    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
-    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
-    op = _dense(schedule.kind.astype(np.int64), _codes(schedule.nbytes), _codes(cost),
-                _codes(schedule.seconds), _codes(floor), _depths(dep_ptr, dep_idx, n_ops),
-                _depths(succ_ptr, succ_idx, n_ops))
-    link = _codes(np.asarray(capacity, dtype=float))
+    osub_ptr, osub_idx = transpose(one_ptr, sub_op, n_ops)
+    lsub_ptr, lsub_idx = transpose(path_ptr, path_links, n_links)
+    op = _dense(op_attrs[0], *(_codes(a) for a in op_attrs[1:]),
+                _depths(dep_ptr, dep_idx, n_ops), _depths(succ_ptr, succ_idx, n_ops))
+    link = _codes(capacity)
     counts = (-1, -1, -1)
     rng = np.random.default_rng(0x5EED)
     for rounds in range(max_rounds):
@@ -301,8 +315,8 @@ class QuotientRoutes:
 
 def _unique(values: np.ndarray, *, counts: bool = False):
     """``np.unique`` of an integer array (with counts if asked), by a sort: numpy 2.4's
-    ``np.unique`` hashes integers first, which on pair codes spread over a wide range
-    costs 2.4 s for 2M values against 0.14 s for the sort (measured here).
+    ``np.unique`` hashes integers first, which on pair codes spread over a wide range is
+    many times slower than the sort.
 
     >>> _unique(np.array([5, 1, 5, 3]), counts=True)
     (array([1, 3, 5]), array([1, 1, 2]))
@@ -579,7 +593,7 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
         # Refinement only splits classes, and an equitable partition gives all sub-flows of
         # a class ops of one class: so the sub-flow classes found will be at least the op
         # classes that sends hold now, and when those are too many already the search can
-        # stop a round early (fat-tree k=16 ring, ECMP: 5 rounds, 1.73 s, not 6, 2.30 s).
+        # stop a round early.
         if n_sc > max_classes or _k_distinct(op, n_oc, sub_op) > max_classes:
             return False, none, none, none
         if (n_oc, n_sc, n_lc) == counts:
@@ -651,20 +665,11 @@ def _find_compiled(k, schedule: Schedule, routes, capacity, not_before, overhead
     no class count grows) and exact checks, with hash tables in place of sorts; class ids
     are numbered by first appearance."""
     n_sub = len(routes.sub_req)
-    n_ops = schedule.num_ops
-    send_ops = np.flatnonzero(schedule.kind == SEND)
-    sub_op = send_ops[routes.sub_req].astype(np.int64)
-    floor = np.zeros(n_ops) if not_before is None else np.asarray(not_before, dtype=float)
-    cost = np.broadcast_to(np.asarray(overhead, dtype=float), (n_ops,))   # per message, s
-    op_keys = np.stack([schedule.kind.astype(np.int64).view(np.uint64), _bits(schedule.nbytes),
-                        _bits(cost), _bits(schedule.seconds), _bits(floor)])
-    sub_keys = np.stack([_bits(schedule.nbytes[sub_op] * routes.sub_frac),
-                         _bits(routes.sub_latency)])
+    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
+                                                       overhead)
+    op_keys = np.stack([op_attrs[0].view(np.uint64), *(_bits(a) for a in op_attrs[1:])])
+    sub_keys = np.stack([_bits(a) for a in sub_attrs])
     keys = (op_keys, sub_keys, _bits(capacity).reshape(1, -1))
-    graph = (np.asarray(schedule.dep_ptr, dtype=np.int64),
-             np.asarray(schedule.dep_idx, dtype=np.int64), sub_op,
-             np.asarray(routes.path_ptr, dtype=np.int64),
-             np.asarray(routes.path_links, dtype=np.int64))
     config = EngineConfig() if config is None else config
     found, op, sub, link = k._k_search(
         keys[0], keys[1], keys[2][0], *graph, config.symmetry_max_rounds,

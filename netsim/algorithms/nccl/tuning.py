@@ -180,7 +180,7 @@ class NcclView:
     nic_bw: float = 0.0
     cpu: str = "intel"
     #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) netsim
-    #: simulates; derated for the pipeline's fill by size (:data:`NVLS_FILL_STAGES`), it
+    #: simulates; derated for the loop's fill by size (:data:`NVLS_FILL_STAGES`), it
     #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
     #: None: the tuner's alone.
     nvls_allreduce_bw: float | None = None
@@ -514,8 +514,7 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
             if algorithm == "nvls" and op == "allreduce" and view.nvls_allreduce_bw:
                 # Never below NCCL's own rating (its picks at small sizes are what the
                 # measurements show), raised to netsim's NVLS where that is faster: a
-                # pipeline of D chunks through three stages (copies up, reduction,
-                # multicast down) takes D + 2 chunk times at the steady rate.
+                # loop of D iterations takes D + NVLS_FILL_STAGES at the chunk's rate.
                 depth = nvls_pipeline_depth(size, view)
                 bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES)
                          / nvls_reduce_factor(size, view))

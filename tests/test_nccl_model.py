@@ -292,6 +292,20 @@ def test_nccl_environment_on_the_command_line_forces_the_model():
     assert out.exit_code == 2 and "applies to NCCL's model" in out.output
 
 
+def test_nvls_loop_iteration_on_72_ranks_has_32_heads():
+    """An NVLS loop iteration moves channels x heads x chunk bytes; NCCL's NVLS graph has
+    at most NCCL_MAX_NVLS_ARITY (32) heads (search.cc), so on 72 NVL72 ranks an iteration
+    is 24 x 32 chunks, and 512 MiB is cut into 64 KiB chunks (under 8 x 24 x 32 x 64 KiB
+    it would be 32 KiB: it is not)."""
+    from netsim.algorithms.nccl.tuning import nvls_chunk_size, nvls_iteration_share
+
+    view = NcclView(ranks=72, arch="blackwell", gpu_bw=740.0, nvls=True)
+    size = 512 << 20
+    assert nvls_chunk_size(size, view) == 65536
+    assert nvls_iteration_share(size, view) == pytest.approx(24 * 32 * 65536 / size)
+    assert nvls_iteration_share(1 << 20, view) == 1.0
+
+
 def test_nvls_reductions_run_at_the_rate_of_nccls_chunk():
     """A fixed time per NVLS chunk (NVLS_CHUNK_TIME_US): a chunk of s bytes costs s / R + t
     at the channel's streaming rate R; reduce_bandwidth is the rate at 128 KiB chunks, so

@@ -37,11 +37,11 @@ def main(quick: bool) -> None:
     for label, rate in (("-25%", 51.45), ("as preset", 68.6), ("+25%", 85.75)):
         row(f"dgx-h100 reduce_bw {rate} GB/s ({label})", f"dgx-h100,reduce_bw={rate}GB/s",
             "allreduce")
-    for label, rate in (("-25%", 154.35), ("as preset", 205.8), ("+25%", 257.25)):
+    for label, rate in (("-25%", 163.7), ("as preset", 218.3), ("+25%", 272.9)):
         row(f"dgx-b200 reduce_bw {rate} GB/s ({label})", f"dgx-b200,reduce_bw={rate}GB/s",
             "allreduce")
     if not quick:
-        for label, rate in (("-25%", 17.15), ("as preset", 22.87), ("+25%", 28.59)):
+        for label, rate in (("-25%", 18.19), ("as preset", 24.25), ("+25%", 30.31)):
             row(f"gb200-nvl72 reduce_bw {rate} GB/s ({label})",
                 f"gb200-nvl72,reduce_bw={rate}GB/s", "allreduce")
 

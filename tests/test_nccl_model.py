@@ -210,9 +210,31 @@ def test_nvls_is_cut_in_nccl_chunks():
     size = 16 << 20
     default = run_collective("allreduce", "dgx-h100", "nccl", size)
     assert default.record()["nccl_algorithm"] == "nvls"
-    forced = run_collective("allreduce", "dgx-h100", "nccl", size,
-                            options=AlgoOptions(chunks=nvls_pipeline_depth(size, H100)))
-    assert default.time_s == forced.time_s
+
+
+def test_nvls_loop_fill_is_added_to_a_deep_engine_pipeline():
+    """NCCL's NVLS loop takes D + NVLS_FILL_STAGES iterations: the engine runs NCCL's D
+    chunks, at least 16 (its own fill small), and the launch carries the fill,
+    NVLS_FILL_STAGES iterations of the busiest switch's reductions at their bytes' share.
+    A caller's --chunks runs the engine's pipeline alone."""
+    from netsim.algorithms.nccl import nccl_view
+    from netsim.algorithms.nccl.tuning import (NVLS_FILL_STAGES, nvls_copy_share,
+                                               nvls_iteration_share, nvls_pipeline_depth,
+                                               nvls_reduce_factor)
+    from netsim.topology import parse_topology
+
+    view = nccl_view(8, AlgoOptions(topology=parse_topology("dgx-h100")))
+    for size in (2 << 20, 16 << 20, 256 << 20):
+        default = run_collective("allreduce", "dgx-h100", "nccl", size)
+        chunks = max(16, nvls_pipeline_depth(size, view))
+        deep = run_collective("allreduce", "dgx-h100", "nccl", size,
+                              options=AlgoOptions(chunks=chunks))
+        # 4 switch chips share the reduction evenly: size / (4 x 68.6 GB/s) each
+        busiest = size / 274.4e9 * nvls_reduce_factor(size, view)
+        fill = (NVLS_FILL_STAGES * busiest * nvls_iteration_share(size, view)
+                * nvls_copy_share(size, view))
+        assert default.time_s - deep.time_s == pytest.approx(fill, rel=1e-4)
+        assert 0 < fill < busiest * NVLS_FILL_STAGES
 
 
 def test_gpus_per_thread_on_the_command_line(tmp_path, capsys):
@@ -270,32 +292,50 @@ def test_nccl_environment_on_the_command_line_forces_the_model():
     assert out.exit_code == 2 and "applies to NCCL's model" in out.output
 
 
+def test_nvls_loop_iteration_on_72_ranks_has_32_heads():
+    """An NVLS loop iteration moves channels x heads x chunk bytes; NCCL's NVLS graph has
+    at most NCCL_MAX_NVLS_ARITY (32) heads (search.cc), so on 72 NVL72 ranks an iteration
+    is 24 x 32 chunks, and 512 MiB is cut into 64 KiB chunks (under 8 x 24 x 32 x 64 KiB
+    it would be 32 KiB: it is not)."""
+    from netsim.algorithms.nccl.tuning import nvls_chunk_size, nvls_iteration_share
+
+    view = NcclView(ranks=72, arch="blackwell", gpu_bw=740.0, nvls=True)
+    size = 512 << 20
+    assert nvls_chunk_size(size, view) == 65536
+    assert nvls_iteration_share(size, view) == pytest.approx(24 * 32 * 65536 / size)
+    assert nvls_iteration_share(1 << 20, view) == 1.0
+
+
 def test_nvls_reductions_run_at_the_rate_of_nccls_chunk():
-    """A fixed cost per NVLS chunk (NVLS_CHUNK_OVERHEAD_B): the switches reduce at
-    s / (s + x) of their streaming rate; reduce_bandwidth is the rate at 128 KiB chunks, so
+    """A fixed time per NVLS chunk (NVLS_CHUNK_TIME_US): a chunk of s bytes costs s / R + t
+    at the channel's streaming rate R; reduce_bandwidth is the rate at 128 KiB chunks, so
     sizes NCCL cuts into 128 KiB chunks are unchanged, smaller chunks are slower and
-    NCCL_NVLS_CHUNKSIZE=512 KiB (kept from 6 GiB on 8 x B200) faster."""
-    from netsim.algorithms.nccl.tuning import (NVLS_CHUNK_OVERHEAD_B, nvls_chunk_size,
-                                               nvls_reduce_factor)
+    NCCL_NVLS_CHUNKSIZE=512 KiB (kept from 6 GiB on 8 x B200) faster. The same time is
+    more bytes on Blackwell, whose channels stream faster."""
+    from netsim.algorithms.nccl.tuning import (NVLS_CHANNEL_BW, NVLS_CHUNK_TIME_US,
+                                               nvls_chunk_size, nvls_reduce_factor)
 
-    x = NVLS_CHUNK_OVERHEAD_B
-
-    def cost(chunk):
-        return (chunk + x) / chunk
+    def cost(chunk, arch="hopper"):          # us per byte of a chunk
+        per_byte = 1 / (NVLS_CHANNEL_BW[arch] * 1e3) - NVLS_CHUNK_TIME_US / (128 << 10)
+        return per_byte + NVLS_CHUNK_TIME_US / chunk
 
     for size in (2 << 20, 32 << 20, 256 << 20, 1 << 30, 8 << 30):
         chunk = nvls_chunk_size(size, H100)
         assert nvls_reduce_factor(size, H100) == pytest.approx(cost(chunk) / cost(128 << 10))
     assert nvls_reduce_factor(1 << 30, H100) == 1.0
     assert nvls_reduce_factor(256 << 20, H100) > 1.0
+    b200 = NcclView(ranks=8, arch="blackwell", gpu_bw=740.0, nvls=True)
+    assert nvls_reduce_factor(256 << 20, b200) > nvls_reduce_factor(256 << 20, H100)
     size = 8 << 30
     default = run_collective("allreduce", "dgx-b200", "nccl", size)
     large = run_collective("allreduce", "dgx-b200", "nccl", size,
                            options=AlgoOptions(extra={"nvls_chunksize": 512 << 10}))
     assert default.record()["nccl_algorithm"] == large.record()["nccl_algorithm"] == "nvls"
-    # switch-bound at 8 GiB: the time follows the reduction rate (pipeline fill aside)
-    assert large.time_s / default.time_s == pytest.approx(cost(512 << 10) / cost(128 << 10),
-                                                          rel=0.01)
+    # switch-bound at 8 GiB: the time follows the reduction rate (the loop's fill, 1.2 of
+    # 85 iterations at 512 KiB, aside)
+    ratio = cost(512 << 10, "blackwell") / cost(128 << 10, "blackwell")
+    assert large.time_s / default.time_s == pytest.approx(ratio, rel=0.02)
+    assert large.time_s < default.time_s
     with pytest.raises(InputError, match="nvls_chunksize"):
         run_collective("allreduce", "dgx-b200", "nccl", size,
                        options=AlgoOptions(extra={"nvls_chunksize": 1000}))

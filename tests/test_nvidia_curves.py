@@ -20,15 +20,16 @@ import pytest
 from netsim.algorithms import AlgoOptions
 from netsim.algorithms.nccl import nccl_choice, nccl_view
 from netsim.algorithms.nccl.model import GPU_ARCH_OF_PRESET
-from netsim.algorithms.nccl.tuning import NVLS_CHANNELS, candidates, protocol_efficiency
+from netsim.algorithms.nccl.tuning import (NVLS_CHANNEL_BW, NVLS_CHANNELS, candidates,
+                                           protocol_efficiency)
 from netsim.run import measured_gpus_per_thread, run_collective, run_sweep
 from netsim.topology import parse_topology
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 MiB, GiB = 1 << 20, 1 << 30
-#: NVLS reduced data per NVLS channel, GB/s: DGX H100's published 480 GB/s busbw plateau
-#: (nccl-tests#212) = 274.4 GB/s algbw over NCCL's 16 SM90 channels (docs/calibration.md).
-PER_CHANNEL_GBPS = 17.15
+#: NVLS reduced data per NVLS channel at 128 KiB chunks, GB/s: DGX H100's published 480 GB/s
+#: busbw plateau (nccl-tests#212) = 274.4 GB/s algbw over NCCL's 16 SM90 channels.
+HOPPER_PER_CHANNEL_GBPS = 17.15
 #: Single-NVLink-domain NVIDIA presets whose default is NCCL's model.
 PRESETS = ("dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
 
@@ -79,14 +80,20 @@ def test_nvls_all_gather_and_reduce_scatter_stop_at_32_ranks():
 @pytest.mark.parametrize("preset", ["dgx-h100", "dgx-h100-cluster", "dgx-b200", "gb200-nvl72"])
 def test_nvls_reduction_is_one_rate_per_nvls_channel(preset):
     """Every reducing NVSwitch preset's chips together reduce NCCL's NVLS channels of its
-    GPU generation (16 on Hopper, 24 on Blackwell) x 17.15 GB/s, whatever the chip count
-    (4 NVSwitch gen3, 2 or 18 NVLink5 switch chips)."""
+    GPU generation (16 on Hopper, 24 on Blackwell) x the generation's rate per channel
+    (Hopper 17.15 GB/s, Blackwell 18.19), whatever the chip count (4 NVSwitch gen3, 2 or 18
+    NVLink5 switch chips), and NCCL's model reads that rate back from the preset."""
     topo = parse_topology(preset)
     chips = [a["reduce_bandwidth"] for a in topo.node_attrs if a.get("reduce_bandwidth")]
     per_node = {"dgx-h100-cluster": 4}.get(preset, len(chips))
     total = sum(chips[:per_node]) / 1e9
     channels = NVLS_CHANNELS[GPU_ARCH_OF_PRESET[preset]]
-    assert total == pytest.approx(channels * PER_CHANNEL_GBPS, rel=0.005)
+    arch = GPU_ARCH_OF_PRESET[preset]
+    assert total == pytest.approx(channels * NVLS_CHANNEL_BW[arch], rel=0.005)
+    assert NVLS_CHANNEL_BW["hopper"] == HOPPER_PER_CHANNEL_GBPS
+    if preset != "dgx-h100-cluster":
+        view = nccl_view(8, AlgoOptions(topology=topo))
+        assert view.nvls_channel_bw == pytest.approx(NVLS_CHANNEL_BW[arch], rel=0.005)
 
 
 def read_curve(name: str) -> tuple[str, list[dict[str, float]]]:

@@ -32,8 +32,10 @@ is otherwise read from the preset's name (hopper when unknown), ``gpus_per_threa
 GPUs one host thread enqueues for (default 1, one process per GPU; N for nccl-tests
 ``-g N``, at most the GPUs of one host, :data:`GPUS_PER_HOST`; 0 for the device time
 alone). ``options.chunks`` above 1 sets
-the pipeline depth of an NVLS or tree pick; without it NVLS is cut as NCCL cuts it
-(``enqueue.cc``: 16-128 KiB chunks by size, :func:`.tuning.nvls_pipeline_depth`).
+the pipeline depth of an NVLS or tree pick; without it NVLS all-reduce on one node runs
+NCCL's loop: chunks cut as NCCL cuts them (``enqueue.cc``: 16-128 KiB by size), each with
+a fixed time at the switches (:func:`.tuning.nvls_reduce_factor`), and the loop's fill
+(:data:`.tuning.NVLS_FILL_STAGES` iterations) beside a deep engine pipeline.
 ``nvls_rate`` says how the tuner rates NVLS all-reduce: "simulated" (default), at the
 larger of NCCL's formula and the rate netsim's own in-switch reduction reaches (less its
 pipeline fill), so the pick does not leave NVLS where the engine runs it faster; "tuner",
@@ -61,8 +63,9 @@ from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
 from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
-                     NVLS_CHUNK_SIZE, PROTOCOLS, Choice, NcclView, candidates,
-                     nvls_pipeline_depth, nvls_reduce_factor, protocol_efficiency)
+                     NVLS_CHANNELS, NVLS_CHUNK_SIZE, NVLS_FILL_STAGES, PROTOCOLS, Choice,
+                     NcclView, candidates, nvls_copy_share, nvls_iteration_share, nvls_pipeline_depth,
+                     nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
            "NCCL_NVLINK_SHARE", "STEP_LATENCY_SCALE", "PROTOCOL_RATE_SCALE",
@@ -87,6 +90,11 @@ NETSIM_ALGORITHM = {
 }
 _US = 1e-6
 _MAX_NVLS_DEPTH = 64
+#: Fewest engine pipeline chunks of a one-node NVLS all-reduce, whose loop fill is added
+#: to the launch: with 16 the engine's own fill (the links before the first and after the
+#: last reduction) is under a tenth of the reductions' time on DGX H100, and a sweep costs
+#: a third more than with NCCL's own depth (64 would cost 2.8 times as much).
+_MIN_NVLS_LOOP_DEPTH = 16
 #: Pipeline chunks of NVLS tree across nodes (its op count grows with G x L^2 per chunk).
 _MAX_NET_NVLS_DEPTH = 16
 
@@ -192,7 +200,21 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw,
-                    nvls_chunk=_nvls_chunk(options))
+                    nvls_chunk=_nvls_chunk(options),
+                    nvls_channel_bw=_nvls_channel_bw(num_ranks, options, arch) if nvls else None)
+
+
+def _nvls_channel_bw(num_ranks: int, options: AlgoOptions, arch: str) -> float | None:
+    """NVLS all-reduce rate of one NVLS channel (GB/s): the reducing switches' summed
+    ``reduce_bandwidth`` over NCCL's NVLS channels for ``arch`` (None: a switch has none)."""
+    from ..innetwork import reducing_switches
+
+    topo = options.topology
+    rates = [topo.node_attrs[s].get("reduce_bandwidth")
+             for s in reducing_switches(num_ranks, options)]
+    if not rates or any(not r for r in rates):
+        return None
+    return sum(float(r) for r in rates) / 1e9 / NVLS_CHANNELS[arch]
 
 
 def _nvls_chunk(options: AlgoOptions) -> int:
@@ -415,27 +437,41 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     choice = nccl_choice(op, num_ranks, size, options)
     view = nccl_view(num_ranks, options)
     p = PROTOCOLS.index(choice.protocol)
+    nvls_loop = choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1
     if view.nodes > 1:
         schedule = _net_schedule(op, choice, num_ranks, size, options)
     else:
         inner = get_algorithm(op, NETSIM_ALGORITHM[op][choice.algorithm])
-        inner_options = replace(options, chunks=_depth(choice.algorithm, size, view, options)
-                                if inner.pipelined else None)
+        depth = _depth(choice.algorithm, size, view, options)
+        if nvls_loop and not (options.chunks and options.chunks > 1):
+            # NCCL's loop fill is added below; the engine's pipeline runs deep enough that
+            # its own (the copies' link time before and after the first and last
+            # reduction) does not count it twice.
+            depth = max(depth, _MIN_NVLS_LOOP_DEPTH)
+        inner_options = replace(options, chunks=depth if inner.pipelined else None)
         schedule = inner.build(num_ranks, size, inner_options)
     efficiency = protocol_efficiency(choice.algorithm, choice.protocol, view)
     efficiency *= PROTOCOL_RATE_SCALE.get((view.arch, choice.protocol), 1.0)
-    if choice.algorithm == "nvls" and op == "allreduce" and view.nodes == 1:
-        # the switches reduce at the rate of the chunk size NCCL cuts (fixed cost a chunk)
+    fill = 0.0
+    if nvls_loop:
+        # the switches reduce at the rate of the chunk size NCCL cuts (fixed time a chunk)
         switch = (schedule.kind == COMPUTE) & (schedule.src >= num_ranks)
         schedule = replace(schedule, seconds=np.where(
             switch, schedule.seconds * nvls_reduce_factor(size, view), schedule.seconds))
+        if not (options.chunks and options.chunks > 1):
+            # NCCL's loop: the first iteration's scatter and the last one's gather around
+            # the reductions, NVLS_FILL_STAGES iterations at the busiest switch's rate.
+            busiest = max((float(schedule.seconds[switch & (schedule.src == node)].sum())
+                           for node in np.unique(schedule.src[switch])), default=0.0)
+            fill = (NVLS_FILL_STAGES * busiest * nvls_iteration_share(size, view)
+                    * nvls_copy_share(size, view))
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get((view.arch, choice.protocol), 1.0))
     if choice.algorithm in ("nvls", "nvls_tree"):
         # tuning.cc: NVLS latency is its hwLat alone (25 us), once per call, not per step;
         # NVLS tree's network hops add their latency through the NIC links.
-        base, step = step, 0.0
+        base, step = step + fill, 0.0
     if base > 0:
         prefix = ScheduleBuilder(num_ranks)
         for rank in range(num_ranks):

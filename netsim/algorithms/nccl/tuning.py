@@ -28,7 +28,8 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates
            "ring_graph", "nvls_graph", "channels_for", "BASE_LATENCY_US", "HW_LATENCY_US",
            "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth", "net_graph",
            "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU", "nvls_reduce_factor",
-           "NVLS_CHUNK_OVERHEAD_B"]
+           "NVLS_CHUNK_TIME_US", "NVLS_CHANNEL_BW", "nvls_iteration_share",
+           "nvls_copy_share"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
@@ -110,23 +111,43 @@ _NVLS_MAX_ARITY = 32        # NCCL_MAX_NVLS_ARITY (device.h)
 #: NVLS channels at run time (one node): transport/nvls.cc NVLS_NCHANNELS_SM90 (16) and
 #: NVLS_NCHANNELS_SM100_NVL (24); enqueue.cc launches ``comm->nvlsChannels`` of them.
 NVLS_CHANNELS = {"volta": 16, "ampere": 16, "hopper": 16, "blackwell": 24}
-#: Stages an NVLS chunk goes through after the first (reduction at the switch, multicast
-#: down): with ``nvls_allreduce_bw`` a collective of D chunks is rated at D / (D + 2) of it.
-NVLS_FILL_STAGES = 2
+#: Pipeline fill of NCCL's NVLS loop, in loop iterations (one iteration: every channel
+#: moves one chunk per head, ``channels x heads x chunk`` bytes of the op): the first
+#: iteration's scatter before the switches reduce it and the last one's gather after
+#: (``src/device/all_reduce.h``, NVLS: scatter, reduce and gather warps work on each chunk
+#: in turn), copies that move the iteration's bytes (:func:`nvls_copy_share`). A collective
+#: of D iterations takes D + this. FITTED: least squares of that loop model (25 us hwLat +
+#: (D + fill) iterations, log time) over the published NVLS all-reduce curves from 2 MiB
+#: (benchmarks/data: 8 x H100 together, voltagepark, multiprocess, H200, the DGX H100
+#: points, 4 x H100, 8 x B200, 72-GPU NVL72; 78 sizes) gives 1.19 (1.50 when the fill
+#: counts the copies' bytes only, as netsim does) with the per-chunk time and Blackwell's
+#: rate below; 1.2 on the engine's runs, whose own pipeline (at least 16 chunks) fills a
+#: little too: every row netsim validate had within tolerance stays so there, the 8 x H100
+#: curves at 2-16 MiB lie within 7%.
+NVLS_FILL_STAGES = 1.2
 #: NCCL_NVLS_CHUNKSIZE default (transport/nvls.cc), bytes.
 NVLS_CHUNK_SIZE = 128 * 1024
 #: An NVLS chunk starts as one Simple step (enqueue.cc: buffSizes[Simple] / NCCL_STEPS =
 #: 4 MiB / 8) and is capped at NCCL_NVLS_CHUNKSIZE before it is cut by size.
 NVLS_STEP_SIZE = 512 * 1024
-#: NVLS reduces a chunk of s bytes at s / (s + this) of its streaming rate (bytes): a fixed
-#: cost per chunk, as if each chunk carried this many bytes more. FITTED on the step of the
-#: published 8 x B200 curve where NCCL's chunk grows from 64 KiB to 512 KiB (benchmarks/
-#: data/nvidia_b200_*, NCCL_NVLS_CHUNKSIZE=512 KiB: algbw 422 GB/s at 4 GiB, 483 at 16 GiB):
-#: 10.8 KiB. CHECKED on DGX H100, whose curves step where NCCL's chunk changes (32 -> 64 KiB
-#: at 64 MiB, 64 -> 128 KiB at 1 GiB); with it their NVLS errors from 8 MiB up lie within
-#: -5% and +8% (without: -12% to +5%, stepping there). A switch's reduce_bandwidth is its rate at
-#: NCCL's default 128 KiB chunks, the chunk the presets' large-size fits ran at.
-NVLS_CHUNK_OVERHEAD_B = 10.8 * 1024
+#: Fixed time an NVLS chunk costs a channel beside its bytes (us): each chunk of the loop
+#: waits for the step flags of its peers' copies before the switch reduces it and posts its
+#: own after (``prims.scatter`` / ``directRecvDirectSend`` / ``gather`` per chunk,
+#: ``src/device/all_reduce.h``), so a chunk of s bytes moves at s / (s / R + this) where R
+#: is the channel's streaming rate. FITTED from the loop times where NCCL changes the chunk
+#: (time per iteration = heads x (chunk / R + this)): DGX H100's 8-GPU curves, 32 / 64 /
+#: 128 KiB chunks, 0.54 us; the 8 x B200 curve's 64 -> 512 KiB step, 0.56 us; the joint
+#: fit of :data:`NVLS_FILL_STAGES`, 0.605 us. One figure for both generations: in bytes it
+#: is 10.1 KiB a chunk on Hopper's channels and 10.7 KiB on Blackwell's.
+NVLS_CHUNK_TIME_US = 0.605
+#: NVLS all-reduce rate of one NVLS channel at NCCL's default 128 KiB chunks, GB/s of the
+#: op's size: Hopper 17.15 (DGX H100's 4 x 68.6 GB/s of switch reduction over 16 SM90
+#: channels, dgx-h100.yaml, derived from nccl-tests#212), Blackwell 18.19 (FITTED in the
+#: joint fit of :data:`NVLS_FILL_STAGES`; alone, the 8 x B200 curve's 128 MiB-16 GiB loop
+#: times give 18.9, the 72-GPU NVL72 curve 19.3 at 4 GiB and 17.6 at 8 GiB). The presets'
+#: ``reduce_bandwidth`` carry it per switch chip: dgx-b200 24 x 18.19 / 2, gb200-nvl72
+#: 24 x 18.19 / 18. The default of a view.
+NVLS_CHANNEL_BW = {"volta": 17.15, "ampere": 17.15, "hopper": 17.15, "blackwell": 18.19}
 
 # -- device.h / comm.h: threads per channel and bytes per thread before adding channels ----
 _MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
@@ -160,12 +181,15 @@ class NcclView:
     nic_bw: float = 0.0
     cpu: str = "intel"
     #: NVLS all-reduce steady-state bandwidth (GB/s of the op's size per second) netsim
-    #: simulates; derated for the pipeline's fill by size (:data:`NVLS_FILL_STAGES`), it
+    #: simulates; derated for the loop's fill by size (:data:`NVLS_FILL_STAGES`), it
     #: replaces the tuner's own (``nvlsEfficiency`` x the NVLS graph) where it is higher.
     #: None: the tuner's alone.
     nvls_allreduce_bw: float | None = None
     #: NCCL_NVLS_CHUNKSIZE: the largest NVLS chunk (bytes) before NCCL cuts it by size.
     nvls_chunk: int = NVLS_CHUNK_SIZE
+    #: NVLS all-reduce rate of one NVLS channel at 128 KiB chunks (GB/s; the switches'
+    #: summed ``reduce_bandwidth`` over the channels). None: :data:`NVLS_CHANNEL_BW`.
+    nvls_channel_bw: float | None = None
 
 
 @dataclass(frozen=True)
@@ -424,16 +448,43 @@ def nvls_chunk_size(size: float, view: NcclView) -> int:
 
 
 def nvls_reduce_factor(size: float, view: NcclView) -> float:
-    """Time of the switches' reductions for ``size`` bytes over their time at 128 KiB chunks
-    (:data:`NVLS_CHUNK_OVERHEAD_B`): above 1 for smaller chunks, below for larger.
+    """Time of the switches' reductions for ``size`` bytes over their time at 128 KiB chunks:
+    a chunk of s bytes costs s / r + t (:data:`NVLS_CHUNK_TIME_US`) with r the channel's
+    streaming rate, so the ratio is 1 + r128 x t x (1/s - 1/128 KiB), r128 the channel's
+    rate at 128 KiB: above 1 for smaller chunks, below for larger.
 
     >>> view = NcclView(ranks=8, nvls=True)              # 32, 64 and 128 KiB chunks
     >>> [round(nvls_reduce_factor(s, view), 3) for s in (32 << 20, 256 << 20, 1 << 30)]
-    [1.233, 1.078, 1.0]
+    [1.237, 1.079, 1.0]
     """
-    def cost(chunk: float) -> float:
-        return (chunk + NVLS_CHUNK_OVERHEAD_B) / chunk
-    return cost(nvls_chunk_size(size, view)) / cost(NVLS_CHUNK_SIZE)
+    rate = view.nvls_channel_bw or NVLS_CHANNEL_BW[view.arch]          # GB/s = kB/us
+    overhead = rate * 1e3 * NVLS_CHUNK_TIME_US                         # bytes a chunk
+    return 1.0 + overhead * (1.0 / nvls_chunk_size(size, view) - 1.0 / NVLS_CHUNK_SIZE)
+
+
+def nvls_copy_share(size: float, view: NcclView) -> float:
+    """Share of an NVLS chunk's time that is its bytes, not its fixed time: (s / r) /
+    (s / r + t) for chunks of s bytes at the channel's streaming rate r
+    (:data:`NVLS_CHUNK_TIME_US`).
+
+    >>> round(nvls_copy_share(8 << 20, NcclView(ranks=8, nvls=True)), 3)   # 32 KiB chunks
+    0.744
+    """
+    rate = view.nvls_channel_bw or NVLS_CHANNEL_BW[view.arch]          # GB/s = kB/us
+    chunk = nvls_chunk_size(size, view)
+    per_byte = 1.0 / (rate * 1e3) - NVLS_CHUNK_TIME_US / NVLS_CHUNK_SIZE  # us a byte, streaming
+    return chunk * per_byte / (chunk * per_byte + NVLS_CHUNK_TIME_US)
+
+
+def nvls_iteration_share(size: float, view: NcclView) -> float:
+    """Share of the op's bytes one iteration of NCCL's NVLS loop moves: channels x heads x
+    chunk over ``size`` (at most 1).
+
+    >>> nvls_iteration_share(64 << 20, NcclView(ranks=8, nvls=True))    # 16 x 8 x 64 KiB
+    0.125
+    """
+    concurrent = NVLS_CHANNELS[view.arch] * nvls_graph(view)[0]
+    return min(1.0, concurrent * nvls_chunk_size(size, view) / max(size, 1.0))
 
 
 def nvls_pipeline_depth(size: float, view: NcclView) -> int:
@@ -464,8 +515,7 @@ def candidates(op: str, view: NcclView, size: float) -> list[Choice]:
             if algorithm == "nvls" and op == "allreduce" and view.nvls_allreduce_bw:
                 # Never below NCCL's own rating (its picks at small sizes are what the
                 # measurements show), raised to netsim's NVLS where that is faster: a
-                # pipeline of D chunks through three stages (copies up, reduction,
-                # multicast down) takes D + 2 chunk times at the steady rate.
+                # loop of D iterations takes D + NVLS_FILL_STAGES at the chunk's rate.
                 depth = nvls_pipeline_depth(size, view)
                 bw = max(bw, view.nvls_allreduce_bw * depth / (depth + NVLS_FILL_STAGES)
                          / nvls_reduce_factor(size, view))

@@ -76,14 +76,15 @@ flows draining   classes in refill   their members        members whose rate mov
 The rates that move are the max-min solution's own ripple, not the solver's: at 2,000-3,000
 draining the 28 flows per event whose rates move (beyond 1e-14; at 30,000 flows the same
 count beyond 1e-9 is the same to 0.2 %) match a cold solve at every event, which moves 23
-flows per event (beyond 1e-9) at 2,400 draining with 12,000 flows. On a fat-tree loaded to 90 % nearly every host link is saturated, so an arrival
-or a departure shifts the shares at its two host links, which frees or takes capacity at
-the other ends of their flows, and so on: an event often moves more than a quarter of
-all draining flows (11 % of the events at 7,000-8,000 draining, 14 % at 8,000-9,000).
-The refill takes in 1.6-1.7x the flows whose rates move (classes brought down that
-settle at their old rate) and costs 1.3-1.7 us per class that enters it (565 us for 341
-classes); an event with under 1,000 flows draining costs 12 us in all. No step costs per
-event in proportion to every draining flow or every link; what grows is the ripple.
+flows per event (beyond 1e-9) at 2,400 draining with 12,000 flows. On a fat-tree loaded
+to 90 % nearly every host link is saturated, so an arrival or a departure shifts the
+shares at its two host links, which frees or takes capacity at the other ends of their
+flows, and so on: an event often moves more than a quarter of all draining flows (11 %
+of the events at 7,000-8,000 draining, 14 % at 8,000-9,000). The refill takes in
+1.6-1.7x the flows whose rates move (classes brought down that settle at their old rate)
+and costs 1.3-1.7 us per class that enters it (565 us for 341 classes); an event with
+under 1,000 flows draining costs 12 us in all. No step costs per event in proportion to
+every draining flow or every link; what grows is the ripple.
 Meeting 10 s (50 us per event on average) would need about a tenth of today's cost per
 moved class, or a representation in which a rate change at a host link does not visit
 the classes it moves. Where the CPU goes at 100,000 flows (samples of the whole process

@@ -41,8 +41,8 @@ Measured on 2 cores shared with other work (whole processes; CPU is user + syste
 * ``fattree``, 100,000 flows: 199,997 events, up to 9,041 flows draining at once (32 on
   one link); 60.9 s CPU, 61 s wall, 346 MiB with the machine nearly to itself (64.5,
   73.5 and 88.7 s CPU in three other runs on the loaded machine). With ``--load 0.6``:
-  3,618 at once, 14.1 s CPU. 5,000 flows (``--reference --small 5000``): finish times within 9.5e-15 of
-  the reference's.
+  3,618 at once, 14.1 s CPU. 5,000 flows (``--reference --small 5000``): finish times
+  within 9.5e-15 of the reference's.
 * Against SimGrid 3.32 (medians of 3 in alternation, a machine loaded by other work):
   ``fattree`` 5,000 flows, 2.06 s vs 37.8 s CPU (18.4x), 10.4 s vs 183 s wall (17.6x),
   finish times within 9.1e-15; ``randgraph`` 5,000 flows, 1.56 s vs 13.7 s CPU (8.8x),

@@ -49,7 +49,8 @@ Measured on 2 cores shared with other work (whole processes; CPU is user + syste
   7.1 s vs 81 s wall (11.5x), within 8.8e-16 (netsim's time there is mostly its fixed
   cost of starting: imports and loading the compiled loop); ``randgraph`` 10,000 flows,
   1.50 s vs 63.0 s CPU (42x), 7.0 s vs 228 s wall (33x), within 5.9e-16; ``fattree``
-  10,000 flows, 2.30 s vs 131 s CPU (57x), 5.1 s vs 277 s wall (55x), within 1.6e-14.
+  10,000 flows (``--flows 10000 --simgrid --small 10000``), 2.75 s vs 168 s CPU (61x),
+  6.5 s vs 363 s wall (56x), within 1.6e-14.
 
 Why the fat-tree misses 10 s: its events move a share of all the draining flows, and the
 loop's work (engine.classes, on rate classes) follows what moves. Timed per event in

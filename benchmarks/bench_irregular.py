@@ -39,40 +39,93 @@ Measured on 2 cores shared with other work (whole processes; CPU is user + syste
   one link); 2.2 s CPU, 6.2 s wall (2.6 s on a quieter machine), 317 MiB. 5,000 flows:
   finish times within 1.3e-15 of the reference's.
 * ``fattree``, 100,000 flows: 199,997 events, up to 9,041 flows draining at once (32 on
-  one link); 60.9 s CPU, 61 s wall, 346 MiB with the machine nearly to itself. Three runs
-  alternated with the loop that lifts a pinned class on its bottleneck at once took
-  82.6, 86.4 and 60.9 s CPU against its 89.4, 74.1 and 65.1 s (ratios 0.92, 1.17, 0.94:
-  within the machine's noise; wall 61-252 s with the load). With ``--load 0.6``: 3,618
-  at once, 14.1 s CPU, 55 s wall (loaded). 5,000 flows: finish times within 9.5e-15 of
-  the reference's.
+  one link); 60.9 s CPU, 61 s wall, 346 MiB with the machine nearly to itself (64.5,
+  73.5 and 88.7 s CPU in three other runs on the loaded machine). With ``--load 0.6``:
+  3,618 at once, 14.1 s CPU. 5,000 flows (``--reference --small 5000``): finish times
+  within 9.5e-15 of the reference's.
 * Against SimGrid 3.32 (medians of 3 in alternation, a machine loaded by other work):
   ``fattree`` 5,000 flows, 2.06 s vs 37.8 s CPU (18.4x), 10.4 s vs 183 s wall (17.6x),
   finish times within 9.1e-15; ``randgraph`` 5,000 flows, 1.56 s vs 13.7 s CPU (8.8x),
   7.1 s vs 81 s wall (11.5x), within 8.8e-16 (netsim's time there is mostly its fixed
   cost of starting: imports and loading the compiled loop); ``randgraph`` 10,000 flows,
   1.50 s vs 63.0 s CPU (42x), 7.0 s vs 228 s wall (33x), within 5.9e-16; ``fattree``
-  10,000 flows, 2.30 s vs 131 s CPU (57x), 5.1 s vs 277 s wall (55x), within 1.6e-14.
+  10,000 flows (``--flows 10000 --simgrid --small 10000``), 2.75 s vs 168 s CPU (61x),
+  6.5 s vs 363 s wall (56x), within 1.6e-14.
 
-Why the fat-tree costs what it does: the compiled loop on rate classes (engine.classes)
-repairs only what an event changes, and on a loaded fat-tree what changes grows with the
-number of flows draining. An arrival or a departure at a saturated host link changes the
-share of every flow held there, which frees or takes capacity at their other ends, and so
-on. A cold solve at every event (the reference) moves the rates of 2.9 flows per event
-on average (median 1) of 800 draining with 3,000 flows, 15.5 (median 4) of 1,906 with
-12,000 flows, 23 of 2,407 in the second half of that run. The loop's work follows that
-ripple. Counted per event (50,000 flows, 4,200 draining on average): 62 class rates
-change and 81 classes enter the refill, 55 of them brought down by a saturating link
-(pinned; 19 end at their old rate), 92 links saturate, 457 links are touched, and the
-refill reads about 2,050 entries of the links' lists (830 where links saturate, 405 to
-merge classes of one rate, 340 as classes rise, 330 for the largest rate of a touched
-link, 150 at the links that flows left) and refreshes 84 finish keys: about 150 us of
-CPU per event; 0.3-0.47 ms per event at 100,000 flows. The refill takes in 1.3x the
-classes whose rates change, so what costs is what each of them reads: about 6 links
-and 25 list entries. Laying the class and entry rows out one per cache line (4.13 s vs
-4.16 s CPU at 20,000 flows, medians of 3), or reading a saturating link's list once
-instead of twice (17.9 s vs 16.6 s at 50,000 flows), measures within noise (whole
-processes in alternation). Meeting 10 s needs fewer link visits per moved rate, not
-fewer moved classes.
+Why the fat-tree misses 10 s: its events move a share of all the draining flows, and the
+loop's work (engine.classes, on rate classes) follows what moves. Timed per event in
+chunks of 4,000 events (the executor's progress hook, CPU time, each chunk starting with
+a cold solve; the numbers of flows draining from the finish times), the 100,000-flow run
+costs 35 us per event while 2,000-3,000 flows drain, 60 us at 3,000-4,000, 105 us at
+4,000-5,000, 180 us at 5,000-6,000, 320 us at 6,000-7,000, 455 us at 7,000-8,000 and
+565 us at 8,000-9,000 (the 20,000-flow run: 12 us under 1,000, 16 us at 1,000-2,000, then
+40, 64 and 89 us in the first three of those bands): twice the flows
+draining, five times the cost per event, and the 21 chunks above 7,000 draining take 44 s
+of the 61. Counted per event in another run of the case (temporary counters in
+``resolve``):
+
+===============  ==================  ===================  =======================
+flows draining   classes in refill   their members        members whose rate moves
+===============  ==================  ===================  =======================
+2,000-3,000      22                  44                   28 (median 9)
+4,000-5,000      82                  210                  122 (median 25, p90 383)
+6,000-7,000      205                 635                  370 (median 58, p90 1,297)
+7,000-8,000      279                 943                  557 (median 86, p90 2,008)
+8,000-9,000      341                 1,223                732 (median 123, p90 2,559)
+===============  ==================  ===================  =======================
+
+The rates that move are the max-min solution's own ripple, not the solver's: at 2,000-3,000
+draining the 28 flows per event whose rates move (beyond 1e-14; at 30,000 flows the same
+count beyond 1e-9 is the same to 0.2 %) match a cold solve at every event, which moves 23
+flows per event (beyond 1e-9) at 2,400 draining with 12,000 flows. On a fat-tree loaded
+to 90 % nearly every host link is saturated, so an arrival or a departure shifts the
+shares at its two host links, which frees or takes capacity at the other ends of their
+flows, and so on: an event often moves more than a quarter of all draining flows (11 %
+of the events at 7,000-8,000 draining, 14 % at 8,000-9,000). The refill takes in
+1.6-1.7x the flows whose rates move (classes brought down that settle at their old rate)
+and costs 1.3-1.7 us per class that enters it (565 us for 341 classes); an event with
+under 1,000 flows draining costs 12 us in all. No step costs per event in proportion to
+every draining flow or every link; what grows is the ripple.
+Meeting 10 s (50 us per event on average) would need about a tenth of today's cost per
+moved class, or a representation in which a rate change at a host link does not visit
+the classes it moves. Where the CPU goes at 100,000 flows (samples of the whole process
+by compiled function, the helpers LLVM inlined counted in their callers): the refill's
+own body 39 % (its steps, the rising classes' links, the saturating links' lists),
+bringing pinned classes to their new level 20 % (``_freeze_pinned``: at a new rate it
+touches each of the class's links, reading a saturated one's list for its largest rate),
+the indexed heaps 13 % (finish keys, levels, pinned classes), refreshing the finish keys
+of the classes that moved 6 %, pinning 6 %, freezing 3 %, the entries' hash table 4 %,
+splits 1 %; the event loop, timed events and Python under 3 %.
+
+Counted per event at 50,000 flows (4,200 draining on average): 62 class rates change and
+81 classes enter the refill, 55 of them brought down by a saturating link (pinned; 19
+end at their old rate), 92 links saturate, 457 links are touched, and the refill reads
+about 2,050 entries of the links' lists (830 where links saturate, 405 to merge classes
+of one rate, 340 as classes rise, 330 for the largest rate of a touched link, 150 at the
+links that flows left) and refreshes 84 finish keys. Laying the class and entry rows out
+one per cache line (4.13 s vs 4.16 s CPU at 20,000 flows, medians of 3), or reading a
+saturating link's list once instead of twice (17.9 s vs 16.6 s at 50,000 flows),
+measures within noise (whole processes in alternation).
+
+Choices in engine.classes and what they measured (whole processes in alternation):
+
+* A class brought down by a saturating link is brought down whole. Taking only its
+  members on the link splits it: on the log-normal 8x8 all-to-all 35,000 such splits (78
+  members moved per event) were nearly all merged back by the end of the same refill,
+  0.81 s instead of 0.48 s; splitting only when the members on the link are under an
+  eighth of their class fragments the classes over the run (12x12 6.4 s instead of
+  2.5-3.0 s, 16x16 99-105 s instead of 17-18 s).
+* A pinned class that settles at its old rate on its own bottleneck touches one link
+  instead of all of its links (about 31 on the 16x16 log-normal all-to-all, where 41 of
+  the 83 classes brought down per event end at their old rate: 8.8 s instead of 15.9 s;
+  12x12 1.6 s instead of 2.5 s).
+* Its bottleneck caps it at its old rate rather than lifting it there at once (which reads
+  that link's list three more times per class brought down; 54 per event on this fattree
+  at 50,000 flows): the 16x16 run takes 11.5 s of CPU instead of 14.7 s, medians of 2;
+  here 60.9, 86.4 and 82.6 s against 65.1, 74.1 and 89.4 s (within the machine's noise).
+* The refill in named steps (inlined into one compiled function) costs what the single
+  function did: 20,000 flows 3.76 s vs 4.02 s CPU (median ratio 0.98 of 5), the 12x12
+  log-normal all-to-all of ``bench_engine_events.py`` 2.31 s vs 2.28 s (1.01).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The compiled loop's solver on rate classes: a level change costs per class and per link.
 
 :mod:`netsim.engine.incremental` repairs the max-min solution per event, but it still
-moves every flow whose rate moves: on a 16x16 mesh all-to-all with log-normal sizes that
-is 3,946 rates per event, about ten links each, 257.5M rate changes over the run. The
-rates that move come in blocks: flows held back by the same link at the same level rise
-and settle together (``benchmarks/measure_ripple.py``). This solver keeps those blocks
-(the loop is engine.loop's).
+moves every flow whose rate moves. The rates that move come in blocks: flows held back by
+the same link at the same level rise and settle together (``benchmarks/measure_ripple.py``).
+This solver keeps those blocks (the loop is engine.loop's).
 
 A *class* is a set of draining flows with one rate and one bottleneck link (``CB``: a
 saturated link on which no flow is faster) that every member crosses. Per class it keeps:
@@ -23,50 +21,44 @@ with classes in place of flows:
 
 * new flows of an event form one class that rises from zero; a link that a finishing
   flow leaves gets a check at its old level, and a link touched while saturated a check
-  at its largest rate;
-* a check that finds its link unsaturated lets the classes bottlenecked there rise (a
-  class bottlenecked elsewhere keeps a valid bottleneck unless that link is touched too,
-  in which case it has a check of its own);
+  at its largest rate (:func:`_begin`, :func:`_touch`);
+* a check that finds its link unsaturated lets the classes bottlenecked there rise
+  (:func:`_check`; a class bottlenecked elsewhere keeps a valid bottleneck unless that
+  link is touched too, in which case it has a check of its own);
 * a link saturating at level ``t`` first brings down the fixed classes faster than ``t``
-  on it, whole: a member that does not cross the link rises again from ``t`` with the
-  others and settles where it was unless something changed, which is sound because at
-  water level ``t`` every flow not yet frozen has a fair rate of at least ``t``. (Taking
-  only the members on the link would split the class, and on the log-normal 8x8
-  all-to-all 35,000 such splits, 78 members moved per event, were nearly all merged back
-  by the end of the same refill: the run took 0.81 s instead of 0.48 s. Splitting only
-  when the members on the link are under an eighth of their class fragments the classes
-  over the run: 12x12 6.4 s instead of 2.5-3.0 s, 16x16 99-105 s instead of 17-18 s.)
-  A class brought down is *pinned*: it rises with the water on that link only, and
-  stays counted at its old rate ``r`` on its other links; its bottleneck, saturated at
-  ``r`` and untouched, caps it at ``r`` (:func:`_cap_reached`), and it rises there only
-  if something else touches that link in the refill. While the water ``t`` is below
-  ``r`` that counts more than it carries, so a link's level there is never above its
-  true one: a link that saturates with a pinned class counted on it
-  brings it down there too (the same rule), and a link that does not cannot stop it
-  before its true level would. When the water passes ``r`` (:func:`_unfreeze`) the class
-  rises on every link. A pinned class that stops at a level other than ``r`` gives its
-  links the difference (:func:`_freeze_pinned`), which is what the whole demotion would
-  have cost; one that stops at ``r`` on its own bottleneck, as about half of them do,
-  touched one link instead of all of them (about 31 on the 16x16 log-normal
-  all-to-all, where 41 of the 83 classes brought down per event end at their old rate:
-  the run takes 8.8 s instead of 15.9 s; 12x12 1.6 s instead of 2.5 s). Lifting it on
-  its bottleneck at once instead of capping it there reads that link's list three more
-  times per class brought down: the 16x16 run (its whole process) takes 14.7 s of CPU
-  instead of 11.5 s, medians of 2 in alternation.
-* then it freezes the rising classes on it at ``t`` with the link as their bottleneck;
-  of a class with members off the link only those on it stop (the class *splits*) and
-  the others rise on.
+  on it, whole (:func:`_bring_down`): a member that does not cross the link rises again
+  from ``t`` with the others and settles where it was unless something changed, which is
+  sound because at water level ``t`` every flow not yet frozen has a fair rate of at least
+  ``t``. Taking only the members on the link would split the class, and nearly all such
+  splits are merged back by the end of the same refill.
+  A class brought down is *pinned* (:func:`_pin`): it rises with the water on that link
+  only, and stays counted at its old rate ``r`` on its other links; its bottleneck,
+  saturated at ``r`` and untouched, caps it at ``r`` (:func:`_cap_reached`), and it rises
+  there only if something else touches that link in the refill. While the water ``t`` is
+  below ``r`` that counts more than it carries, so a link's level there is never above its
+  true one: a link that saturates with a pinned class counted on it brings it down there
+  too (the same rule), and a link that does not cannot stop it before its true level
+  would. When the water passes ``r`` (:func:`_unfreeze`) the class rises on every link. A
+  pinned class that stops at a level other than ``r`` gives its links the difference
+  (:func:`_freeze_pinned`), which is what the whole demotion would have cost; one that
+  stops at ``r`` on its own bottleneck, as about half of them do, touched one link
+  instead of all of them.
+* then it freezes the rising classes on it at ``t`` with the link as their bottleneck
+  (:func:`_settle`); of a class with members off the link only those on it stop (the
+  class *splits*) and the others rise on.
 
 So the work of a refill is per class and per distinct link of the classes that move;
-members move between classes only on splits. After the refill a class merges with every
-class of the same rate (to :data:`_SAME`) whose members all cross its bottleneck, which
-then serves them all (the smaller joins the larger, its members' thresholds shifted by the
-difference of progress); this keeps classes from fragmenting. The result is the same
-progressive filling as engine.incremental's on a grouping in which every member of a
-class has the same rate and bottleneck, so its argument (module docstring there) carries
-over. Unweighted paths only (symmetry weights take engine.incremental).
-``tests/test_engine_conformance.py`` runs it (``EngineConfig(loop="classes")``) against
-the reference on random cases, within the 1e-9 merge window and with the same events.
+members move between classes only on splits. After the refill (:func:`_apply`) a class
+merges with every class of the same rate (to :data:`_SAME`) whose members all cross its
+bottleneck, which then serves them all (:func:`_merge_equal`: the smaller joins the
+larger, its members' thresholds shifted by the difference of progress); this keeps
+classes from fragmenting. The result is the same progressive filling as
+engine.incremental's on a grouping in which every member of a class has the same rate and
+bottleneck, so its argument (module docstring there) carries over. Unweighted paths only
+(symmetry weights take engine.incremental). ``tests/test_engine_conformance.py`` runs it
+(``EngineConfig(loop="classes")``) against the reference on random cases, within the 1e-9
+merge window and with the same events. What each choice measured is recorded in
+``benchmarks/bench_irregular.py``.
 """
 
 from __future__ import annotations
@@ -610,18 +602,13 @@ def _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead, touched, t_lis
     return n_t, n_h, n_p
 
 
-@njit(cache=True, _nrt=False)
-def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, updates,
-            touched, spare, cnt, hp, hval, hpos, dirty, t_list, d_list, lfl_win, lfl,
-            path_start, path_len, path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei,
-            lhead, efree, cfree, tops, ys, pheap, ppos, pkey):
-    """Progressive filling of what an event changed (module docstring), then the new
-    rates in place, loads moved, and classes frozen on one link at one rate merged.
-    ``seed`` is the class of the flows that start (-1 if none); ``checks[:n_checks]``
-    links left unsaturated by flows that ended, with their old levels. Returns (ok, the
-    number of classes in ``s_list`` whose keys must be refreshed)."""
+@njit(cache=True, inline="always")
+def _begin(seed, checks, check_level, n_checks, ci, cf, ei, capacity, load, lhead, touched,
+           t_list, spare, cnt, hp, hval, hpos, dirty, d_list, s_list):
+    """The refill's start: the checks at their old levels, and the class of new flows
+    rising from zero; returns the counts (touched links, heap, classes moved)."""
     n_links = capacity.size
-    n_t, n_h, n_d, n_s, n_p = 0, 0, 0, 0, 0
+    n_t, n_h, n_d, n_s = 0, 0, 0, 0
     for k in range(n_checks):                  # (its check is at its old level)
         link = checks[k]
         n_t, n_h = _touch(link, False, ci, cf, ei, capacity, load, lhead, touched, t_list,
@@ -632,119 +619,114 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
                                        touched, t_list, n_t, spare, cnt, hp, hval, hpos, n_h,
                                        dirty, d_list, n_d, s_list, n_s)
     n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
+    return n_t, n_h, n_s
+
+
+@njit(cache=True, inline="always")
+def _check(link, t, x, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, spare, cnt,
+           hp, hval, hpos, n_h, dirty, d_list, s_list, n_s):
+    """A check at ``link``'s old level x, reached by the water at t: if the link is no
+    longer saturated, the fixed classes bottlenecked there at that level rise."""
+    if spare[link] - t * cnt[link] <= t * _SLACK:
+        return n_t, n_h, n_s                   # still saturated there (to the level:
+                                               # engine.incremental's _SLACK)
     n_d = 0
-    ok = True
-    t = 0.0
-    while n_h > 0 or n_p > 0:
-        if n_p > 0 and (n_h == 0 or pkey[pheap[0]] < hval[0]):
-            c = pheap[0]                       # the water passes a pinned class's rate
-            if ci[CST, c] == 4:                # (or reaches a capped one's)
-                n_t, n_h, n_p, n_d = _cap_reached(c, ci, cf, ei, capacity, load, lhead,
-                                                  touched, t_list, n_t, spare, cnt, hp,
-                                                  hval, hpos, n_h, dirty, d_list, n_d,
-                                                  pheap, ppos, pkey, n_p, n_links, htab,
-                                                  bits)
-                n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
-                n_d = 0
-                continue
-            n_p = _heap_remove(pheap, ppos, pkey, n_p, c)
-            n_t, n_h, n_d, n_s = _unfreeze(c, False, ci, cf, ei, capacity, load, lhead,
+    e = lhead[link]
+    while e >= 0:
+        c = ei[EC, e]
+        e = ei[ELN, e]
+        if ci[CST, c] == 0 and ci[CB, c] == link and cf[RR, c] >= x * (1 - _TOP):
+            n_t, n_h, n_d, n_s = _unfreeze(c, True, ci, cf, ei, capacity, load, lhead,
                                            touched, t_list, n_t, spare, cnt, hp, hval, hpos,
                                            n_h, dirty, d_list, n_d, s_list, n_s)
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
-            n_d = 0
+    n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
+    return n_t, n_h, n_s
+
+
+@njit(cache=True, inline="always")
+def _bring_down(link, t, ci, cf, ei, lhead, spare, cnt, dirty, d_list, s_list, n_s, pheap,
+                ppos, pkey, n_p, htab, bits):
+    """``link`` saturates at t: the fixed classes faster than t on it come down, pinned
+    (module docstring), and the pinned classes counted at their rate on it rise there;
+    returns how many links' levels changed (0: the link saturates at t indeed)."""
+    n_links = lhead.size
+    n_d = 0
+    bar = t * (1 + _TOP)
+    e = lhead[link]
+    while e >= 0:
+        c = ei[EC, e]
+        here = e
+        e = ei[ELN, e]
+        if not cf[RR, c] > bar:
             continue
-        node, x = hp[0], hval[0]               # the lowest level leaves
-        n_h = _take(hp, hval, hpos, n_h, 0)
-        if node >= n_links:                    # a check at an old level
-            link = node - n_links
-            t = max(t, x)
-            if spare[link] - t * cnt[link] <= t * _SLACK:
-                continue                       # still saturated there (to the level:
-                                               # engine.incremental's _SLACK)
-            e = lhead[link]
-            while e >= 0:
-                c = ei[EC, e]
-                e = ei[ELN, e]
-                if ci[CST, c] == 0 and ci[CB, c] == link and cf[RR, c] >= x * (1 - _TOP):
-                    n_t, n_h, n_d, n_s = _unfreeze(c, True, ci, cf, ei, capacity, load,
-                                                   lhead, touched, t_list, n_t, spare, cnt,
-                                                   hp, hval, hpos, n_h, dirty, d_list, n_d,
-                                                   s_list, n_s)
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
-            n_d = 0
-            continue
-        link = node
-        if cnt[link] < 0.5:
-            continue
-        t = max(t, x)
-        # the link saturates at t: fixed classes faster than t on it come down, pinned
-        # (module docstring), and pinned classes counted at their rate on it rise there
-        bar = t * (1 + _TOP)
-        e = lhead[link]
-        while e >= 0:
-            c = ei[EC, e]
-            here = e
+        if ci[CST, c] == 0:
+            n_d, n_s, n_p = _pin(c, here, ci, cf, ei, spare, cnt, dirty, d_list, n_d, s_list,
+                                 n_s, pheap, ppos, pkey, n_p, n_links, htab, bits)
+        elif ci[CST, c] >= 3 and ei[EM, here] == 0:
+            ei[EM, here] = 1
+            n_d = _lift(link, ei[EK, here], cf[RR, c], spare, cnt, dirty, d_list, n_d)
+    return n_d, n_s, n_p
+
+
+@njit(cache=True, inline="always")
+def _settle(link, t, s_list, n_s, capacity, load, touched, t_list, n_t, spare, cnt, hp, hval,
+            hpos, n_h, flows, fm, ci, cf, thr, sub_bytes, pool, ei, lhead, pinned, n_p):
+    """The rising classes on ``link``, saturated at t, stop there with it as their
+    bottleneck; of a class with members off the link only those on it stop (it splits).
+    ``flows``: the per-link flow lists and the paths; ``pool``: the entries' hash table
+    and the free rows; ``pinned``: the heap of pinned classes by rate. (Grouped: a call
+    of more than 30 arguments cannot be inlined.)"""
+    lfl_win, lfl, path_start, path_len, path_links = flows
+    htab, bits, efree, cfree, tops = pool
+    pheap, ppos, pkey = pinned
+    n_links = capacity.size
+    e = lhead[link]
+    while e >= 0:
+        c = ei[EC, e]
+        k = ei[EK, e]
+        st = ci[CST, c]
+        if not (st == 1 or (st >= 3 and ei[EM, e] == 1)):
             e = ei[ELN, e]
-            if not cf[RR, c] > bar:
-                continue
-            if ci[CST, c] == 0:
-                n_d, n_s, n_p = _pin(c, here, ci, cf, ei, spare, cnt, dirty, d_list, n_d,
-                                     s_list, n_s, pheap, ppos, pkey, n_p, n_links, htab,
-                                     bits)
-            elif ci[CST, c] >= 3 and ei[EM, here] == 0:
-                ei[EM, here] = 1
-                n_d = _lift(link, ei[EK, here], cf[RR, c], spare, cnt, dirty, d_list, n_d)
-        if n_d:                                # its level rose; it comes back later
-            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
-            n_d = 0
             continue
-        if not t > 0.0:
-            ok = False
-            break
-        e = lhead[link]                        # the rising classes on it stop at t
-        while e >= 0:
-            c = ei[EC, e]
-            k = ei[EK, e]
-            st = ci[CST, c]
-            if not (st == 1 or (st >= 3 and ei[EM, e] == 1)):
-                e = ei[ELN, e]
-                continue
-            e = ei[ELN, e]
-            if k != ci[CS, c]:                 # only its members on the link stop
-                c = _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm,
-                           ci, cf, thr, sub_bytes, n_links, htab, bits, ei, lhead, efree,
-                           cfree, tops)
-                ci[CINS, c] = 1
-                s_list[n_s] = c
-                n_s += 1
-            if st >= 3:
-                n_t, n_h, n_p = _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead,
-                                               touched, t_list, n_t, spare, cnt, hp, hval,
-                                               hpos, n_h, pheap, ppos, pkey, n_p)
-            else:
-                n_h = _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hval, hpos, n_h)
-        cnt[link] = 0.0
-    for i in range(n_h):                       # leave the heaps empty
-        hpos[hp[i]] = -1
-    for i in range(n_p):
-        ppos[pheap[i]] = -1
-    for k in range(n_t):
-        touched[t_list[k]] = False
-    if not ok:
-        for k in range(n_s):
-            c = s_list[k]
-            ci[CINS, c] = 0
-            if ci[CST, c] >= 3:
-                e = ci[CE, c]
-                while e >= 0:
-                    ei[EM, e] = 0
-                    e = ei[ECN, e]
-            ci[CST, c] = 0
-        return False, n_s
-    # new rates in place; a rate that moved by rounding only is kept
+        e = ei[ELN, e]
+        if k != ci[CS, c]:                     # only its members on the link stop
+            c = _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf,
+                       thr, sub_bytes, n_links, htab, bits, ei, lhead, efree, cfree, tops)
+            ci[CINS, c] = 1
+            s_list[n_s] = c
+            n_s += 1
+        if st >= 3:
+            n_t, n_h, n_p = _freeze_pinned(c, t, link, ci, cf, ei, capacity, load, lhead,
+                                           touched, t_list, n_t, spare, cnt, hp, hval, hpos,
+                                           n_h, pheap, ppos, pkey, n_p)
+        else:
+            n_h = _freeze(c, t, link, ci, cf, ei, spare, cnt, hp, hval, hpos, n_h)
+    cnt[link] = 0.0
+    return n_t, n_h, n_s, n_p
+
+
+@njit(cache=True, inline="always")
+def _undo(s_list, n_s, ci, ei):
+    """A refill that failed leaves every class fixed at its old rate."""
     for k in range(n_s):
         c = s_list[k]
+        ci[CINS, c] = 0
+        if ci[CST, c] >= 3:
+            e = ci[CE, c]
+            while e >= 0:
+                ei[EM, e] = 0
+                e = ei[ECN, e]
+        ci[CST, c] = 0
+
+
+@njit(cache=True, inline="always")
+def _apply(s_list, n_s, now, ci, cf, ei, load, updates, lhead):
+    """The refill's new rates in place (a rate that moved by rounding only is kept), each
+    class's progress brought to ``now`` and its links' loads moved; every class fixed."""
+    for k in range(n_s):
+        c = s_list[k]
+        ci[CINS, c] = 0
+        ci[CST, c] = 0
         old, new = cf[RR, c], cf[NEW, c]
         if cf[ORIG, c] >= 0.0 and abs(new - old) <= _KEEP * old:
             continue
@@ -761,12 +743,16 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
                 load[link, 0] = _exact_load(link, lhead, ei, cf)   # rates: still right)
                 load[link, 1] = 0.0
             e = ei[ECN, e]
-    # classes at one rate whose members all cross a bottleneck of one of them become one
+
+
+@njit(cache=True, inline="always")
+def _merge_equal(s_list, n_s, now, load, fm, ci, cf, thr, htab, bits, ei, lhead, efree, cfree,
+                 tops, ys):
+    """Each moved class merges with the classes of its rate whose members all cross its
+    bottleneck (module docstring); returns the length of ``s_list``, to which the classes
+    merged are added (their keys must be refreshed too)."""
+    n_links = lhead.size
     n_first = n_s
-    for k in range(n_first):
-        c = s_list[k]
-        ci[CINS, c] = 0
-        ci[CST, c] = 0
     for k in range(n_first):
         c = s_list[k]
         if ci[CALIVE, c] == 0 or ci[CS, c] == 0:
@@ -798,6 +784,79 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             s_list[n_s] = y                    # both get their keys refreshed (b is
             n_s += 1                           # dropped there); twice costs nothing
             c = a
+    return n_s
+
+
+@njit(cache=True, _nrt=False)
+def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, updates,
+            touched, spare, cnt, hp, hval, hpos, dirty, t_list, d_list, lfl_win, lfl,
+            path_start, path_len, path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei,
+            lhead, efree, cfree, tops, ys, pheap, ppos, pkey):
+    """Progressive filling of what an event changed (module docstring), then the new
+    rates in place, loads moved, and classes frozen on one link at one rate merged.
+    ``seed`` is the class of the flows that start (-1 if none); ``checks[:n_checks]``
+    links left unsaturated by flows that ended, with their old levels. Returns (ok, the
+    number of classes in ``s_list`` whose keys must be refreshed)."""
+    n_links = capacity.size
+    n_t, n_h, n_s = _begin(seed, checks, check_level, n_checks, ci, cf, ei, capacity, load,
+                           lhead, touched, t_list, spare, cnt, hp, hval, hpos, dirty, d_list,
+                           s_list)
+    n_p = 0
+    ok = True
+    t = 0.0
+    while n_h > 0 or n_p > 0:
+        if n_p > 0 and (n_h == 0 or pkey[pheap[0]] < hval[0]):
+            c = pheap[0]                       # the water passes a pinned class's rate
+            n_d = 0
+            if ci[CST, c] == 4:                # (or reaches a capped one's)
+                n_t, n_h, n_p, n_d = _cap_reached(c, ci, cf, ei, capacity, load, lhead,
+                                                  touched, t_list, n_t, spare, cnt, hp,
+                                                  hval, hpos, n_h, dirty, d_list, n_d,
+                                                  pheap, ppos, pkey, n_p, n_links, htab,
+                                                  bits)
+            else:
+                n_p = _heap_remove(pheap, ppos, pkey, n_p, c)
+                n_t, n_h, n_d, n_s = _unfreeze(c, False, ci, cf, ei, capacity, load, lhead,
+                                               touched, t_list, n_t, spare, cnt, hp, hval,
+                                               hpos, n_h, dirty, d_list, n_d, s_list, n_s)
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
+            continue
+        node, x = hp[0], hval[0]               # the lowest level leaves
+        n_h = _take(hp, hval, hpos, n_h, 0)
+        if node >= n_links:                    # a check at an old level
+            t = max(t, x)
+            n_t, n_h, n_s = _check(node - n_links, t, x, ci, cf, ei, capacity, load, lhead,
+                                   touched, t_list, n_t, spare, cnt, hp, hval, hpos, n_h,
+                                   dirty, d_list, s_list, n_s)
+            continue
+        if cnt[node] < 0.5:
+            continue
+        t = max(t, x)
+        n_d, n_s, n_p = _bring_down(node, t, ci, cf, ei, lhead, spare, cnt, dirty, d_list,
+                                    s_list, n_s, pheap, ppos, pkey, n_p, htab, bits)
+        if n_d:                                # its level rose; it comes back later
+            n_h = _flush(dirty, d_list, n_d, spare, cnt, hp, hval, hpos, n_h)
+            continue
+        if not t > 0.0:
+            ok = False
+            break
+        n_t, n_h, n_s, n_p = _settle(node, t, s_list, n_s, capacity, load, touched, t_list,
+                                     n_t, spare, cnt, hp, hval, hpos, n_h,
+                                     (lfl_win, lfl, path_start, path_len, path_links), fm,
+                                     ci, cf, thr, sub_bytes, (htab, bits, efree, cfree, tops),
+                                     ei, lhead, (pheap, ppos, pkey), n_p)
+    for i in range(n_h):                       # leave the heaps and marks empty
+        hpos[hp[i]] = -1
+    for i in range(n_p):
+        ppos[pheap[i]] = -1
+    for k in range(n_t):
+        touched[t_list[k]] = False
+    if not ok:
+        _undo(s_list, n_s, ci, ei)
+        return False, n_s
+    _apply(s_list, n_s, now, ci, cf, ei, load, updates, lhead)
+    n_s = _merge_equal(s_list, n_s, now, load, fm, ci, cf, thr, htab, bits, ei, lhead, efree,
+                       cfree, tops, ys)
     return True, n_s
 
 

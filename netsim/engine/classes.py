@@ -103,6 +103,29 @@ def _slot(key, bits):
     return (x >> np.int64(64 - bits)) & ((np.int64(1) << bits) - 1)
 
 
+@njit(cache=True, inline="always")
+def _push(rows, nxt, prv, x, heads, h):
+    """Put x first on the doubly linked list ``heads[h]`` whose links are the rows ``nxt``
+    and ``prv`` of ``rows`` (the class and link lists of entries, a class's members)."""
+    first = heads[h]
+    rows[nxt, x], rows[prv, x] = first, -1
+    if first >= 0:
+        rows[prv, first] = x
+    heads[h] = x
+
+
+@njit(cache=True, inline="always")
+def _unlink(rows, nxt, prv, x, heads, h):
+    """Take x off the doubly linked list ``heads[h]`` (:func:`_push`'s)."""
+    n, p = rows[nxt, x], rows[prv, x]
+    if p >= 0:
+        rows[nxt, p] = n
+    else:
+        heads[h] = n
+    if n >= 0:
+        rows[prv, n] = p
+
+
 @njit(cache=True, _nrt=False)
 def _count(c, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops):
     """Add ``k`` members of class c on ``link`` (the entry is made or dropped as its
@@ -120,33 +143,13 @@ def _count(c, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops):
         e = efree[tops[1]]
         htab[i] = e
         ei[EC, e], ei[EL, e], ei[EK, e], ei[EM, e] = c, link, 0, 0
-        h = ci[CE, c]
-        ei[ECN, e], ei[ECP, e] = h, -1
-        if h >= 0:
-            ei[ECP, h] = e
-        ci[CE, c] = e
-        h = lhead[link]
-        ei[ELN, e], ei[ELP, e] = h, -1
-        if h >= 0:
-            ei[ELP, h] = e
-        lhead[link] = e
+        _push(ei, ECN, ECP, e, ci[CE], c)
+        _push(ei, ELN, ELP, e, lhead, link)
     ei[EK, e] += k
     if ei[EK, e] != 0:
         return
-    n, p = ei[ECN, e], ei[ECP, e]              # off both lists
-    if p >= 0:
-        ei[ECN, p] = n
-    else:
-        ci[CE, c] = n
-    if n >= 0:
-        ei[ECP, n] = p
-    n, p = ei[ELN, e], ei[ELP, e]
-    if p >= 0:
-        ei[ELN, p] = n
-    else:
-        lhead[link] = n
-    if n >= 0:
-        ei[ELP, n] = p
+    _unlink(ei, ECN, ECP, e, ci[CE], c)        # off both lists
+    _unlink(ei, ELN, ELP, e, lhead, link)
     efree[tops[1]] = e
     tops[1] += 1
     while True:                                # out of the table: shift the run back
@@ -190,11 +193,7 @@ def _new_class(ci, cf, cfree, tops):
 @njit(cache=True, inline="always")
 def _add_member(f, c, fm, ci, thr, sub_bytes):
     fm[FC, f] = c
-    h = ci[CM, c]
-    fm[FN, f], fm[FP, f] = h, -1
-    if h >= 0:
-        fm[FP, h] = f
-    ci[CM, c] = f
+    _push(fm, FN, FP, f, ci[CM], c)
     ci[CS, c] += 1
     if ci[CDIRTY, c] == 0:
         m = ci[CMIN, c]
@@ -207,13 +206,7 @@ def _add_member(f, c, fm, ci, thr, sub_bytes):
 
 @njit(cache=True, inline="always")
 def _drop_member(f, c, fm, ci):
-    n, p = fm[FN, f], fm[FP, f]
-    if p >= 0:
-        fm[FN, p] = n
-    else:
-        ci[CM, c] = n
-    if n >= 0:
-        fm[FP, n] = p
+    _unlink(fm, FN, FP, f, ci[CM], c)
     fm[FC, f] = -1
     ci[CS, c] -= 1
     if ci[CMIN, c] == f or ci[CNEAR, c] == f:

@@ -38,6 +38,9 @@ __all__ = ["load", "drop_stale"]
 #: The file beside the cached kernels that holds the digest of the sources they came from.
 STAMP = "netsim-sources.sha256"
 
+#: Whether this process has checked the engine's cache against its sources (:func:`load`).
+_cache_checked = False
+
 _PROBE = "scipy.linalg.cython_blas"      # the module numba.np.linalg.ensure_blas imports
 
 
@@ -47,7 +50,10 @@ def load() -> ModuleType | None:
         import numba
     except ImportError:                 # pragma: no cover - exercised without numba only
         return None
-    _drop_stale_engine_cache(numba)
+    global _cache_checked
+    if not _cache_checked:              # once a process: its engine modules are loaded
+        _drop_stale_engine_cache(numba)
+        _cache_checked = True
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return numba                    # probe done already, or it costs nothing now
     sys.modules[_PROBE] = None          # makes "import scipy.linalg.cython_blas" fail at once

@@ -196,17 +196,19 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
     rate = options.extra.get("nvls_rate", "simulated")
     if rate not in NVLS_RATES:
         raise InputError(f"nvls_rate {rate!r} is not one of {', '.join(NVLS_RATES)}")
-    nvls_bw = (nvls_allreduce_rate(num_ranks, options, payload)
+    switches = _switch_reduce_rate(num_ranks, options) if nvls else None
+    nvls_bw = (_links_or_switches(num_ranks, payload, switches)
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw,
                     nvls_chunk=_nvls_chunk(options),
-                    nvls_channel_bw=_nvls_channel_bw(num_ranks, options, arch) if nvls else None)
+                    # NVLS all-reduce rate of one of NCCL's NVLS channels for arch (GB/s)
+                    nvls_channel_bw=switches / NVLS_CHANNELS[arch] if switches else None)
 
 
-def _nvls_channel_bw(num_ranks: int, options: AlgoOptions, arch: str) -> float | None:
-    """NVLS all-reduce rate of one NVLS channel (GB/s): the reducing switches' summed
-    ``reduce_bandwidth`` over NCCL's NVLS channels for ``arch`` (None: a switch has none)."""
+def _switch_reduce_rate(num_ranks: int, options: AlgoOptions) -> float | None:
+    """The reducing switches' summed ``reduce_bandwidth`` (GB/s of reduced output; None:
+    a switch has none)."""
     from ..innetwork import reducing_switches
 
     topo = options.topology
@@ -214,7 +216,13 @@ def _nvls_channel_bw(num_ranks: int, options: AlgoOptions, arch: str) -> float |
              for s in reducing_switches(num_ranks, options)]
     if not rates or any(not r for r in rates):
         return None
-    return sum(float(r) for r in rates) / 1e9 / NVLS_CHANNELS[arch]
+    return sum(float(r) for r in rates) / 1e9
+
+
+def _links_or_switches(num_ranks: int, gpu_bw: float, switches: float | None) -> float:
+    """:func:`nvls_allreduce_rate` from the switches' summed rate (GB/s, None: links only)."""
+    links = gpu_bw * num_ranks / (num_ranks + 1)
+    return links if switches is None else min(links, switches)
 
 
 def _nvls_chunk(options: AlgoOptions) -> int:
@@ -291,15 +299,7 @@ def nvls_allreduce_rate(num_ranks: int, options: AlgoOptions, gpu_bw: float) -> 
     ...                           370.0), 1)                   # 4 chips x 68.6 GB/s
     274.4
     """
-    from ..innetwork import reducing_switches
-
-    topo = options.topology
-    links = gpu_bw * num_ranks / (num_ranks + 1)
-    rates = [topo.node_attrs[s].get("reduce_bandwidth")
-             for s in reducing_switches(num_ranks, options)]
-    if not rates or any(not r for r in rates):      # a switch without a rate: links only
-        return links
-    return min(links, sum(float(r) for r in rates) / 1e9)
+    return _links_or_switches(num_ranks, gpu_bw, _switch_reduce_rate(num_ranks, options))
 
 
 def nccl_choice(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Choice:

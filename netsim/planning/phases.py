@@ -219,11 +219,12 @@ def _signature(topology, sched, local: np.ndarray, nodes: np.ndarray, pairs: np.
             ptr.append(ptr[-1] + hop.size)
             frac.append(routes.sub_frac[s])
     flat = np.concatenate(seq) if seq else np.zeros(0, dtype=np.int64)
-    first, canon = np.unique(flat, return_index=True, return_inverse=True)[1:]
+    values, first, canon = np.unique(flat, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
     rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    rank[order] = np.arange(first.size)
     renamed = rank[canon]
-    used = np.unique(flat)[np.argsort(first, kind="stable")]
+    used = values[order]
     for arr in (renamed, np.asarray(ptr), np.asarray(frac), topology.bandwidth[used],
                 topology.latency[used]):
         h.update(np.ascontiguousarray(arr).tobytes())

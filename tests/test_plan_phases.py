@@ -42,6 +42,24 @@ def test_alike_groups_apart_give_the_whole_phase(algorithm):
     assert timer.bound(phase, par, rows) <= t
 
 
+def test_a_phases_link_loads_are_the_bytes_its_simulation_moves():
+    # hash ECMP puts each send of a pair on a path of its own (its key): the loads the
+    # bound is taken from must be the simulation's, not one path per pair
+    from netsim.routing.updown import UpDownRouter
+
+    topo = parse_topology("fattree:k=4")
+    router = UpDownRouter(ecmp="hash")
+    par = ParallelLayout(tp=2, dp=8)
+    phase = Phase("dp-allreduce", "dp", "allreduce", 64e6, "ring", chunks=4)
+    placement = np.random.default_rng(3).permutation(topo.endpoints)
+    timer = PhaseTimes(topo, router=router)
+    sched, extra = phase_schedule(phase, topo, par, placement)
+    full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
+    run = simulate(topo, sched, full, router=router)
+    assert np.allclose(timer.loads(phase, par, placement), run.link_bytes, rtol=1e-12)
+    assert timer.bound(phase, par, placement) <= timer.time(phase, par, placement)
+
+
 def test_groups_that_share_links_are_simulated_together():
     # a 4x8 mesh: the column groups of a row-major tp=8 layout cross the same rows' links
     topo = parse_topology("galaxy-wh")

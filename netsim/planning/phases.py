@@ -91,8 +91,10 @@ class PhaseTimes:
     # -- bounds -------------------------------------------------------------------------
     def loads(self, phase: Phase, par: ParallelLayout, placement) -> np.ndarray:
         """Bytes each link carries in one occurrence of ``phase`` (array of num_links),
-        from the routes of its distinct (source, destination) pairs."""
-        from ..routing import route
+        routed as the simulation routes it (:func:`~netsim.engine.route_schedule`: explicit
+        paths, per-flow ECMP; ``route`` routes each distinct pair once where the router's
+        paths depend on the pair alone)."""
+        from ..engine import route_schedule
 
         placement = np.asarray(placement, dtype=np.int64)
         key = self._key(phase, par, placement)
@@ -101,18 +103,8 @@ class PhaseTimes:
                                           gamma=self.gamma)
             full = np.concatenate([placement, np.asarray(extra, dtype=np.int64)])
             sends = sched.kind == SEND
-            n = self.topology.num_nodes
-            pair = full[sched.src[sends]] * n + full[sched.dst[sends]]
-            pairs, of = np.unique(pair, return_inverse=True)
-            pair_bytes = np.bincount(of, weights=sched.nbytes[sends], minlength=pairs.size)
-            moving = pairs // n != pairs % n
-            pairs, pair_bytes = pairs[moving], pair_bytes[moving]
-            if pairs.size:
-                load = route(self.topology, pairs // n, pairs % n,
-                             router=self.router).link_bytes(pair_bytes)
-            else:
-                load = np.zeros(self.topology.num_links)
-            self._loads[key] = load
+            self._loads[key] = route_schedule(self.topology, sched, full, self.router
+                                              ).link_bytes(sched.nbytes[sends])
         return self._loads[key]
 
     def bound(self, phase: Phase, par: ParallelLayout, placement) -> float:

@@ -150,7 +150,8 @@ class PhaseTimes:
         if len(groups) < 2:
             return None
         n = self.topology.num_nodes
-        parts, links, signatures = [], [], []
+        taken = np.zeros(self.topology.num_links, dtype=bool)
+        parts = []
         for group in groups:
             sched, extra = phase_schedule(phase, self.topology, par, placement,
                                           gamma=self.gamma, groups=group[None, :])
@@ -162,18 +163,17 @@ class PhaseTimes:
             pairs = np.unique(src * n + dst)
             pairs = pairs[pairs // n != pairs % n]
             routes = route(self.topology, pairs // n, pairs % n, router=self.router)
-            used = np.unique(routes.path_links)
-            links.append(used)
+            used = routes.path_links
+            if taken[used].any():
+                return None                  # two groups share a link: simulate them together
+            taken[used] = True
+            parts.append((group, sched, pairs, routes))
+        worst = 0.0
+        for group, sched, pairs, routes in parts:
             local = np.full(par.num_ranks, -1, dtype=np.int64)
             local[group] = np.arange(group.size)
-            signatures.append(_signature(self.topology, sched, local, placement[group],
-                                         pairs, routes))
-            parts.append(sched)
-        every = np.concatenate(links)
-        if np.unique(every).size != every.size:
-            return None                      # two groups share a link: simulate them together
-        worst = 0.0
-        for sched, signature in zip(parts, signatures):
+            signature = _signature(self.topology, sched, local, placement[group], pairs,
+                                   routes)
             if signature in self._alone:
                 self.stats["groups_alike"] += 1
             else:

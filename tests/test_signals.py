@@ -257,6 +257,25 @@ def test_an_interrupt_lost_in_a_weakref_callback_is_sent_again(capfd, sigint_as_
     assert "Exception ignored" not in capfd.readouterr().err
 
 
+def test_an_interrupt_python_wraps_in_another_error_is_still_the_interrupt(sigint_as_usual):
+    # a signal handled inside __set_name__ while a class body is made (an import): Python
+    # 3.11 turns what the handler raises into RuntimeError("Error calling __set_name__")
+    from netsim.interrupts import Interrupted, handling
+
+    class Stop:
+        def __set_name__(self, owner, name):
+            os.kill(os.getpid(), signal.SIGINT)
+            _busy(5.0)                   # the handler raises here, inside __set_name__
+
+    steps = []
+    with pytest.raises(Interrupted) as stop:
+        with handling():
+            class Made:                  # noqa: F841 - its body runs __set_name__
+                field = Stop()
+            steps.append("not interrupted")
+    assert steps == [] and stop.value.exit_code == 130
+
+
 def test_handlers_are_put_back_and_an_ignored_sigint_stays_ignored(sigint_as_usual):
     from netsim.interrupts import handling
 

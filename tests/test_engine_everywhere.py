@@ -211,3 +211,22 @@ def test_a_workload_takes_the_config_given_and_every_row_names_it(tmp_path, caps
     assert code == 0, err
     assert _solvers(json.loads(out)["records"]) == {"warm"}
     assert sum("engine: loop" in line for line in err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["coll", "flows"])
+def test_the_packet_model_names_its_engine_too(command, tmp_path, capsys):
+    """A packet-model run is a run: its record names what ran (the packet loop, its
+    switching mode, the packet hops it simulated) in the JSON and on -v."""
+    argv = ([*COMMANDS["coll"](tmp_path)[:-2], "--algo", "ring", "--model", "packet",
+             "--packet", "switching=cut-through"] if command == "coll"
+            else ["flows", INCAST, "--model", "packet"])
+    code, out, err = run_main(["-v", *argv, "--format", "json"], capsys)
+    assert code == 0, err
+    engines = _engines(json.loads(out))
+    assert engines and all(e["loop"] == "packet" for e in engines)
+    if command == "coll":
+        assert all(e["solver"] == "cut-through packets (SimPy)" for e in engines)
+    assert all(e["events"] > 0 and e["symmetry"]["flows"] > 0 for e in engines)
+    lines = [line for line in err.splitlines() if "engine: packet model" in line]
+    assert len(lines) == len(engines)
+    assert f"{engines[0]['events']:,} packet hops" in lines[0]

@@ -574,7 +574,7 @@ def engine_config():
 
 def log_engine(label: str | None, engine: dict | None) -> None:
     """-v: what the engine ran (``Result.meta["engine"]``) in one line on stderr,
-    ``label: `` in front when given; nothing without an engine record (the packet model)."""
+    ``label: `` in front when given; nothing without an engine record."""
     if not engine:
         return
     import logging

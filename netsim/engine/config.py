@@ -194,9 +194,16 @@ def describe(engine: dict) -> str:
     >>> describe({"loop": "kernel", "solver": "warm", "numpy_events": 3,
     ...           "tolerance": 0.0, "symmetry": {"classes": False, "flows": 72}})
     'engine: loop kernel after 3 numpy events, solver warm; 72 flows, no symmetry classes; exact'
+    >>> describe({"loop": "packet", "solver": "cut-through packets (SimPy)", "events": 2400,
+    ...           "symmetry": {"classes": False, "flows": 4}})
+    'engine: packet model, cut-through packets (SimPy), 2,400 packet hops; 4 flows'
     """
     loop = engine.get("loop", "?")
     text = f"engine: loop {loop}"
+    if loop == "packet":          # the packet model: no fluid solver, no numpy phase
+        return (f"engine: packet model, {engine.get('solver', '?')}, "
+                f"{engine.get('events', 0):,} packet hops; "
+                f"{(engine.get('symmetry') or {}).get('flows', 0):,} flows")
     if loop != "numpy":
         text += f" after {engine.get('numpy_events', 0)} numpy events"
     text += f", solver {engine.get('solver', '?')}"

@@ -403,7 +403,13 @@ class _PacketRun:
         for link in range(topo.num_links):                  # close the occupancy integrals
             self.occ_area[link] += self.occ[link] * (makespan - self.occ_since[link])
         # Plain lists, so that Result.to_json works on a packet result too.
-        meta = {"model": "packet", "packets": int(sum(self.npk)), "packet_hops": self.hops,
+        # What ran, in the fluid engine's terms (``Result.meta["engine"]``, -v, records):
+        # the packet model has one path, SimPy's event loop over packet hops.
+        engine = {"loop": "packet", "solver": f"{self.opts.switching} packets (SimPy)",
+                  "events": self.hops, "symmetry": {"classes": False,
+                                                    "flows": len(self.sub_op)}}
+        meta = {"model": "packet", "engine": engine, "packets": int(sum(self.npk)),
+                "packet_hops": self.hops,
                 "payload": self.payload, "header": self.header,
                 "switching": self.opts.switching, "buffer": self.depth.tolist(),
                 "queue_peak": list(self.occ_peak),

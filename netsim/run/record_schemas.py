@@ -76,7 +76,7 @@ _RUN = {
                            "protocol step latency)"),
     "engine": {"type": "object", "description": "what the engine ran: loop, solver, "
                "symmetry (classes found, flows simulated, reduction factor), tolerance "
-               "(netsim.engine.config.choose_path)"},
+               "(netsim.engine.config.choose_path); loop 'packet' for the packet model"},
     "library": _f(_STR, "the machine's own library that --algo default ran (with how it "
                         "was launched)"),
     "ideal_links": _f(_BOOL, "true when the links are ideal: no latency, no per-message "

@@ -182,3 +182,23 @@ def test_exact_one_schedule_agrees_with_the_timed_form():
     exact = plan(model, topo, batch=8, layout=lay, exact=True).rows[0]
     assert exact["step_s"] == pytest.approx(timed["step_s"], rel=1e-6)
     assert exact["bubble_s"] == pytest.approx(timed["bubble_s"], rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("strategies, message", [
+    (["row_major", "search"], "'search' is netsim place's local search"),
+    (["row_major", "zigzag"], "zigzag"),
+])
+def test_strategies_the_planner_cannot_score_are_refused_before_any_simulation(
+        strategies, message, monkeypatch):
+    """A name the planner cannot score stops the plan at once, in one line, before a
+    layout is simulated (the check does not wait for the first layout to reach it)."""
+    import netsim.planning.search as search
+
+    def simulated(*args, **kwargs):
+        raise AssertionError("a layout was simulated before the strategies were checked")
+
+    monkeypatch.setattr(search, "evaluate_layout", simulated)
+    with pytest.raises(InputError) as info:
+        plan(load_model("llama3-8b"), parse_topology("dgx-h100"), batch=8,
+             strategies=strategies)
+    assert message in str(info.value) and "\n" not in str(info.value)

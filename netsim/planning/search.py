@@ -313,6 +313,22 @@ def _check_layout(model: ModelSpec, lay: TrainLayout) -> None:
                          f"{model.name} has {model.experts}")
 
 
+def _check_strategies(strategies: Sequence[str] | None) -> None:
+    """Refuse, before any simulation, strategy names the planner cannot score: unknown
+    names, and ``search`` (``netsim place``'s local search costs hundreds of simulations
+    per layout; run it on the layout the plan picks)."""
+    from ..placement.strategies import STRATEGIES
+    from ..errors import unknown_name
+
+    for name in strategies or ():
+        if name == "search":
+            raise InputError("plan scores fixed placement strategies; 'search' is netsim "
+                             "place's local search: run `netsim place --strategies search` "
+                             "on the layout the plan picks")
+        if name not in STRATEGIES:
+            raise unknown_name("placement strategy", name, list(STRATEGIES))
+
+
 def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None = None,
          top: int = 10, algorithm: str = "default", efficiency: float = COMPUTE_EFFICIENCY,
          strategies: Sequence[str] | None = None, seed: int = 0,
@@ -328,6 +344,7 @@ def plan(model: ModelSpec, topology, *, batch: int, layout: TrainLayout | None =
     the workers (None: its defaults)."""
     from ..topology import injection_bandwidth
 
+    _check_strategies(strategies)
     chip = chip_of(topology, model.dtype)
     chips = topology.num_endpoints
     capacity = chip.memory * MEMORY_USABLE

@@ -93,3 +93,20 @@ def test_a_log_axis_on_request():
     fig = draw_curves({"ring": _records(100.0)}, log=True)
     assert fig.axes[0].get_yscale() == "log"
     assert draw_curves({"ring": _records(100.0)}).axes[0].get_yscale() == "linear"
+
+
+def test_a_long_measured_source_wraps_instead_of_widening_the_figure():
+    """The plot keeps its width whatever the source's name: a 120-character source adds
+    legend lines, and every legend line stays within the wrap width (words kept whole)."""
+    from netsim.report.curves import LEGEND_CHARS
+
+    pts = [{"size_bytes": 1 << k, "busbw_GBps": float(k)} for k in range(10, 20)]
+    widths = []
+    for source in ("a.csv", "x" * 30 + "_" + "y" * 30 + " " + "z" * 40 + ".csv"):
+        fig = draw_curves({"ring": pts}, measured={"ring": pts}, sources={"ring": source})
+        widths.append(fig.get_figwidth())
+        legend = fig.axes[0].get_legend()
+        lines = [line for t in legend.get_texts() for line in t.get_text().split("\n")]
+        assert all(len(line) <= LEGEND_CHARS or " " not in line for line in lines)
+    assert widths[1] <= widths[0] + 0.056 * 62          # the longest unbreakable word
+    assert widths[1] < 5.5 + 0.7 + 0.056 * 90           # not the 130-character line

@@ -131,9 +131,15 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
              for label, points in (measured or {}).items()}
     factor, unit = _y_unit(y, [v for _, v in [*drawn.values(), *shown.values()]])
     labels = list(drawn) + [m for m in (measured or {}) if m not in drawn]
-    legend_w = 0.7 + 0.056 * max(len(label) + (11 + len((sources or {}).get(label, ""))
-                                              if label in (measured or {}) else 0)
-                                 for label in labels)                     # inches
+    # Legend entries wrap at LEGEND_CHARS, so a long label (a measured file's name) adds
+    # lines, not width: the plot keeps its size whatever the labels.
+    entries = {label: _wrapped(label, LEGEND_CHARS) for label in drawn}
+    for label in measured or {}:
+        source = (sources or {}).get(label)
+        entries[f"{label} (measured)"] = _wrapped(
+            f"{label} (measured{': ' + source if source else ''})", LEGEND_CHARS)
+    legend_w = 0.7 + 0.056 * max(len(line) for text in entries.values()
+                                 for line in text.split("\n"))           # inches
     fig_w = 5.5 + legend_w
     errors = _errors(drawn, dict(zip(measured or {}, shown.values()))) if ax is None else {}
     if errors:
@@ -146,12 +152,11 @@ def draw_curves(series: Mapping[str, Any], path=None, y: str = "busbw_GBps",
     colors = _colors(labels)
     for label, (sizes, values) in drawn.items():
         ax.plot(sizes, values / factor, marker="o", markersize=3, linewidth=1.6,
-                color=colors[label], label=label)
+                color=colors[label], label=entries[label])
     for label, (sizes, values) in zip((measured or {}), shown.values()):
-        source = (sources or {}).get(label)
         ax.plot(sizes, values / factor, linestyle="none", marker="D", markersize=5,
                 markerfacecolor="none", markeredgewidth=1.3, color=colors[label],
-                label=f"{label} (measured{': ' + source if source else ''})")
+                label=entries[f"{label} (measured)"])
     _size_axis(ax, np.concatenate([s for s, _ in [*drawn.values(), *shown.values()]]))
     text, log_axis = Y_AXES[y]
     ax.set_ylabel(f"{text} ({unit})" if unit else text)
@@ -220,10 +225,14 @@ def _axes(ax, path, size: tuple[float, float], rect: tuple[float, float, float, 
     return fig, fig.add_axes(rect), path is None
 
 
+#: Characters per line of a curve's legend entry (longer labels wrap).
+LEGEND_CHARS = 44
+
+
 def _wrapped(title: str, width: int = 75) -> str:
     import textwrap
 
-    return "\n".join(textwrap.wrap(title, width))
+    return "\n".join(textwrap.wrap(title, width, break_long_words=False))
 
 
 def _y_unit(y: str, columns: list[np.ndarray]) -> tuple[float, str]:

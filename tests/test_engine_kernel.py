@@ -93,3 +93,14 @@ def test_numba_loads_without_scipy_linalg_and_still_compiles_blas_code():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True", "True", "True"]
+
+
+def test_the_numpy_loop_hands_its_heap_over_with_the_compiled_loops_event_kinds():
+    """The executor's heap entries go to the compiled loop as they are: both loops must
+    read the same kind codes, and use the one merging window."""
+    from netsim.engine import events, executor, tolerance
+
+    assert (executor._ACTIVATE, executor._COMPLETE, executor._RELEASE) == \
+        (events._ACTIVATE, events._COMPLETE, events._RELEASE)
+    assert executor._FAULT not in (events._ACTIVATE, events._COMPLETE, events._RELEASE)
+    assert executor._REL_TOL is tolerance._REL_TOL and events._REL_TOL is tolerance._REL_TOL

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .numba_loader import load as _load_numba
+from .tolerance import _REL_TOL          # the merging window of exact runs (one owner)
 
 _numba = _load_numba()                   # optional: the numpy loop runs without it
 AVAILABLE = _numba is not None
@@ -42,8 +43,9 @@ __all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "next_time", "done_limi
 DONE, PAUSED, NO_CAPACITY = 0, 1, 2
 
 _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIER = 2)
+# Timed-event kinds: the executor hands its numpy loop's heap over as is (executor's own
+# _ACTIVATE, _COMPLETE, _RELEASE, which must equal these; a test checks).
 _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
-_REL_TOL = 1e-9                          # the executor's merging window (executor._REL_TOL)
 
 # Integer and float scalars of a run, kept in small arrays between calls.
 I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED = range(5)

@@ -37,15 +37,15 @@ from .config import EngineConfig, EnginePath, choose_path, require_work_space
 from .maxmin import incidence_levels, max_min_rates_csr, max_min_rates_warm
 from .result import Result
 from .symmetry import find_classes, quotient, transpose
-from .tolerance import check_tolerance, window_end
+from .tolerance import _REL_TOL, check_tolerance, window_end
 
 __all__ = ["execute", "ProgressCallback"]
 
 #: ``progress(events_done, simulated_time_s)``, called every few events.
 ProgressCallback = Callable[[int, float], None]
 
+# Timed-event kinds; the compiled loop takes this heap over as is (engine.events' kinds).
 _ACTIVATE, _COMPLETE, _RELEASE, _FAULT = 0, 1, 2, 3
-_REL_TOL = 1e-9  # completions within this relative time of an event join it
 
 
 def _per_op(overhead, n_ops: int) -> np.ndarray:

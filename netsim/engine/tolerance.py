@@ -28,7 +28,9 @@ from ..errors import InputError
 
 __all__ = ["check_tolerance", "window_end"]
 
-_REL_TOL = 1e-9          # the executor's merging window of exact runs (executor._REL_TOL)
+#: The merging window of exact runs: completions within this relative time of an event
+#: join it (floating-point ties), in every loop (the executor's and the compiled ones).
+_REL_TOL = 1e-9
 
 
 def check_tolerance(tolerance) -> float:

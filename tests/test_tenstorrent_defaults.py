@@ -138,15 +138,32 @@ def test_the_library_link_count_holds_on_every_line_of_an_axis():
 
 
 def test_num_links_uses_that_many_parallel_links():
-    """num_links=1 on the 2-link T3000 is the 1-link T3000; the default is every link."""
+    """num_links=1 on the 2-link T3000 is the 1-link T3000; num_links=2 is every link, the
+    ring on both (the sender rates, measured on one link, are set aside to compare)."""
+    bare = {"sender_rate": None, "staging_read_rate": None}
     one = run_collective("allreduce", "t3000", "tt_metal", "16MiB",
-                         options=AlgoOptions(extra={"num_links": 1}))
-    every = run_collective("allreduce", "t3000", "tt_metal", "16MiB")
+                         options=AlgoOptions(extra={"num_links": 1, **bare}))
+    every = run_collective("allreduce", "t3000", "tt_metal", "16MiB",
+                           options=AlgoOptions(extra={"num_links": 2, **bare}))
     assert one.time_s == pytest.approx(
-        run_collective("allreduce", "t3000,links=1", "tt_metal", "16MiB").time_s, rel=1e-12)
+        run_collective("allreduce", "t3000,links=1", "tt_metal", "16MiB",
+                       options=AlgoOptions(extra=bare)).time_s, rel=1e-12)
     assert every.time_s == pytest.approx(
         run_collective("allreduce", "t3000", "tt_ring", "16MiB").time_s, rel=1e-12)
     assert every.time_s < 0.75 * one.time_s       # twice the links: close to half the time
+
+
+@pytest.mark.parametrize("op", ["allgather", "reducescatter", "allreduce"])
+def test_tt_metal_by_name_runs_as_the_machines_default_does(op):
+    """One number per question: ``tt_metal`` named on a preset runs with the preset's
+    library options (its link count and measured sender rates), as ``default`` does; a
+    caller's option still wins."""
+    named = run_collective(op, "t3000", "tt_metal", "16MiB")
+    assert named.time_s == pytest.approx(
+        run_collective(op, "t3000", "default", "16MiB").time_s, rel=1e-12)
+    faster = run_collective(op, "t3000", "tt_metal", "16MiB",
+                            options=AlgoOptions(extra={"num_links": 2}))
+    assert faster.time_s < 0.75 * named.time_s
 
 
 def test_more_links_than_the_machine_has_is_refused():

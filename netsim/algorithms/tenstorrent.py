@@ -37,6 +37,7 @@ staging outgrows what a worker core reduces in place, the rate at which it is re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -50,6 +51,7 @@ from .plan import Plan, join
 from .registry import register
 
 __all__ = ["hop_paths", "tt_phase", "direct_rs_phase", "HALVES", "closes_ring", "num_links",
+           "machine_option",
            "sender_rate", "direct_rs_spills", "DIRECT_RS_SHARD_BUDGET",
            "links_topology", "takes_direct_rs", "DIRECT_RS_MAX_BYTES"]
 
@@ -420,10 +422,30 @@ def closes_ring(num_ranks: int, options: AlgoOptions) -> bool:
                for a, b in zip(nodes.tolist(), np.roll(nodes, -1).tolist()))
 
 
+def machine_option(options: AlgoOptions, key: str):
+    """Option ``key`` of tt-metal's CCLs: the caller's (``options.extra``), else the
+    machine's (its preset's ``library: options``: how its kernels measure, so that
+    ``--algo tt_metal``, ``auto``, placements and plans on a preset run tt-metal as its
+    default does), else None.
+
+    >>> from netsim.topology import parse_topology
+    >>> machine_option(AlgoOptions(topology=parse_topology("t3000")), "num_links")
+    1
+    >>> machine_option(AlgoOptions(topology=parse_topology("t3000"), extra={"num_links": 2}),
+    ...                "num_links")
+    2
+    """
+    if key in options.extra:
+        return options.extra[key]
+    library = (getattr(options.topology, "meta", None) or {}).get("library")
+    machine = library.get("options") if isinstance(library, Mapping) else None
+    return machine.get(key) if isinstance(machine, Mapping) else None
+
+
 def num_links(options: AlgoOptions) -> int | None:
-    """The ``num_links`` option (``options.extra``): parallel links per neighbour pair the
-    CCL uses; None = every link the machine has there (tt-metal's default)."""
-    value = options.extra.get("num_links")
+    """The ``num_links`` option (:func:`machine_option`): parallel links per neighbour pair
+    the CCL uses; None = every link the machine has there (tt-metal's default)."""
+    value = machine_option(options, "num_links")
     if value is None:
         return None
     if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
@@ -432,7 +454,7 @@ def num_links(options: AlgoOptions) -> int | None:
 
 
 def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
-    """The ``sender_rate`` option (``options.extra``) per CCL phase: how fast one sender
+    """The ``sender_rate`` option (:func:`machine_option`) per CCL phase: how fast one sender
     worker of tt-metal's all-gather / reduce-scatter pushes a block into a link (bytes/s).
     A rate applies to both phases; a mapping ``{allgather: .., reducescatter: ..}`` to the
     phases it names. None = as fast as the link takes it.
@@ -440,7 +462,7 @@ def sender_rate(options: AlgoOptions) -> dict[str, float] | None:
     >>> sender_rate(AlgoOptions(extra={"sender_rate": {"allgather": "6.36GB/s"}}))
     {'allgather': 6360000000.0}
     """
-    value = options.extra.get("sender_rate")
+    value = machine_option(options, "sender_rate")
     if value is None:
         return None
     given = value if isinstance(value, dict) else {"allgather": value, "reducescatter": value}
@@ -466,8 +488,8 @@ def _rate(value, key: str) -> float:
 
 
 def _rate_option(options: AlgoOptions, key: str) -> float | None:
-    """A rate option of ``options.extra``, None when absent."""
-    value = options.extra.get(key)
+    """A rate option (:func:`machine_option`), None when absent."""
+    value = machine_option(options, key)
     return None if value is None else _rate(value, key)
 
 

@@ -115,3 +115,23 @@ def test_layout_order_changes_the_numbering_and_the_old_spelling_is_gone():
     assert new.exit_code == 0, new.output
     old = invoke(*base, "--order", "dp-tp-cp-ep-pp")
     assert old.exit_code == 2 and "'--layout-order'" in old.output
+
+
+def test_the_default_is_the_machines_library_and_strategies_it_cannot_run_are_skipped(capsys):
+    """netsim place runs what the machine's library runs (NCCL's model on a DGX cluster, as
+    netsim coll and netsim plan do); a strategy whose groups that model cannot run (ranks
+    spread unevenly over the servers) is skipped with its reason, the others scored."""
+    from cli_helpers import run_main
+
+    argv = ["place", "--topo", "dgx-h100-cluster:nodes=2", "--tp", "4", "--dp", "4",
+            "--tp-bytes", "16MiB", "--dp-bytes", "64MiB", "--format", "json"]
+    code, out, err = run_main([*argv, "--strategies", "row_major,random"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["strategy"] for r in doc["records"]] == ["row_major"]
+    assert doc["records"][0]["algorithms"] == "nccl"
+    assert "same number of ranks per node" in doc["unrunnable"]["random"]
+    assert "skipped random (its groups cannot run)" in err
+    code, out, err = run_main([*argv, "--strategies", "random"], capsys)
+    assert code == 2 and out == ""
+    assert "no placement strategy can run its collectives" in err and "\n" not in err.strip()

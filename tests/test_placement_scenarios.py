@@ -54,9 +54,13 @@ def test_training_on_galaxy_and_four_dgx_nodes():
     # tp on columns, dp on rows: the two dimensions use disjoint links
     assert galaxy["column_major"]["step_s"] < 0.7 * galaxy["row_major"]["step_s"]
     _search_never_worse(galaxy)
-    # on the cluster tp must stay inside a server (row-major and tiles do)
-    assert dgx["row_major"]["step_s"] < dgx["column_major"]["step_s"]
+    # on the cluster (NCCL, the default) row-major and tiles keep tp inside a server and
+    # leave the dp all-reduce one NIC per server: it sets their step; column-major puts dp
+    # inside the servers and gives each tp group two NICs per server
     assert dgx["tiles"]["step_s"] == pytest.approx(dgx["row_major"]["step_s"], rel=1e-9)
+    assert dgx["row_major"]["step_s"] == pytest.approx(dgx["row_major"]["dp-allreduce_s"])
+    assert dgx["column_major"]["dp-allreduce_s"] < 0.2 * dgx["row_major"]["dp-allreduce_s"]
+    assert dgx["column_major"]["step_s"] < dgx["row_major"]["step_s"]
     _search_never_worse(dgx)
 
 

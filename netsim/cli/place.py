@@ -144,8 +144,10 @@ def _draw(heatmap: str, model, scores, overwrite: bool) -> list[Path]:
 @click.option("--pp-bytes", default="0", help="PP activations sent to the next stage.")
 @click.option("--strategies", default="all", show_default=True,
               help="Comma list of strategies, or all: " + ", ".join(ALL_STRATEGIES) + ".")
-@algo_option(default="ring",
-             help="Collective algorithm of every phase, or auto (fastest per strategy).")
+@algo_option(help="Collective algorithm of every phase: default (what the machine's "
+                  "library runs: NCCL's model on NVIDIA presets, tt-metal's CCLs on "
+                  "Tenstorrent ones; ring where the machine names none), a name, or auto "
+                  "(fastest per strategy).")
 @chunks_option
 @click.option("--overlap", is_flag=True, help="Run all phases at the same time.")
 @click.option("--repeat", "repeats", default=None, metavar="DIM=N,...",
@@ -215,8 +217,11 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
     if heatmap:
         for path in _draw(heatmap, model, scores, overwrite):
             wrote(path)
-    if skipped:
-        click.echo(f"skipped (cannot place this layout here): {', '.join(skipped)}", err=True)
+    unplaced = [n for n in skipped if n not in outcome.unrunnable]
+    if unplaced:
+        click.echo(f"skipped (cannot place this layout here): {', '.join(unplaced)}", err=True)
+    for name, why in outcome.unrunnable.items():
+        click.echo(f"skipped {name} (its groups cannot run): {why}", err=True)
     document = {
         "topology": topology.name, "layout": layout.degrees, "order": list(layout.order),
         "phases": [{"name": p.name, "dim": p.dim, "op": p.op, "bytes": p.size,
@@ -225,6 +230,8 @@ def command(topo_spec, tp, cp, ep, dp, pp, rank_order, tp_bytes, cp_bytes, ep_by
         "placements": {s.strategy: [topology.node_names[n] for n in s.placement]
                        for s in scores},
     }
+    if outcome.unrunnable:
+        document["unrunnable"] = dict(outcome.unrunnable)
     if found is not None:
         # No wall time here: the JSON is the same, byte for byte, run after run.
         document["search"] = {"start": found.start, "evaluations": found.evaluations,

@@ -289,13 +289,9 @@ def algorithm_of(op: str, algorithm: str, topology=None) -> str:
     runs (its preset's ``library:`` block: NCCL's model on NVIDIA presets, tt-metal's CCLs
     on Tenstorrent ones), or ``ring`` where it names none or ``auto`` (the planner does not
     search algorithms per collective); all-to-all and send/recv have no ring: ``direct``."""
-    if algorithm == "default":
-        from ..run import library_of
+    from ..run.library import phase_algorithm
 
-        named = ((library_of(topology) or {}).get("algorithms") or {}).get(op) \
-            if topology is not None else None
-        algorithm = named if named and named != "auto" else "ring"
-    return algorithm_for(op, algorithm)
+    return algorithm_for(op, phase_algorithm(op, topology, algorithm))
 
 
 def block_collectives(model: ModelSpec, lay: TrainLayout

@@ -25,7 +25,8 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 
-__all__ = ["DEFAULT_ALGORITHM", "Resolved", "library_of", "resolve_default", "ran_text", "ideal_links_note"]
+__all__ = ["DEFAULT_ALGORITHM", "Resolved", "library_of", "resolve_default", "phase_algorithm",
+           "ran_text", "ideal_links_note"]
 
 #: The algorithm name that means "what this machine's library runs".
 DEFAULT_ALGORITHM = "default"
@@ -69,6 +70,28 @@ def resolve_default(op: str, topology, algorithm) -> Resolved:
         raise InputError(f"{where}: library.algorithms.{op}: {name!r} is not a netsim {op} "
                          f"algorithm (one of {', '.join(known)})")
     return Resolved(name, dict(library.get("options") or {}), str(library.get("name")))
+
+
+def phase_algorithm(op: str, topology, algorithm: str) -> str:
+    """The algorithm a phase of a placement study or a plan runs for ``op``: ``'default'``
+    is what the machine's library runs (its preset's ``library:`` block: NCCL's model on
+    NVIDIA presets, tt-metal's CCLs on Tenstorrent ones), or ``ring`` where it names
+    none or ``auto`` (a phase is one algorithm per strategy, not a search per size); any
+    other name is returned as it is. The caller maps ring to ``direct`` for all-to-all and
+    send/recv.
+
+    >>> from netsim.topology import parse_topology
+    >>> [phase_algorithm("allreduce", parse_topology(t), "default")
+    ...  for t in ("dgx-h100", "galaxy-wh", "mesh:4x4")]
+    ['nccl', 'tt_metal', 'ring']
+    >>> phase_algorithm("alltoall", parse_topology("dgx-h100"), "default")
+    'direct'
+    """
+    if algorithm != DEFAULT_ALGORITHM:
+        return algorithm
+    named = ((library_of(topology) or {}).get("algorithms") or {}).get(op) \
+        if topology is not None else None
+    return named if named and named != "auto" else "ring"
 
 
 def ran_text(records) -> str:

@@ -177,11 +177,19 @@ def search_placement(model: StepModel, seeds: Mapping[str, StepScore] | None = N
                   model.evaluate(s.placement, algorithms, keep_result=False).step_s)
               for n, s in seeds.items()}
 
+    # A map whose groups a phase's algorithm cannot run (NCCL's model across nodes wants
+    # as many ranks on every node) is no candidate: it scores infinitely slow.
     def objective(p: np.ndarray) -> float:
-        return model.step_time(p, algorithms)
+        try:
+            return model.step_time(p, algorithms)
+        except InputError:
+            return np.inf
 
     def cheap(p: np.ndarray):
-        return model.cheap(p, algorithms)
+        try:
+            return model.cheap(p, algorithms)
+        except InputError:
+            return np.inf, np.inf
 
     orbits = [model.layout.group_array(d) for d in model.layout.active_dimensions()]
     found = anneal(objective, values, cheap=cheap, budget=budget, seconds=seconds, seed=seed,
@@ -193,13 +201,18 @@ def search_placement(model: StepModel, seeds: Mapping[str, StepScore] | None = N
 def compare_strategies(model: StepModel, strategies: Sequence[str] = ALL_STRATEGIES, *,
                        seed: int = 0, budget: int = SEARCH_BUDGET, seconds: float | None = None,
                        params: Mapping[str, Any] | None = None,
-                       progress: Callable[[int, int], None] | None = None
+                       progress: Callable[[int, int], None] | None = None,
+                       unrunnable: dict[str, str] | None = None
                        ) -> tuple[list[StepScore], SearchResult | None]:
     """Score each strategy of ``strategies`` on ``model`` (those that cannot place this
-    layout are skipped), the search last. The search is seeded with the fixed strategies
+    layout are skipped, and so are those whose groups a phase's algorithm cannot run: NCCL's
+    model across nodes wants as many ranks on every node; ``unrunnable``, when given,
+    receives why), the search last. The search is seeded with the fixed strategies
     listed (``explicit`` included), or with every applicable fixed strategy when only
-    ``search`` is asked for. ``params`` go to the strategies (``shape``, ``path`` ...).
-    Returns the scores in the order asked and the search record (None without search)."""
+    ``search`` is asked for, and passes over maps the algorithms cannot run. ``params`` go
+    to the strategies (``shape``, ``path`` ...). Returns the scores in the order asked and
+    the search record (None without search)."""
+    unrunnable = unrunnable if unrunnable is not None else {}
     params = dict(params or {})
     params.setdefault("seed", seed)
     fixed = [s for s in strategies if s != "search"]
@@ -209,10 +222,19 @@ def compare_strategies(model: StepModel, strategies: Sequence[str] = ALL_STRATEG
         fixed_seeds = []
     usable = applicable_strategies(model.topology, model.layout, fixed, **params) \
         if fixed else []
-    scores = {name: model.evaluate(place(name, model.topology, model.layout, **params),
-                                   strategy=name) for name in [*usable, *fixed_seeds]}
+    scores = {}
+    for name in [*usable, *fixed_seeds]:
+        try:
+            scores[name] = model.evaluate(place(name, model.topology, model.layout, **params),
+                                          strategy=name)
+        except InputError as err:   # its groups are ones a phase's algorithm cannot run
+            unrunnable[name] = str(err)
     found = None
     if "search" in strategies:
+        if not scores:
+            raise InputError("search: no fixed strategy can seed the search: " + "; ".join(
+                f"{k}: {v}" for k, v in unrunnable.items()) if unrunnable else
+                "search: no fixed strategy applies to seed the search")
         scores["search"], found = search_placement(model, dict(scores), budget=budget,
                                                    seconds=seconds, seed=seed,
                                                    progress=progress)

@@ -18,7 +18,7 @@ or ``phases`` (explicit collectives). Sizes and times take units (``32MiB``, ``3
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Callable, Literal, Sequence
 
 from pydantic import Field, field_validator, model_validator
@@ -108,7 +108,8 @@ class PlacementStudy(Strict):
     ``topology`` a spec, preset or file; ``layout`` degrees (``{"tp": 8, "dp": 4}`` or
     ``"tp=8,dp=4"``) numbered in ``order``, fastest first; one of ``model``, ``bytes``
     (bytes per dimension; ``repeat``: collectives per step of a dimension) or ``phases``;
-    ``algorithm`` of every phase (``auto``: the fastest per strategy), ``chunks`` (None: the
+    ``algorithm`` of every phase (``default``: what the machine's library runs for its op,
+    ring where it names none; ``auto``: the fastest per strategy), ``chunks`` (None: the
     algorithm's own depth); ``strategies`` ``'all'`` or names; ``shape`` of ``tiles``;
     ``map`` the file of ``explicit``; ``budget`` simulations and ``seconds`` (s) of the
     search, ``seed`` of it and of ``random``; ``max_copies`` of a repeated phase with
@@ -124,7 +125,7 @@ class PlacementStudy(Strict):
     bytes: dict[str, Size] | None = None
     repeat: dict[str, int] | None = None
     phases: list[PhaseSpec] | None = None
-    algorithm: str = "ring"
+    algorithm: str = "default"        # the machine's library (netsim.run.library)
     chunks: int | None = Field(default=None, ge=1)   # None: the algorithm picks its depth
     overlap: bool = False
     strategies: str | list[str] = "all"
@@ -188,8 +189,21 @@ class PlacementStudy(Strict):
         """The strategies to run, in order (see :func:`strategy_names`)."""
         return strategy_names(self.strategies, has_map=self.map is not None)
 
-    def workload(self, layout: ParallelLayout) -> Workload:
-        """The step's collectives, ``chunks`` applied to every phase when given."""
+    def workload(self, layout: ParallelLayout, topology=None) -> Workload:
+        """The step's collectives, ``chunks`` applied to every phase when given, and
+        ``default`` phases given the algorithm the library of ``topology`` runs for their op
+        (:func:`~netsim.run.library.phase_algorithm`)."""
+        from ..library import DEFAULT_ALGORITHM, phase_algorithm
+
+        workload = self._workload(layout)
+        if any(p.algorithm == DEFAULT_ALGORITHM for p in workload.phases):
+            workload = replace(workload, phases=tuple(
+                replace(p, algorithm=algorithm_for(p.op, phase_algorithm(p.op, topology,
+                                                                         p.algorithm)))
+                for p in workload.phases))
+        return workload
+
+    def _workload(self, layout: ParallelLayout) -> Workload:
         if self.model is not None:
             workload = Transformer(**self.model.model_dump()).workload(
                 layout, self.algorithm, self.overlap)
@@ -220,6 +234,8 @@ class PlacementOutcome:
     strategies: list[str]
     scores: list
     search: Any = None
+    #: strategy -> why its placement could not run (a phase's algorithm refused its groups)
+    unrunnable: dict[str, str] = field(default_factory=dict)
 
     @property
     def layout(self) -> ParallelLayout:
@@ -257,11 +273,16 @@ def run_placement_study(study: PlacementStudy, *,
     topology = parse_topology(study.topology)
     layout = study.parallel_layout()
     layout.check_fits(topology.num_endpoints, repr(topology.name))
-    model = StepModel(topology, layout, study.workload(layout), overhead=study.alpha,
+    model = StepModel(topology, layout, study.workload(layout, topology), overhead=study.alpha,
                       gamma=study.gamma, max_copies=study.max_copies, engine=engine)
     names = study.strategy_names()
+    unrunnable: dict[str, str] = {}
     scores, found = compare_strategies(model, names, seed=study.seed or 0,
                                        budget=study.budget, seconds=study.seconds,
                                        params={"shape": study.shape, "path": study.map},
-                                       progress=progress)
-    return PlacementOutcome(topology, model, names, scores, found)
+                                       progress=progress, unrunnable=unrunnable)
+    if not scores and unrunnable:
+        raise InputError(f"layout {layout.describe()}: no placement strategy can run its "
+                         f"collectives on {topology.name!r}: " + "; ".join(
+                             f"{k}: {v}" for k, v in unrunnable.items()))
+    return PlacementOutcome(topology, model, names, scores, found, unrunnable)

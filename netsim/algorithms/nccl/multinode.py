@@ -54,9 +54,9 @@ NVLS_TREE_MAX_CHUNK_4_NODES = 64 * 1024
 #: iteration. FITTED on the nccl-tests curves of NVIDIA/nccl-tests#309 (8 x H100 nodes on
 #: IB 400G, benchmarks/data/nvidia_h100_*node*_nccl309_*.csv: two clusters on 2 nodes, two
 #: on 4, one on 8): their time above netsim's without this fill, in iterations at NCCL's
-#: NVLS tree rate, from 16 to 512 MiB is 1.8-2.7 on 2 nodes (median 2.5), 2.3-3.6 on 4
-#: (3.4; one cluster's curve dips at 256-512 MiB, left out) and 3.3-6.2 on 8 (5.1); with
-#: the one-node 1.2 kept, least squares over the three medians gives 0.62 a hop.
+#: NVLS tree rate, from 16 to 256 MiB is 1.8-2.7 on 2 nodes (median 2.6), 2.3-5.0 on 4
+#: (3.3; one cluster's dip at 256 MiB left out) and 4.5-6.2 on 8 (5.2); with the one-node
+#: 1.2 kept, least squares over the three medians gives 0.63 a hop (2.5, 3.7 and 5.0).
 NVLS_TREE_FILL_PER_HOP = 0.6
 
 

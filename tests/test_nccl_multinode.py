@@ -131,13 +131,15 @@ def test_nvls_tree_delivers_every_rank_its_data(nodes):
 
 def test_ring_is_bound_by_the_nics_and_nvls_tree_goes_beyond():
     options = AlgoOptions(extra={"nccl_algorithm": "ring"})
-    ring = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "64MiB",
+    ring = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "256MiB",
                           options=options)
     assert ring.record()["nccl"].startswith("ring/")
     # every byte of the ring crosses one NIC per channel: busbw at most 8 x 47 GB/s payload
     assert 0.5 * 376 < ring.busbw_GBps <= 376 * 1.001
-    # NVLS tree on 2 nodes sends S/8 per NIC and direction where the ring sends 2 (n-1)/n S/8
-    nvls = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "64MiB")
+    # NVLS tree on 2 nodes sends S/8 per NIC and direction where the ring sends 2 (n-1)/n S/8;
+    # at 256 MiB, where its loop's fill is small beside the transfer (NVIDIA/nccl-tests#309:
+    # 388 GB/s busbw against 371 with the ring forced; at 64 MiB the ring was faster)
+    nvls = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "256MiB")
     assert nvls.record()["nccl"].startswith("nvls_tree/")
     assert nvls.time_s < ring.time_s
 
@@ -177,3 +179,34 @@ def test_one_node_of_the_cluster_is_a_dgx_h100():
     alone = run_collective("allreduce", "dgx-h100", "nccl", "1MiB")
     assert one.record()["nccl"] == alone.record()["nccl"]
     assert one.time_s == pytest.approx(alone.time_s, rel=1e-12)
+
+
+def test_nvls_tree_chunk_follows_nccls_rule():
+    # enqueue.cc (NVLS_TREE): 128 KiB chunks (NCCL_NVLS_CHUNKSIZE), 64 KiB from 4 nodes
+    # (treeMaxChunkSize), halved while the size is under 4 / 1 x channels x heads x chunk,
+    # with 16 NVLS channels x 8 heads on DGX H100 nodes
+    from netsim.algorithms.nccl.multinode import nvls_tree_chunk_size, nvls_tree_iteration_bytes
+    from netsim.algorithms.nccl.tuning import NcclView
+
+    def view(nodes):
+        return NcclView(ranks=8 * nodes, nodes=nodes, nics=8, nic_bw=50.0, nvls=True)
+
+    MiB = 1 << 20
+    assert [nvls_tree_chunk_size(s * MiB, view(2)) for s in (4, 8, 63, 64, 8192)] == \
+        [32768, 65536, 65536, 131072, 131072]
+    assert {nvls_tree_chunk_size(s * MiB, view(g)) for s in (8, 64, 8192) for g in (4, 8)} \
+        == {65536}
+    assert nvls_tree_chunk_size(4 * MiB, view(8)) == 32768
+    assert nvls_tree_iteration_bytes(1 << 30, view(2)) == 16 * 8 * 131072
+    assert nvls_tree_iteration_bytes(1 << 20, view(2)) == 1 << 20
+
+
+@pytest.mark.parametrize("nodes", [4, 8])
+def test_default_curve_has_no_drop_where_nccl_switches_to_nvls_tree(nodes):
+    # NVIDIA/nccl-tests#309 (4 and 8 x 8 H100): time grows with the size through 4-32 MiB,
+    # where NCCL's tuner moves from tree LL128 to NVLS tree; NVLS tree's loop fills its
+    # pipeline over iterations of 16 channels x 8 heads x 64 KiB, so it is not faster at
+    # 16 MiB than tree at 8 MiB
+    times = [run_collective("allreduce", f"dgx-h100-cluster:nodes={nodes}", "nccl",
+                            f"{s}MiB").time_s for s in (8, 16)]
+    assert times[1] > times[0]

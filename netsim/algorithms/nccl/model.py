@@ -61,7 +61,7 @@ from ...schedule.ir import COMPUTE
 from ..options import AlgoOptions
 from ..registry import default_chunks, get_algorithm, register
 from .harness import host_time
-from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree
+from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree, nvls_tree_fill
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
                      NVLS_CHANNELS, NVLS_CHUNK_SIZE, NVLS_FILL_STAGES, PROTOCOLS, Choice,
                      NcclView, candidates, nvls_copy_share, nvls_iteration_share, nvls_pipeline_depth,
@@ -465,6 +465,8 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
                            for node in np.unique(schedule.src[switch])), default=0.0)
             fill = (NVLS_FILL_STAGES * busiest * nvls_iteration_share(size, view)
                     * nvls_copy_share(size, view))
+    elif choice.algorithm == "nvls_tree" and not (options.chunks and options.chunks > 1):
+        fill = nvls_tree_fill(size, view, choice.busbw_GBps)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get((view.arch, choice.protocol), 1.0))

@@ -28,6 +28,7 @@ array([[0, 1, 2, 3, 4, 5, 6, 7],
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -35,8 +36,97 @@ import numpy as np
 from ..options import AlgoOptions
 from ..plan import Plan, blocks, no_deps, serial_computes
 from ..trees import Tree, _tree, broadcast_down, chain_tree, double_binary_trees, reduce_up
+from .tuning import _NVLS_MAX_ARITY, NVLS_CHANNELS, NVLS_FILL_STAGES, NcclView
 
-__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "multi_chain", "nvls_tree"]
+__all__ = ["ring_orders", "node_trees", "multi_ring", "multi_tree", "multi_chain", "nvls_tree",
+           "nvls_tree_chunk_size", "nvls_tree_iteration_bytes", "nvls_tree_fill_stages",
+           "nvls_tree_fill"]
+
+#: NVLS tree's largest chunk from 4 nodes on (bytes): enqueue.cc / transport/nvls.cc
+#: (NCCL 2.26-2.30) cap NCCL_NVLS_CHUNKSIZE at ``nNodes >= 4 ? 65536 : chunkSize`` unless
+#: NCCL_NVLS_TREE_MAXCHUNKSIZE is set (Blackwell's own multi-node tuning aside).
+NVLS_TREE_MAX_CHUNK_4_NODES = 64 * 1024
+#: Loop iterations each network hop of NVLS tree adds to the loop's fill, beyond the
+#: one-node NVLS loop's :data:`.tuning.NVLS_FILL_STAGES`. A hop is one of NCCL's
+#: ``2 log2(nodes)`` network steps of NVLS tree (tuning.cc's latency: up and down the tree
+#: of nodes): the heads send a chunk across only once the node's switches have reduced it,
+#: and multicast it only once it came back, so every hop holds the pipeline for part of an
+#: iteration. FITTED on the nccl-tests curves of NVIDIA/nccl-tests#309 (8 x H100 nodes on
+#: IB 400G, benchmarks/data/nvidia_h100_*node*_nccl309_*.csv: two clusters on 2 nodes, two
+#: on 4, one on 8): their time above netsim's without this fill, in iterations at NCCL's
+#: NVLS tree rate, from 16 to 256 MiB is 1.8-2.7 on 2 nodes (median 2.6), 2.3-5.0 on 4
+#: (3.3; one cluster's dip at 256 MiB left out) and 4.5-6.2 on 8 (5.2); with the one-node
+#: 1.2 kept, least squares over the three medians gives 0.63 a hop (2.5, 3.7 and 5.0).
+NVLS_TREE_FILL_PER_HOP = 0.6
+
+
+def nvls_tree_chunk_size(size: float, view: NcclView) -> int:
+    """Bytes per NVLS tree chunk for an all-reduce of ``size`` bytes (enqueue.cc, NVLS_TREE
+    branch): NCCL_NVLS_CHUNKSIZE (128 KiB), capped at 64 KiB from 4 nodes
+    (:data:`NVLS_TREE_MAX_CHUNK_4_NODES`), then halved to 64 / 32 KiB while the size is under
+    4 / 1 times channels x heads x chunk.
+
+    >>> two = NcclView(ranks=16, nodes=2, nics=8, nic_bw=50.0, nvls=True)
+    >>> [nvls_tree_chunk_size(s << 20, two) for s in (4, 8, 32, 64, 1024)]
+    [32768, 65536, 65536, 131072, 131072]
+    >>> nvls_tree_chunk_size(1 << 30, NcclView(ranks=64, nodes=8, nics=8, nic_bw=50.0))
+    65536
+    """
+    concurrent = _nvls_tree_concurrent(view)
+    chunk = view.nvls_chunk
+    if view.nodes >= 4:
+        chunk = min(chunk, NVLS_TREE_MAX_CHUNK_4_NODES)
+    for factor, smaller in ((32, 262144), (16, 131072), (4, 65536), (1, 32768)):
+        if size < factor * concurrent * chunk and chunk > smaller:
+            chunk = smaller
+    return chunk
+
+
+def _nvls_tree_concurrent(view: NcclView) -> int:
+    """Chunks in flight per loop iteration: NCCL launches NVLS tree on ``comm->nvlsChannels``
+    (enqueue.cc; 16 on Hopper), each moving one chunk per head (the node's GPUs)."""
+    heads = min(_NVLS_MAX_ARITY, max(1, view.ranks // max(view.nodes, 1)))
+    return NVLS_CHANNELS[view.arch] * heads
+
+
+def nvls_tree_iteration_bytes(size: float, view: NcclView) -> float:
+    """Bytes of the op one iteration of NCCL's NVLS tree loop moves (channels x heads x
+    chunk, enqueue.cc's ``loopSize``), at most ``size``.
+
+    >>> two = NcclView(ranks=16, nodes=2, nics=8, nic_bw=50.0, nvls=True)
+    >>> nvls_tree_iteration_bytes(1 << 30, two) / 2**20     # 16 channels x 8 heads x 128 KiB
+    16.0
+    """
+    return min(float(size), _nvls_tree_concurrent(view) * nvls_tree_chunk_size(size, view))
+
+
+def nvls_tree_fill_stages(view: NcclView) -> float:
+    """Loop iterations NVLS tree's pipeline takes to fill and drain: the one-node NVLS
+    loop's (:data:`.tuning.NVLS_FILL_STAGES`) plus :data:`NVLS_TREE_FILL_PER_HOP` for each
+    of the ``2 log2(nodes)`` network hops NCCL's tuner counts (tuning.cc).
+
+    >>> [round(nvls_tree_fill_stages(NcclView(ranks=8 * g, nodes=g)), 2) for g in (2, 4, 8)]
+    [2.4, 3.6, 4.8]
+    """
+    hops = 2 * int(math.log2(max(view.nodes, 1)))
+    return NVLS_FILL_STAGES + NVLS_TREE_FILL_PER_HOP * hops
+
+
+def nvls_tree_fill(size: float, view: NcclView, rate_GBps: float) -> float:
+    """Seconds NCCL's NVLS tree loop spends filling and draining its pipeline for an
+    all-reduce of ``size`` bytes: :func:`nvls_tree_fill_stages` iterations of
+    :func:`nvls_tree_iteration_bytes` at ``rate_GBps`` (GB/s of the op's size: NCCL's own
+    NVLS tree bandwidth, within 12% of the measured plateaus of 2, 4 and 8 nodes). The
+    engine's schedule pipelines far finer chunks than NCCL's loop, so it has almost no
+    fill of its own; this adds the loop's.
+
+    >>> two = NcclView(ranks=16, nodes=2, nics=8, nic_bw=50.0, nvls=True)
+    >>> round(nvls_tree_fill(1 << 30, two, 246.2) * 1e6, 1)    # 2.4 x 16 MiB at 246.2 GB/s
+    163.5
+    """
+    if rate_GBps <= 0:
+        return 0.0
+    return nvls_tree_fill_stages(view) * nvls_tree_iteration_bytes(size, view) / (rate_GBps * 1e9)
 
 
 def ring_orders(members: np.ndarray, channels: int) -> np.ndarray:

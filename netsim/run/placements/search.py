@@ -224,9 +224,11 @@ def compare_strategies(model: StepModel, strategies: Sequence[str] = ALL_STRATEG
         if fixed else []
     scores = {}
     for name in [*usable, *fixed_seeds]:
+        # A bad map file is the user's error and stops the run; only the evaluation's
+        # refusal (groups a phase's algorithm cannot run) skips the strategy.
+        placement = place(name, model.topology, model.layout, **params)
         try:
-            scores[name] = model.evaluate(place(name, model.topology, model.layout, **params),
-                                          strategy=name)
+            scores[name] = model.evaluate(placement, strategy=name)
         except InputError as err:   # its groups are ones a phase's algorithm cannot run
             unrunnable[name] = str(err)
     found = None

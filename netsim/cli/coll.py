@@ -101,6 +101,8 @@ def nccl_settings(text: str | None) -> dict:
 
     >>> nccl_settings("NCCL_ALGO=Ring,proto=ll128")
     {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
+    >>> nccl_settings("VERSION=2.26.2")
+    {'nccl_version': '2.26.2'}
     """
     out: dict = {}
     for part in filter(None, (text or "").split(",")):
@@ -108,10 +110,14 @@ def nccl_settings(text: str | None) -> dict:
         name = key.strip().upper().removeprefix("NCCL_")
         if not eq or not value.strip():
             raise InputError(f"--nccl: {part!r} is not KEY=VALUE (e.g. ALGO=NVLS,PROTO=Simple)")
-        if name not in _NCCL_KEYS:
+        if name not in _NCCL_KEYS and name != "VERSION":
             why = (": channel counts come from NCCL's graph search in the model"
                    if "CHANNELS" in name else "")
-            raise InputError(f"--nccl: {key.strip()!r} is not modelled (ALGO, PROTO){why}")
+            raise InputError(f"--nccl: {key.strip()!r} is not modelled (ALGO, PROTO, "
+                             f"VERSION){why}")
+        if name == "VERSION":          # not an environment variable: the release's tuner,
+            out["nccl_version"] = value.strip()     # which NCCL's model checks and reads
+            continue
         option, values = _NCCL_KEYS[name]
         if value.strip().lower() not in values:
             raise InputError(f"--nccl: {name}={value.strip()!r} is not one of "
@@ -184,7 +190,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
                    "the nGpus of a --measured nccl-tests run]; 0: the GPU time alone.")
 @click.option("--nccl", "nccl_env", default=None, metavar="KEY=VALUE,...",
               help="With NCCL's model: force its choice as NCCL's environment variables do, "
-                   "e.g. ALGO=NVLS,PROTO=Simple (NCCL_ALGO, NCCL_PROTO).")
+                   "e.g. ALGO=NVLS,PROTO=Simple (NCCL_ALGO, NCCL_PROTO); VERSION=2.26.2 "
+                   "picks with that release's tuner (2.19-2.30; default 2.30.7, or the "
+                   "release a --measured nccl-tests log prints).")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options
@@ -244,6 +252,12 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
         ranks, gpus_per_thread = measured_run_options(
             extras["measured"], op, ranks=ranks, placed=axis is not None or nodes is not None,
             runs_as=runs_as, gpus_per_thread=gpus_per_thread)
+        if runs_as == "nccl" and "nccl_version" not in nccl:   # the release the log printed
+            from ..run import measured_nccl_version
+
+            version = measured_nccl_version(extras["measured"], op)
+            if version is not None:
+                nccl["nccl_version"] = version
     timed = extras.get("at") is not None or extras.get("windows") is not None
     with ProgressBar(len(message_sizes), f"{op}") as bar, \
             (recording_timelines() if timed else nullcontext()):   # --at/--windows: over time

@@ -50,7 +50,8 @@ _OWNERS = {
                "model_fields", "simulate_model", "parse_packet_option",
                "recording_timelines", "timelines_recorded"),
     "measured": ("compare_measured", "read_measured", "read_measured_run", "MeasuredRun",
-                 "measured_run_options", "read_measured_runs", "measured_gpus_per_thread"),
+                 "measured_run_options", "read_measured_runs", "measured_gpus_per_thread",
+                 "measured_nccl_version"),
     # `netsim validate`: every published measurement against the default command.
     "validate": ("ValidationCase", "validation_cases", "run_validation", "summarize_validation",
                  "file_notes"),

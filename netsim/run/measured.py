@@ -38,7 +38,10 @@ default: the machine's preset name), ``summary=no`` (rows shown but kept out of 
 summary: an erratic run) and, for an nccl-tests log, ``place=in-place`` (read the in-place
 columns); ``nccl_algorithm=ring`` / ``nccl_protocol=LL`` for a run made with NCCL_ALGO /
 NCCL_PROTO set (``netsim validate`` forces the same choice on NCCL's model) and
-``nvls_chunksize=524288`` for one made with NCCL_NVLS_CHUNKSIZE set. Lines
+``nvls_chunksize=524288`` for one made with NCCL_NVLS_CHUNKSIZE set; ``nccl_version=2.26.2``
+for the NCCL release the run used, where the file says it in words (an nccl-tests log's
+``nccl-library=22602`` header, or NCCL_DEBUG's ``NCCL version 2.26.2``, quoted in a CSV's
+comments too, is read without it): NCCL's model then picks with that release's tuner. Lines
 ``# note: TEXT`` say why the run differs from the model for a reason outside it (a shared
 box, a framework's own loop); ``netsim validate`` prints them per file. A file without
 that line may quote the command that reproduces it instead,
@@ -72,7 +75,8 @@ from ..units import parse_size
 
 __all__ = ["read_measured", "read_measured_run", "read_measured_runs", "read_nccl_tests",
            "read_tt_metal", "compare_measured", "measured_run_options",
-           "measured_gpus_per_thread", "MeasuredRun", "MEASURED_COLUMNS"]
+           "measured_gpus_per_thread", "measured_nccl_version", "MeasuredRun",
+           "MEASURED_COLUMNS"]
 
 _VALUES = ("busbw_GBps", "time_s")
 #: Table columns added by :func:`compare_measured`: (record key, header, formatter).
@@ -91,7 +95,8 @@ _TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "
                "double": 8, "float64": 8}
 _ANNOTATION = re.compile(r"^\s*#\s*netsim-validate:(.*)$")
 _ANNOTATION_KEYS = ("topo", "op", "ranks", "axis", "gpus_per_thread", "algo", "family",
-                    "summary", "place", "nccl_algorithm", "nccl_protocol", "nvls_chunksize")
+                    "summary", "place", "nccl_algorithm", "nccl_protocol", "nvls_chunksize",
+                    "nccl_version")
 #: Annotation keys that are NCCL's model's options (AlgoOptions.extra): a run made with
 #: NCCL_ALGO / NCCL_PROTO (NCCL_NVLS_CHUNKSIZE) set is simulated with the same choice forced
 #: (the same chunk size).
@@ -124,6 +129,9 @@ class MeasuredRun:
     #: outside it (a shared box, a framework's loop), which ``netsim validate`` prints.
     note: str | None = None
     config: str | None = None                    # tt-metal: "ring dram" ...
+    #: The NCCL release the run used ("2.26.2"), as the log prints it or the annotation's
+    #: ``nccl_version`` says; None where the file does not say.
+    nccl_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -257,6 +265,13 @@ def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
             raise InputError(f"{path}:{number}: netsim-validate: {key} must be a whole "
                              f"number >= {least}, got {value!r}")
         return int(value)
+    if key == "nccl_version":
+        from ..algorithms.nccl import parse_nccl_version
+
+        try:
+            return ".".join(map(str, parse_nccl_version(value)))
+        except ValueError as err:
+            raise InputError(f"{path}:{number}: netsim-validate: {err}") from None
     if key == "place":
         if value not in ("out-of-place", "in-place"):
             raise InputError(f"{path}:{number}: netsim-validate: place must be out-of-place "
@@ -283,6 +298,11 @@ def _annotate(run: MeasuredRun, notes: dict[str, Any]) -> MeasuredRun:
         raise InputError(f"{run.path}: netsim-validate says gpus_per_thread="
                          f"{notes['gpus_per_thread']} but the log has nGpus "
                          f"{run.gpus_per_thread}")
+    if ("nccl_version" in notes and run.nccl_version is not None
+            and notes["nccl_version"] != run.nccl_version):
+        raise InputError(f"{run.path}: netsim-validate says nccl_version="
+                         f"{notes['nccl_version']} but the file prints NCCL "
+                         f"{run.nccl_version}")
     if "place" in notes and run.format != "nccl-tests":
         raise InputError(f"{run.path}: netsim-validate: place= applies to nccl-tests logs, "
                          f"not to a {run.format} file")
@@ -296,6 +316,30 @@ def _annotate(run: MeasuredRun, notes: dict[str, Any]) -> MeasuredRun:
 
 
 # -- nccl-tests ------------------------------------------------------------------------
+
+#: The NCCL release a log prints: nccl-tests' header (``# nccl-tests version 2.17.1
+#: nccl-headers=22602 nccl-library=22602``) or NCCL_DEBUG=INFO's ``NCCL version 2.26.2+cuda12.8``.
+_NCCL_LIBRARY = re.compile(r"\bnccl-library=(\d{5})\b")
+_NCCL_DEBUG_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
+
+
+def _printed_version(text: str, comments_only: bool) -> str | None:
+    """The NCCL release ``text`` prints ("2.26.2"), in a CSV only on ``#`` lines; None
+    where it prints none or one NCCL's model does not know (its tuner then stays 2.30's,
+    which the records say)."""
+    from ..algorithms.nccl import parse_nccl_version
+
+    for line in text.splitlines():
+        if comments_only and not line.lstrip().startswith("#"):
+            continue
+        match = _NCCL_LIBRARY.search(line) or _NCCL_DEBUG_VERSION.search(line)
+        if match is not None:
+            try:
+                return ".".join(map(str, parse_nccl_version(match.group(1))))
+            except ValueError:
+                return None
+    return None
+
 
 _NCCL_HEADER = re.compile(r"^#\s+size\s+count\s+type\b")
 _NCCL_START = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
@@ -364,7 +408,8 @@ def read_nccl_tests(path: str | Path, text: str | None = None, *, op: str | None
     text = read_text(path, "nccl-tests log") if text is None else text
     runs = [_nccl_section(path, start, program, lines, place)
             for start, program, lines in _nccl_sections(text)]
-    runs = [run for run in runs if run is not None]
+    version = _printed_version(text, comments_only=False)
+    runs = [replace(run, nccl_version=version) for run in runs if run is not None]
     if not runs:
         raise InputError(f"{path}: no nccl-tests size rows (expected a '#  size  count  "
                          f"type ...' header followed by rows)")
@@ -654,7 +699,8 @@ def _read_csv(path: Path, text: str) -> MeasuredRun:
     quoted = next((m for line in text.splitlines() if line.lstrip().startswith("#")
                    and (m := _NGPUS.search(line))), None)
     return MeasuredRun(path=path, format="csv", rows=out,
-                       gpus_per_thread=int(quoted.group(1)) if quoted else None)
+                       gpus_per_thread=int(quoted.group(1)) if quoted else None,
+                       nccl_version=_printed_version(text, comments_only=True))
 
 
 def read_measured_run(path: str | Path, *, op: str | None = None,
@@ -687,7 +733,9 @@ def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
     notes = _annotation(path, text)
     if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
         place = notes.get("place", "out-of-place")
-        runs = [run for start, program, lines in _nccl_sections(text)
+        version = _printed_version(text, comments_only=False)
+        runs = [replace(run, nccl_version=version)
+                for start, program, lines in _nccl_sections(text)
                 if (run := _nccl_section(path, start, program, lines, place))]
         if not runs:
             read_nccl_tests(path, text)                 # the one-line error of no rows
@@ -725,6 +773,21 @@ def measured_gpus_per_thread(path: str | Path, op: str | None = None) -> int | N
     8
     """
     return read_measured_run(path, op=op).gpus_per_thread
+
+
+def measured_nccl_version(path: str | Path, op: str | None = None) -> str | None:
+    """The NCCL release ("2.26.2") of the run ``path`` measures: the log's
+    ``nccl-library=`` or ``NCCL version`` line (quoted in a CSV's comments too) or the
+    annotation's ``nccl_version``; None where the file does not say.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.csv"
+    >>> _ = p.write_text("# nccl-tests version 2.17.1 nccl-headers=22602 nccl-library=22602\\n"
+    ...                  "size_bytes,time_us\\n8,40\\n")
+    >>> measured_nccl_version(p)
+    '2.26.2'
+    """
+    return read_measured_run(path, op=op).nccl_version
 
 
 def measured_run_options(path: str | Path, op: str, *, ranks: int | None,

@@ -87,6 +87,8 @@ _RUN = {
     "protocol": _f(_STR, "NCCL's protocol: LL, LL128, Simple"),
     "channels": _f(_INT, "NCCL's channel count"),
     "nccl_model_s": _f(_NUM, "NCCL's own cost model's time for its choice (s)"),
+    "nccl_version": _f(_STR, "the NCCL release whose tuner picked (2.30.7 unless a log or "
+                             "--nccl VERSION= says)"),
     "gpus_per_thread": _f(_INT, "GPUs one host thread drives (nccl-tests -g)"),
     "host_s": _f(_NUM, "host launch floor the run pays (s)"),
     # tt-metal's CCLs (the default on Tenstorrent presets)

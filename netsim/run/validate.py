@@ -211,6 +211,8 @@ def _run_case(case: ValidationCase, rows: list[dict[str, float]], progress, engi
         if case.measured.gpus_per_thread is not None:
             extra["gpus_per_thread"] = case.measured.gpus_per_thread
         extra.update(case.measured.extra.get("nccl_options", {}))   # NCCL_ALGO, _PROTO ...
+        if case.measured.nccl_version is not None:       # the release the run used
+            extra["nccl_version"] = case.measured.nccl_version
     runs = run_sweep(case.op, topology, case.algorithm, [r["size_bytes"] for r in rows],
                      ranks=None if case.axis is not None else case.ranks, axis=case.axis,
                      options=AlgoOptions(extra=extra), progress=progress, engine=engine)

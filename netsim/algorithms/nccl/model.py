@@ -39,7 +39,10 @@ a fixed time at the switches (:func:`.tuning.nvls_reduce_factor`), and the loop'
 ``nvls_rate`` says how the tuner rates NVLS all-reduce: "simulated" (default), at the
 larger of NCCL's formula and the rate netsim's own in-switch reduction reaches (less its
 pipeline fill), so the pick does not leave NVLS where the engine runs it faster; "tuner",
-NCCL's formula alone (:data:`NVLS_RATES`).
+NCCL's formula alone (:data:`NVLS_RATES`). ``nccl_version`` ("2.26.2", or a version code
+22602 as nccl-tests prints it) picks with that release's tuner where its NVLS and NVLS-tree
+ratings differ from 2.30.7's (:func:`.tuning.parse_nccl_version`; releases 2.19 to 2.30):
+older releases leave tree LL128 for NVLS tree at smaller sizes across nodes.
 
 >>> from netsim.topology import parse_topology
 >>> from netsim.algorithms import AlgoOptions, build_schedule
@@ -64,7 +67,8 @@ from .harness import host_time
 from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree, nvls_tree_fill
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
                      NVLS_CHANNELS, NVLS_CHUNK_SIZE, NVLS_FILL_STAGES, PROTOCOLS, Choice,
-                     NcclView, candidates, nvls_copy_share, nvls_iteration_share, nvls_pipeline_depth,
+                     NCCL_VERSION, NcclView, candidates, nvls_copy_share, nvls_iteration_share,
+                     nvls_pipeline_depth, parse_nccl_version,
                      nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
@@ -201,7 +205,7 @@ def nccl_view(num_ranks: int, options: AlgoOptions) -> NcclView:
                if nvls and rate == "simulated" else None)
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls,
                     nodes=_nodes(num_ranks, options), nvls_allreduce_bw=nvls_bw,
-                    nvls_chunk=_nvls_chunk(options),
+                    nvls_chunk=_nvls_chunk(options), version=_version(options),
                     # NVLS all-reduce rate of one of NCCL's NVLS channels for arch (GB/s)
                     nvls_channel_bw=switches / NVLS_CHANNELS[arch] if switches else None)
 
@@ -275,7 +279,21 @@ def _net_view(num_ranks: int, options: AlgoOptions, arch: str, gpu_bw: float, no
     first = replace(options, placement=placed[members[0]])
     nvls = switch_reason(members.shape[1], first) is None
     return NcclView(ranks=num_ranks, arch=arch, gpu_bw=gpu_bw, nvls=nvls, nodes=nodes,
-                    nics=nics, nic_bw=nic_payload / nic_eff, cpu=cpu)
+                    nics=nics, nic_bw=nic_payload / nic_eff, cpu=cpu, version=_version(options))
+
+
+def _version(options: AlgoOptions) -> tuple[int, int, int]:
+    """The NCCL release whose tuner picks (``options.extra['nccl_version']``: "2.26.2",
+    a version code 22602 or a tuple; default :data:`.tuning.NCCL_VERSION`)."""
+    value = options.extra.get("nccl_version")
+    if value is None:
+        return NCCL_VERSION
+    if isinstance(value, tuple):
+        value = ".".join(map(str, value))
+    try:
+        return parse_nccl_version(value)
+    except ValueError as err:
+        raise InputError(f"nccl_version: {err}") from None
 
 
 #: How the tuner rates NVLS all-reduce (``options.extra['nvls_rate']``): "simulated", NCCL's
@@ -466,7 +484,12 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
             fill = (NVLS_FILL_STAGES * busiest * nvls_iteration_share(size, view)
                     * nvls_copy_share(size, view))
     elif choice.algorithm == "nvls_tree" and not (options.chunks and options.chunks > 1):
-        fill = nvls_tree_fill(size, view, choice.busbw_GBps)
+        # the fill is fitted at 2.30's NVLS-tree rate; an older tuner's rating picks,
+        # the machine fills its loop as fast whatever the release
+        rate = choice.busbw_GBps if view.version == NCCL_VERSION else next(
+            c.busbw_GBps for c in candidates(op, replace(view, version=NCCL_VERSION), size)
+            if (c.algorithm, c.protocol) == (choice.algorithm, choice.protocol))
+        fill = nvls_tree_fill(size, view, rate)
     base = BASE_LATENCY_US[choice.algorithm][p] * _US
     step = (HW_LATENCY_US[view.hw][choice.algorithm][p] * _US
             * STEP_LATENCY_SCALE.get((view.arch, choice.protocol), 1.0))
@@ -496,6 +519,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
                       "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
                       "gpus_per_thread": threads, "host_s": host,
+                      "nccl_version": ".".join(map(str, view.version)),
                       "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}
     return replace(schedule, meta=meta)
 

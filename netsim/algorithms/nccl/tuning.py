@@ -29,7 +29,7 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates
            "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth", "net_graph",
            "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU", "nvls_reduce_factor",
            "NVLS_CHUNK_TIME_US", "NVLS_CHANNEL_BW", "nvls_iteration_share",
-           "nvls_copy_share"]
+           "nvls_copy_share", "NCCL_VERSION", "OLDEST_NCCL_VERSION", "parse_nccl_version"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
@@ -149,6 +149,83 @@ NVLS_CHUNK_TIME_US = 0.605
 #: 24 x 18.19 / 18. The default of a view.
 NVLS_CHANNEL_BW = {"volta": 17.15, "ampere": 17.15, "hopper": 17.15, "blackwell": 18.19}
 
+# -- NCCL releases: the constants of the tuner that changed --------------------------------
+#: The release whose tuner this module models (the figures above).
+NCCL_VERSION = (2, 30, 7)
+#: The oldest release :attr:`NcclView.version` may name: NVLS tree's rating took the form
+#: below in 2.19 (2.18 rated NVLS tree without it: tuning.cc, tags v2.18.5-1, v2.19.3-1).
+OLDEST_NCCL_VERSION = (2, 19, 0)
+#: What differs in older releases' tuning.cc, and from which release each figure holds
+#: (NVIDIA/nccl tags v2.19.3-1 .. v2.30.7-1, read for this table):
+#:
+#: * hwLat[NVLink][NVLS and NVLSTree][Simple]: 23 us up to 2.20, 25 from 2.21;
+#: * hwLat[NET][NVLSTree][Simple]: 14 us up to 2.28.7, 20.9 from 2.28.9;
+#: * the NVLS and NVLS-tree bandwidths: up to 2.27, the graph's channels x min(bwIntra,
+#:   bwInter) (NVLS tree on more than 2 nodes: bwInter / 2), times 5/6 for all-reduce
+#:   (2.27: all-gather and reduce-scatter min(bwIntra (ppn-1)/ppn, 0.9 bwInter)); from 2.28
+#:   ``nvlsEfficiency`` and the per-channel caps of :func:`_net_bus` and :func:`_bandwidth`.
+#:
+#: Only these: an older ``version`` changes what NCCL's tuner predicts and so what it picks,
+#: not how the machine runs (the simulated latencies and rates are the same for every
+#: release), and every other constant stays 2.30.7's.
+_NVLINK_NVLS_LATENCY = ((2, 21, 0), 23.0)      # (first release with 25 us, older figure)
+_NET_NVLS_TREE_LATENCY = ((2, 28, 9), 14.0)    # (first release with 20.9 us, older figure)
+_NVLS_EFFICIENCY_SINCE = (2, 28, 0)
+
+
+def parse_nccl_version(text: object) -> tuple[int, int, int]:
+    """An NCCL release as ``(major, minor, patch)``: ``"2.26.2"``, ``"2.26"`` (patch 0),
+    ``"2.26.2+cuda12.8"`` (as NCCL_DEBUG=INFO prints it) or NCCL_VERSION_CODE ``22602`` (as
+    nccl-tests' ``nccl-library=`` prints it). Raises ValueError naming the text for anything
+    else, or for a release outside :data:`OLDEST_NCCL_VERSION` .. :data:`NCCL_VERSION`'s
+    minor series.
+
+    >>> parse_nccl_version("2.26.2+cuda12.8"), parse_nccl_version(22807)
+    ((2, 26, 2), (2, 28, 7))
+    """
+    raw = str(text).strip()
+    if raw.isdigit() and len(raw) == 5:                 # NCCL_VERSION_CODE: X*10000+Y*100+Z
+        code = int(raw)
+        version = (code // 10000, code // 100 % 100, code % 100)
+    else:
+        parts = raw.split("+", 1)[0].split(".")
+        if not 2 <= len(parts) <= 3 or not all(x.isdigit() for x in parts):
+            raise ValueError(f"NCCL version {raw!r} is not X.Y.Z (e.g. 2.26.2) or a version "
+                             f"code (e.g. 22602)")
+        numbers = [int(x) for x in parts] + [0] * (3 - len(parts))
+        version = (numbers[0], numbers[1], numbers[2])
+    if not OLDEST_NCCL_VERSION <= version < (NCCL_VERSION[0], NCCL_VERSION[1] + 1, 0):
+        shown = ".".join(map(str, version))
+        raise ValueError(f"NCCL version {shown}: the model knows the tuner of releases "
+                         f"{'.'.join(map(str, OLDEST_NCCL_VERSION[:2]))} to "
+                         f"{'.'.join(map(str, NCCL_VERSION[:2]))}.x")
+    return version
+
+
+def _hw_latency(hw: str, algorithm: str, p: int, view: "NcclView") -> float:
+    """hwLat[hw][algorithm][protocol] (us) of the release ``view.version``."""
+    if algorithm in ("nvls", "nvls_tree") and hw == "nvlink" \
+            and view.version < _NVLINK_NVLS_LATENCY[0]:
+        return _NVLINK_NVLS_LATENCY[1] if p == 2 else 0.0
+    if (hw, algorithm) == ("net", "nvls_tree") and view.version < _NET_NVLS_TREE_LATENCY[0]:
+        return _NET_NVLS_TREE_LATENCY[1] if p == 2 else 0.0
+    return HW_LATENCY_US[hw][algorithm][p]
+
+
+def _before_nvls_efficiency(op: str, algorithm: str, view: "NcclView", channels: int,
+                            intra: float, inter: float) -> float:
+    """NVLS / NVLS-tree bandwidth entry of releases before 2.28 (GB/s of the op's size):
+    see :data:`_NVLS_EFFICIENCY_SINCE`'s table."""
+    if algorithm == "nvls_tree":
+        inter = inter if view.nodes <= 2 else inter / 2
+    if op == "allreduce":
+        return channels * min(intra, inter) * 5.0 / 6.0
+    ppn = view.ranks // max(view.nodes, 1)
+    if view.version >= (2, 27, 0):
+        return channels * min(intra * (ppn - 1) / ppn, inter * 0.9)
+    return channels * min(intra, inter)
+
+
 # -- device.h / comm.h: threads per channel and bytes per thread before adding channels ----
 _MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
 _THREAD_THRESHOLD = {"LL": 8, "LL128": 8, "Simple": 64}
@@ -190,6 +267,10 @@ class NcclView:
     #: NVLS all-reduce rate of one NVLS channel at 128 KiB chunks (GB/s; the switches'
     #: summed ``reduce_bandwidth`` over the channels). None: :data:`NVLS_CHANNEL_BW`.
     nvls_channel_bw: float | None = None
+    #: The NCCL release whose tuner picks (``(major, minor, patch)``, from
+    #: :data:`OLDEST_NCCL_VERSION`): older ones rate NVLS and NVLS tree differently
+    #: (see ``_NVLINK_NVLS_LATENCY``'s table), which moves the sizes where they are chosen.
+    version: tuple[int, int, int] = NCCL_VERSION
 
 
 @dataclass(frozen=True)
@@ -306,6 +387,9 @@ def _net_bus(algorithm: str, protocol: str, view: NcclView) -> float:
     if algorithm == "nvls_tree":
         if protocol != "Simple" or not view.nvls or channels < 2:
             return 0.0
+        if view.version < _NVLS_EFFICIENCY_SINCE:
+            return _before_nvls_efficiency("allreduce", algorithm, view, channels, speed,
+                                           speed)
         intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels * 2.0
         inter = speed * (2.0 if view.nodes <= 2 else 1.0)
         return channels * min(intra, inter, _NVLS_TREE_PER_CH_NET[view.arch][i])
@@ -330,6 +414,8 @@ def _net_bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> fl
     bus = _net_bus(algorithm, protocol, view)
     if algorithm == "tree":
         return bus * 0.5
+    if algorithm == "nvls_tree" and view.version < _NVLS_EFFICIENCY_SINCE:
+        return bus                          # converted by its 5/6 already (before 2.28)
     return bus * view.ranks / _nsteps(op, view.ranks)
 
 
@@ -337,9 +423,9 @@ def _net_latency(op: str, algorithm: str, protocol: str, view: NcclView) -> floa
     p = PROTOCOLS.index(protocol)
     n, nodes = view.ranks, view.nodes
     ppn = n // nodes
-    intra = HW_LATENCY_US["nvlink"][algorithm][p]
+    intra = _hw_latency("nvlink", algorithm, p, view)
     # with one GPU per node every step is exposed: the tree's network latency
-    inter = HW_LATENCY_US["net"]["tree" if ppn == 1 else algorithm][p]
+    inter = _hw_latency("net", "tree" if ppn == 1 else algorithm, p, view)
     base = BASE_LATENCY_US[algorithm][p]
     log_nodes = int(math.log2(nodes))
     if algorithm == "ring":
@@ -378,6 +464,8 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
         channels, speed = nvls_graph(view)
         if channels < 2:
             return 0.0
+        if view.version < _NVLS_EFFICIENCY_SINCE:
+            return _before_nvls_efficiency(op, algorithm, view, channels, speed, speed)
         intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels
         intra *= 2.0 if op == "allreduce" else (n - 1) / n
         bus = channels * min(intra, speed)
@@ -401,7 +489,7 @@ def _latency(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
     if view.nodes > 1:
         return _net_latency(op, algorithm, protocol, view)
     p = PROTOCOLS.index(protocol)
-    intra = HW_LATENCY_US[view.hw][algorithm][p]
+    intra = _hw_latency(view.hw, algorithm, p, view)
     if algorithm == "nvls":
         return intra
     base = BASE_LATENCY_US[algorithm][p]

@@ -103,8 +103,11 @@ def ran_text(records) -> str:
     ...           {"algorithm": "direct", "candidates": [{"algorithm": "direct"}]}])
     'auto: oneshot -> direct'
     >>> ran_text([{"algorithm": "nccl", "nccl": "ring/LL/1ch"},
-    ...           {"algorithm": "nccl", "nccl": "ring/LL/8ch"}])
+    ...           {"algorithm": "nccl", "nccl": "ring/LL/8ch", "nccl_version": "2.30.7"}])
     'nccl ring/LL'
+    >>> ran_text([{"algorithm": "nccl", "nccl": "nvls_tree/Simple/8ch",
+    ...            "nccl_version": "2.26.2"}])
+    'nccl nvls_tree/Simple (NCCL 2.26.2)'
     """
     names: list[str] = []
     for record in records:
@@ -116,7 +119,14 @@ def ran_text(records) -> str:
         if not names or names[-1] != name:
             names.append(name)
     auto = any(record.get("candidates") for record in records)
-    return ("auto: " if auto else "") + " -> ".join(names)
+    text = ("auto: " if auto else "") + " -> ".join(names)
+    # an older NCCL release's tuner (a log's, or --nccl VERSION=) picks differently: say so
+    from ..algorithms.nccl import NCCL_VERSION
+
+    releases = {r["nccl_version"] for r in records if r.get("nccl_version")}
+    if releases - {".".join(map(str, NCCL_VERSION))}:
+        text += f" (NCCL {', '.join(sorted(releases))})"
+    return text
 
 
 def ideal_links_note(topology, alpha: float | None) -> str | None:

@@ -110,14 +110,14 @@ def nccl_settings(text: str | None) -> dict:
         name = key.strip().upper().removeprefix("NCCL_")
         if not eq or not value.strip():
             raise InputError(f"--nccl: {part!r} is not KEY=VALUE (e.g. ALGO=NVLS,PROTO=Simple)")
-        if name not in _NCCL_KEYS and name != "VERSION":
+        if name == "VERSION":          # not an environment variable: the release's tuner,
+            out["nccl_version"] = value.strip()     # which NCCL's model checks and reads
+            continue
+        if name not in _NCCL_KEYS:
             why = (": channel counts come from NCCL's graph search in the model"
                    if "CHANNELS" in name else "")
             raise InputError(f"--nccl: {key.strip()!r} is not modelled (ALGO, PROTO, "
                              f"VERSION){why}")
-        if name == "VERSION":          # not an environment variable: the release's tuner,
-            out["nccl_version"] = value.strip()     # which NCCL's model checks and reads
-            continue
         option, values = _NCCL_KEYS[name]
         if value.strip().lower() not in values:
             raise InputError(f"--nccl: {name}={value.strip()!r} is not one of "

@@ -213,11 +213,13 @@ def _hw_latency(hw: str, algorithm: str, p: int, view: "NcclView") -> float:
 
 
 def _before_nvls_efficiency(op: str, algorithm: str, view: "NcclView", channels: int,
-                            intra: float, inter: float) -> float:
-    """NVLS / NVLS-tree bandwidth entry of releases before 2.28 (GB/s of the op's size):
-    see :data:`_NVLS_EFFICIENCY_SINCE`'s table."""
-    if algorithm == "nvls_tree":
-        inter = inter if view.nodes <= 2 else inter / 2
+                            speed: float) -> float:
+    """NVLS / NVLS-tree bandwidth entry of releases before 2.28 (GB/s of the op's size) on
+    a graph of ``channels`` at ``speed`` (its bwIntra and bwInter): see
+    :data:`_NVLS_EFFICIENCY_SINCE`'s table."""
+    intra = inter = speed
+    if algorithm == "nvls_tree" and view.nodes > 2:
+        inter = speed / 2
     if op == "allreduce":
         return channels * min(intra, inter) * 5.0 / 6.0
     ppn = view.ranks // max(view.nodes, 1)
@@ -388,8 +390,7 @@ def _net_bus(algorithm: str, protocol: str, view: NcclView) -> float:
         if protocol != "Simple" or not view.nvls or channels < 2:
             return 0.0
         if view.version < _NVLS_EFFICIENCY_SINCE:
-            return _before_nvls_efficiency("allreduce", algorithm, view, channels, speed,
-                                           speed)
+            return _before_nvls_efficiency("allreduce", algorithm, view, channels, speed)
         intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels * 2.0
         inter = speed * (2.0 if view.nodes <= 2 else 1.0)
         return channels * min(intra, inter, _NVLS_TREE_PER_CH_NET[view.arch][i])
@@ -465,7 +466,7 @@ def _bandwidth(op: str, algorithm: str, protocol: str, view: NcclView) -> float:
         if channels < 2:
             return 0.0
         if view.version < _NVLS_EFFICIENCY_SINCE:
-            return _before_nvls_efficiency(op, algorithm, view, channels, speed, speed)
+            return _before_nvls_efficiency(op, algorithm, view, channels, speed)
         intra = speed * _NVLS_EFFICIENCY[view.arch] * (channels - 1) / channels
         intra *= 2.0 if op == "allreduce" else (n - 1) / n
         bus = channels * min(intra, speed)

@@ -35,7 +35,11 @@ __all__ = ["compile_all", "uncompiled", "ENTRY_POINTS"]
 #: into them. A kernel added to netsim belongs here and in :func:`compile_all`.
 ENTRY_POINTS = (
     ("netsim.engine.loop", "run_events"),
-    ("netsim.engine.symmetry", "_k_search"),
+    ("netsim.engine.loop", "begin"),
+    ("netsim.engine.loop", "finish"),
+    *(("netsim.engine.symmetry", name) for name in (
+        "_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
+        "_k_distinct")),
     ("netsim.algorithms._lower_bound_kernel", "_longest"),
 )
 
@@ -84,9 +88,11 @@ def _run_symmetry() -> None:
     from .engine import symmetry
     from .engine.config import EngineConfig
 
-    topology, schedule, routes = _case(dependencies=True)
-    symmetry.find_classes(schedule, routes, topology.bandwidth, min_subflows=0,
-                          config=EngineConfig(symmetry_compiled_from=0))
+    # alike sizes: the search settles and runs its exact checks, so every kernel is called
+    topology, schedule, routes = _case(dependencies=True, alike=True)
+    found = symmetry.find_classes(schedule, routes, topology.bandwidth, min_subflows=0,
+                                  config=EngineConfig(symmetry_compiled_from=0))
+    assert found is not None, "no classes found"
 
 
 def _run_lower_bound() -> None:

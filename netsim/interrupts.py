@@ -45,7 +45,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["Interrupted", "handling", "SIGNALS", "RETRY_S", "WATCH_S"]
+__all__ = ["Interrupted", "handling", "checkpoint", "SIGNALS", "RETRY_S", "WATCH_S"]
 
 #: The signals handled, and the exit code of each (128 + its number, as shells report).
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -155,6 +155,25 @@ class _Handler:
                 timer.join()
 
 
+#: The handler of the innermost :func:`handling` block, while one is open.
+_current: _Handler | None = None
+
+
+def checkpoint() -> None:
+    """A safe point in a long computation that calls compiled code again and again: raise
+    :class:`Interrupted` here if a signal came and is still waiting for a safe point.
+
+    Compiled code can call back into Python on its way out (numba rebuilding a constant),
+    and that is where the handler runs: it sees numba on the stack, does not raise, and
+    sends the signal again in :data:`RETRY_S`, which lands in the next compiled call the
+    same way. A loop that pauses its compiled kernel (engine.executor) calls this between
+    two calls, where stopping is safe. Outside a :func:`handling` block: nothing."""
+    handler = _current
+    if handler is not None and handler.signum is not None and not handler.closing \
+            and not _unwinding():
+        raise Interrupted(handler.signum)
+
+
 def _quiet_unraisable(previous):
     """An unraisable-exception hook that drops our Interrupted (sent again, see above)."""
 
@@ -188,6 +207,8 @@ def handling(*, then_ignore: bool = False) -> Iterator[None]:
         previous[signum] = old
         signal.signal(signum, handler)
     hook, sys.unraisablehook = sys.unraisablehook, _quiet_unraisable(sys.unraisablehook)
+    global _current
+    outer, _current = _current, handler
     try:
         yield
     except Interrupted:
@@ -200,6 +221,7 @@ def handling(*, then_ignore: bool = False) -> Iterator[None]:
         handler.out = True                 # Python wrapped it: it is still the interrupt
         raise Interrupted(stop.signum) from err
     finally:
+        _current = outer
         handler.close()
         for signum, old in previous.items():
             signal.signal(signum, signal.SIG_IGN if then_ignore else

@@ -104,3 +104,98 @@ def test_the_numpy_loop_hands_its_heap_over_with_the_compiled_loops_event_kinds(
         (events._ACTIVATE, events._COMPLETE, events._RELEASE)
     assert executor._FAULT not in (events._ACTIVATE, events._COMPLETE, events._RELEASE)
     assert executor._REL_TOL is tolerance._REL_TOL and events._REL_TOL is tolerance._REL_TOL
+
+
+def _random_run(seed):
+    """A fat-tree (ECMP: no two paths alike) with staggered sends of log-normal sizes,
+    half of them after an earlier one: work for every step of the loop."""
+    from netsim.engine import route_schedule
+    from netsim.topology import fat_tree
+
+    topo = fat_tree(4, bandwidth=1e9, latency=1e-7)
+    hosts = np.asarray(topo.endpoints)
+    rng = np.random.default_rng(seed)
+    b = ScheduleBuilder(hosts.size)
+    ops = []
+    for _ in range(300):
+        src, dst = rng.choice(hosts.size, 2, replace=False)
+        deps = [ops[int(rng.integers(len(ops)))]] if ops and rng.random() < 0.5 else []
+        ops.append(b.send(int(src), int(dst), float(rng.lognormal(12, 1.5)), deps=deps))
+    schedule = b.build()
+    return (topo, schedule, route_schedule(topo, schedule, hosts),
+            np.cumsum(rng.exponential(2e-6, schedule.num_ops)))
+
+
+@pytest.mark.parametrize("loop", COMPILED_LOOPS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_run_paused_again_and_again_gives_the_same_bits(loop, seed, monkeypatch):
+    """The compiled loop pauses by the clock (so that Ctrl-C is answered) and under a
+    progress report, and goes on from the solver's own state: paused tens of times, a run
+    gives the answer of a run that never pauses, bit for bit."""
+    from netsim.engine import execute, executor, loop as compiled
+
+    topo, schedule, routes, not_before = _random_run(seed)
+    config = EngineConfig(loop=loop, symmetry=False)
+    calls = []
+    run_events = compiled.run_events
+
+    def counted(*args):
+        calls.append(1)
+        return run_events(*args)
+
+    monkeypatch.setattr(compiled, "run_events", counted)
+
+    def run(pause_s, progress=None):
+        calls.clear()
+        monkeypatch.setattr(executor, "PAUSE_S", pause_s)
+        result = execute(topo, schedule, routes, not_before=not_before, config=config,
+                         progress=progress)
+        return result, len(calls)
+
+    whole, once = run(3600.0)
+    paused, pauses = run(1e-5)
+    seen = []
+    reported, _ = run(3600.0, progress=lambda events, t: seen.append(events))
+    assert whole.meta["engine"]["loop"] == loop and whole.events > 300
+    assert once == 1 and pauses > 10 and len(seen) > 2
+    for other in (paused, reported):
+        assert other.events == whole.events
+        for name in ("op_start", "op_finish", "link_bytes"):
+            assert np.array_equal(getattr(other, name), getattr(whole, name)), name
+
+
+def test_a_signal_stops_a_long_compiled_run_at_its_next_pause(monkeypatch):
+    """SIGTERM 0.3 s into the compiled loop of a run that takes far longer (a 12x12 mesh
+    all-to-all on the reference solver, cold at every event) stops it at the next pause:
+    the last call of the loop returned PAUSED, not DONE, and the run raises Interrupted. A
+    compiled call that never returned to Python would have run to its end first."""
+    import os
+    import signal
+    import threading
+
+    from netsim.engine import execute, loop as compiled, route_schedule
+    from netsim.interrupts import Interrupted, handling
+    from netsim.schedule.traffic import all_to_all
+    from netsim.topology import mesh
+
+    topo = mesh((12, 12), bandwidth=50e9, latency=1e-6)
+    schedule = all_to_all(144, 1 << 16)
+    routes = route_schedule(topo, schedule, topo.endpoints)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
+    statuses = []
+    run_events = compiled.run_events
+
+    def watched(*args):
+        if not timer.is_alive() and not statuses:
+            timer.start()
+        out = run_events(*args)
+        statuses.append(out[0])
+        return out
+
+    monkeypatch.setattr(compiled, "run_events", watched)
+    with pytest.raises(Interrupted):
+        with handling():
+            execute(topo, schedule, routes,
+                    config=EngineConfig(loop="kernel", warm=False, symmetry=False))
+    timer.join()
+    assert statuses and statuses[-1] == compiled.PAUSED

@@ -18,6 +18,11 @@ changed, flow by flow, and :mod:`.classes` does so on classes of flows of equal 
 state of the solvers not chosen is built empty. Everything else, the heap of timed events,
 releases and dependencies, per-link busy time and counts, lives in :mod:`.events`.
 
+A run is :func:`begin` (the states, the chosen solver taking over the draining flows), then
+:func:`run_events` as many times as the executor pauses it (every 0.1 s, so that a signal is
+answered, and for progress reports), then :func:`finish`. The states are kept between
+calls, so where a run pauses never changes a bit of its answer.
+
 numba compiles the loop once, with every solver in it, at install
 (netsim._precompile), into the cache next to the sources.
 """
@@ -28,10 +33,11 @@ import numpy as np
 
 from . import classes, incremental, kernel
 from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_EVENTS,
-                     I_HEAP, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room, next_time,
-                     njit, note_peaks, retire, timed)
+                     I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room,
+                     next_time, njit, note_peaks, retire, timed)
 
-__all__ = ["AVAILABLE", "SOLVERS", "run_events", "DONE", "PAUSED", "NO_CAPACITY"]
+__all__ = ["AVAILABLE", "SOLVERS", "begin", "run_events", "finish", "DONE", "PAUSED",
+           "NO_CAPACITY"]
 
 #: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
 SOLVERS = {"kernel": 0, "incremental": 1, "classes": 2}
@@ -39,10 +45,30 @@ _KERNEL, _INCREMENTAL, _CLASSES = 0, 1, 2
 
 
 @njit(cache=True)
+def begin(solver, n_active, now, paths, links, draining, ints, floats, warm):
+    """The solvers' states for a run with ``solver`` (:data:`SOLVERS`; the others' empty),
+    the chosen one taking over the ``n_active`` draining flows the numpy loop left; returns
+    (ok, states), ok False if a flow meets a link with no capacity. The states go to every
+    :func:`run_events` call of the run and to :func:`finish`: a run paused and resumed goes
+    on from exactly where it stopped, bit for bit."""
+    sts = _new_states(solver, draining[0].size, links[0].size, paths)
+    return _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm), sts
+
+
+@njit(cache=True)
+def finish(solver, sts, draining, ints, floats):
+    """Hand the solver's view of the draining flows (remaining bytes, rates) back to the
+    executor's arrays, once the run is over."""
+    _hand_back(solver, sts, floats[F_NOW], ints[I_ACTIVE], draining, ints)
+
+
+@njit(cache=True, nogil=True)
 def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, ints, floats,
-               warm):
-    """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`); returns (status,
-    heap times, heap entries).
+               warm, sts):
+    """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`) and its state
+    ``sts`` (from :func:`begin`); returns (status, heap times, heap entries): DONE, PAUSED
+    after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on), or
+    NO_CAPACITY. It runs without the GIL, so that another thread can set ``I_PAUSE``.
 
     The run has begun: the numpy loop released the ops of time 0 and ran its first events
     (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over). The
@@ -51,16 +77,15 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     rate, is_new, level, finish_dt, done_subs, started, remaining). ``ints``/``floats``
     hold the run's scalars (``I_*``/``F_*``). The heap arrays are returned because they
     may have grown. ``warm``: engine.kernel starts each solve from the last one (False:
-    cold at every event, the reference for the warm start).
+    cold at every event, the reference for the warm start). Nothing of the run lives
+    outside these arguments between two calls, so pausing changes no bit of the answer.
     """
     now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
-    sts = _new_states(solver, flows[0].size, links[0].size, paths)
-    status = PAUSED if _start(solver, sts, n_active, now, paths, links, draining, ints, floats,
-                              warm) else NO_CAPACITY
+    status = PAUSED
     grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
     counts = np.zeros(4, dtype=np.int64)            # timed()'s, carried while it makes room
-    for _ in range(max_events if status == PAUSED else 0):
+    for _ in range(max_events):
         # 1. the next event: the solver's first fluid completion or the first timed event
         t_fluid, t_window, dt_fluid = _first_finish(solver, sts, now, tolerance,
                                                     ht[0] if size > 0 else np.inf, n_active,
@@ -106,7 +131,8 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
             note_peaks(grown, n_grown, links[1], links[4])
         _end_event(solver, sts, n_active, ints)
         events += 1
-    _hand_back(solver, sts, now, n_active, draining, ints)
+        if ints[I_PAUSE] != 0:
+            break
     floats[F_NOW] = now
     ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
     return status, ht, hq

@@ -137,3 +137,65 @@ def test_annotation_gives_the_release_and_must_agree_with_the_log(tmp_path):
     csv.write_text("# netsim-validate: nccl_version=1.0\nsize_bytes,time_us\n1048576,40\n")
     with pytest.raises(InputError, match=r"m.csv:1: netsim-validate: NCCL version 1.0.0"):
         read_measured_run(csv)
+
+
+def _times(out: str) -> list[float]:
+    return [r["time_s"] for r in json.loads(out)["records"]]
+
+
+def test_nccl_settings_give_one_time_through_coll_compare_and_a_scenario(tmp_path, capsys):
+    """--nccl and --gpus-per-thread (coll, compare) and a scenario job's nccl: and
+    gpus_per_thread: are one reader's settings (netsim.algorithms.nccl_options): the same
+    settings give the same times everywhere, and they change the run (ring where the
+    tuner takes tree or NVLS tree; -g 8 raises the host floor)."""
+    sizes = ["--sizes", "512KiB:1MiB", "--format", "json"]
+    topo = "dgx-h100-cluster:nodes=2"
+    flags = ["--nccl", "ALGO=ring,VERSION=2.26.2", "--gpus-per-thread", "8"]
+    _, plain, _ = run_main(["coll", "allreduce", "--topo", topo, *sizes], capsys)
+    code, coll, err = run_main(["coll", "allreduce", "--topo", topo, *sizes, *flags], capsys)
+    assert code == 0, err
+    code, compare, err = run_main(["compare", "allreduce", "--topo", topo, "--topo", "mesh:4x4",
+                                   *sizes, *flags], capsys)
+    assert code == 0, err
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: s\ntopology: {topo}\njobs:\n  - kind: collective\n"
+                        "    op: allreduce\n    sizes: [512KiB, 1MiB]\n    gpus_per_thread: 8\n"
+                        "    nccl: {ALGO: Ring, VERSION: 2.26.2}\n")
+    code, ran, err = run_main(["run", str(scenario), "--format", "json"], capsys)
+    assert code == 0, err
+    want = _times(coll)
+    assert want != _times(plain)
+    records = json.loads(compare)["records"]
+    assert [r["time_s"] for r in records if r["topology"] == topo] == want
+    # the other machine of the comparison runs as it would alone
+    _, mesh, _ = run_main(["compare", "allreduce", "--topo", "mesh:4x4", *sizes], capsys)
+    assert [r["time_s"] for r in records if r["topology"] == "mesh:4x4"] == _times(mesh)
+    assert _times(ran) == want
+    assert {r["nccl_version"] for r in json.loads(ran)["records"]} == {"2.26.2"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "allreduce", "--topo", "mesh:4x4", "--nccl", "ALGO=ring"],
+     "no machine here runs it"),
+    (["compare", "allreduce", "--topo", "dgx-h100", "--nccl", "ALGO=bad"],
+     "--nccl: ALGO='bad' is not one of nvls, ring, tree"),
+    (["coll", "allreduce", "--topo", "dgx-h100", "--nccl", "MIN_NCHANNELS=4"],
+     "'MIN_NCHANNELS' is not modelled (ALGO, PROTO, VERSION)"),
+])
+def test_nccl_settings_that_do_not_apply_are_one_line(args, message, capsys):
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize("job, message", [
+    ("    nccl: {ALGO: nope}\n", "jobs[0].nccl: ALGO='nope' is not one of nvls, ring, tree"),
+    ("    nccl: {FOO: 1}\n", "jobs[0].nccl: 'FOO' is not modelled"),
+    ("    gpus_per_thread: 8\n    algorithm: ring\n",
+     "gpus_per_thread and nccl apply to NCCL's model"),
+])
+def test_a_scenario_job_names_its_bad_nccl_setting(job, message, tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\ntopology: dgx-h100\njobs:\n  - kind: collective\n"
+                        "    op: allreduce\n    size: 1MiB\n" + job)
+    code, _, err = run_main(["run", str(scenario)], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err

@@ -19,7 +19,8 @@ from . import (allgather, allreduce, alltoall, broadcast,  # noqa: E402,F401  is
                tenstorrent)  # tenstorrent: the calibration helper's tt-metal CCL algorithms
 from . import nccl  # noqa: E402,F401  isort: skip  (NCCL's tuner: registers 'nccl')
 from . import synth  # noqa: E402,F401  isort: skip  (schedules synthesised for the machine)
+from .nccl.settings import NCCL_SETTINGS, nccl_options  # noqa: E402  isort: skip
 
 __all__ = ["OPS", "AlgoOptions", "Algorithm", "register", "get_algorithm", "algorithms_for",
            "build_schedule", "verify", "problems", "ORDERS", "rank_order", "load_collective",
-           "collective_names", "save_collective"]
+           "collective_names", "save_collective", "NCCL_SETTINGS", "nccl_options"]

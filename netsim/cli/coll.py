@@ -36,6 +36,7 @@ from .options import engine_config, log_engine, packet_option
 from .options import ProgressBar, complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import gamma_option, gamma_rate, AT_OPTION, WINDOWS_OPTION
+from .options import gpus_per_thread_option, nccl_option, nccl_settings
 
 __all__ = ["command", "add_report_option", "ReportHook"]
 
@@ -87,43 +88,6 @@ def _options(chunks: int | None, gamma: str | None, order: str, root: int,
     extra = {} if gpus_per_thread is None else {"gpus_per_thread": gpus_per_thread}
     extra.update(nccl or {})
     return AlgoOptions(chunks=chunks, gamma=rate, order=order, root=root, extra=extra)
-
-
-#: --nccl KEY=VALUE: NCCL's environment variables (with or without NCCL_) -> the model's
-#: option and the values NCCL takes (its spelling, any case).
-_NCCL_KEYS = {"ALGO": ("nccl_algorithm", {"ring": "ring", "tree": "tree", "nvls": "nvls"}),
-              "PROTO": ("nccl_protocol", {"ll": "LL", "ll128": "LL128", "simple": "Simple"})}
-
-
-def nccl_settings(text: str | None) -> dict:
-    """``--nccl ALGO=NVLS,PROTO=Simple`` (or ``NCCL_ALGO=...``) as NCCL's model options;
-    one-line errors for keys and values the model does not take.
-
-    >>> nccl_settings("NCCL_ALGO=Ring,proto=ll128")
-    {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
-    >>> nccl_settings("VERSION=2.26.2")
-    {'nccl_version': '2.26.2'}
-    """
-    out: dict = {}
-    for part in filter(None, (text or "").split(",")):
-        key, eq, value = part.partition("=")
-        name = key.strip().upper().removeprefix("NCCL_")
-        if not eq or not value.strip():
-            raise InputError(f"--nccl: {part!r} is not KEY=VALUE (e.g. ALGO=NVLS,PROTO=Simple)")
-        if name == "VERSION":          # not an environment variable: the release's tuner,
-            out["nccl_version"] = value.strip()     # which NCCL's model checks and reads
-            continue
-        if name not in _NCCL_KEYS:
-            why = (": channel counts come from NCCL's graph search in the model"
-                   if "CHANNELS" in name else "")
-            raise InputError(f"--nccl: {key.strip()!r} is not modelled (ALGO, PROTO, "
-                             f"VERSION){why}")
-        option, values = _NCCL_KEYS[name]
-        if value.strip().lower() not in values:
-            raise InputError(f"--nccl: {name}={value.strip()!r} is not one of "
-                             f"{', '.join(sorted(set(values.values())))}")
-        out[option] = values[value.strip().lower()]
-    return out
 
 
 def _sizes(size: str | None, sizes: str | None) -> list[float]:
@@ -184,15 +148,9 @@ GROUP_COLUMNS: list[Column] = [("groups", "lines", str), ("slowest_group", "slow
                    "ring/line), natural, row, snake, hilbert.")
 @click.option("--root", type=click.IntRange(min=0), default=0, show_default=True,
               help="Root rank of broadcast and reduce.")
-@click.option("--gpus-per-thread", type=click.IntRange(min=0), default=None, metavar="N",
-              help="With NCCL's model: GPUs one host thread enqueues for, as nccl-tests "
-                   "-g N, whose host time bounds small sizes [1: one process per GPU, or "
-                   "the nGpus of a --measured nccl-tests run]; 0: the GPU time alone.")
-@click.option("--nccl", "nccl_env", default=None, metavar="KEY=VALUE,...",
-              help="With NCCL's model: force its choice as NCCL's environment variables do, "
-                   "e.g. ALGO=NVLS,PROTO=Simple (NCCL_ALGO, NCCL_PROTO); VERSION=2.26.2 "
-                   "picks with that release's tuner (2.19-2.30; default 2.30.7, or the "
-                   "release a --measured nccl-tests log prints).")
+@gpus_per_thread_option(default_text="1: one process per GPU, or the nGpus of a "
+                                     "--measured nccl-tests run")
+@nccl_option(version_text="default 2.30.7, or the release a --measured nccl-tests log prints")
 @click.option("--list", "list_algorithms", is_flag=True,
               help="List the algorithms of every op (or of OP) and exit.")
 @fault_options

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import click
 
-from ..run import ideal_links_note, ran_text, run_collective, sweep_sizes
+from ..run import ideal_links_note, ran_text, resolve_default, run_collective, sweep_sizes
 from ..errors import InputError, unknown_name
 from ..report import BUSBW_FACTOR, format_efficiency, format_GBps, format_us
 from ..topology import normalize_injection, parse_topology
@@ -28,6 +28,7 @@ from .options import (alpha_option, alpha_seconds, check_outputs, emit, format_o
                       tolerance_option, axis_option, nodes_option,
                       overwrite_option, progress_reporter)
 from .options import engine_config, log_engine, packet_option
+from .options import gpus_per_thread_option, nccl_option, nccl_settings
 from .options import complete_op, wrote
 from .options import algo_option, ranks_option, size_option, sizes_option, topo_option
 from .options import figure_option
@@ -64,6 +65,7 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
             "links": topo.num_links, "switches": topo.num_switches}
     try:
         run = run_collective(options["op"], topo, requested, size, ranks=ranks,
+                             options=_nccl_options(options, topo, requested),
                              alpha=options["alpha"], progress=options["progress"],
                              axis=options["axis"], nodes=options["nodes"],
                              model=options["model"], packet=options["packet"],
@@ -82,6 +84,24 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
     ideal = ideal_links_note(run.machine or topo, options["alpha"])
     return {**base, **{k: record[k] for k in keep if k in record}, **(run.model or {}),
             **({"ideal_links": True} if ideal else {})}
+
+
+def _runs_nccl(op: str, topo, requested: str) -> bool:
+    """Whether ``requested`` on ``topo`` is NCCL's model (``default`` on an NVIDIA preset)."""
+    try:
+        return resolve_default(op, topo, requested).algorithm == "nccl"
+    except InputError:           # an unknown name: its row says so
+        return False
+
+
+def _nccl_options(options: dict, topo, requested: str):
+    """--gpus-per-thread and --nccl as algorithm options where NCCL's model runs (as coll
+    passes them), else None: the other machines of a comparison run as they would alone."""
+    if not options["nccl"] or not _runs_nccl(options["op"], topo, requested):
+        return None
+    from ..algorithms import AlgoOptions
+
+    return AlgoOptions(extra=options["nccl"])
 
 
 @click.command("compare")
@@ -103,6 +123,8 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
                    "the first's.")
 @figure_option("--plot",
                help="Also draw busbw (.png/.svg/.pdf): curves over size, or bars for one size.")
+@gpus_per_thread_option()
+@nccl_option()
 @model_option
 @packet_option
 @tolerance_option
@@ -110,7 +132,7 @@ def _row(spec: str, topo, requested: str, size: float, ranks, options) -> dict:
 @output_option
 @overwrite_option
 def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, normalize, plot,
-            model, packet, tolerance, fmt, output, overwrite):
+            gpus_per_thread, nccl_env, model, packet, tolerance, fmt, output, overwrite):
     """Run collective OP on every --topo machine and compare time, busbw and efficiency."""
     if op not in BUSBW_FACTOR:
         raise unknown_name("collective", op, BUSBW_FACTOR)
@@ -130,7 +152,14 @@ def command(op, specs, size, sizes, algorithms, ranks, axis, nodes, alpha, norma
     factors, target = [1.0] * len(specs), None
     if normalize == "injection":
         topologies, factors, target = normalize_injection(topologies)
-    options = {"op": op, "alpha": alpha_seconds(alpha),
+    nccl = nccl_settings(nccl_env)
+    if gpus_per_thread is not None:
+        nccl["gpus_per_thread"] = gpus_per_thread
+    if nccl and not any(_runs_nccl(op, topo, algo) for topo in topologies
+                        for algo in algorithms):
+        raise click.UsageError("--gpus-per-thread and --nccl apply to NCCL's model (--algo "
+                               "nccl, or default on an NVIDIA machine); no machine here runs it")
+    options = {"op": op, "alpha": alpha_seconds(alpha), "nccl": nccl,
                "progress": progress_reporter(op), "axis": axis, "nodes": nodes,
                "model": model, "packet": packet, "tolerance": tolerance,
                "engine": engine_config()}

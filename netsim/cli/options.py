@@ -16,7 +16,8 @@ __all__ = ["format_option", "output_option", "overwrite_option", "emit", "render
            "records_csv", "progress_reporter", "to_jsonable", "fault_options", "fault_specs",
            "format_records", "check_writable", "check_outputs", "alpha_option", "alpha_seconds",
            "envelope", "chunks_option", "nccl_format_option", "model_option",
-           "model_columns", "tolerance_option", "axis_option", "nodes_option"]
+           "model_columns", "tolerance_option", "axis_option", "nodes_option",
+           "gpus_per_thread_option", "nccl_option", "nccl_settings"]
 
 format_option = click.option("--format", "fmt",
                              type=click.Choice(["table", "json", "csv", "parquet"]),
@@ -64,6 +65,45 @@ chunks_option = click.option(
     "--chunks", type=click.IntRange(min=1), default=None,
     help="Pipeline chunks per message [default: 1, or about sqrt(size/256KiB) up to 64 for "
          "pipelined algorithms: dbtree, chain, innetwork].")
+
+
+def gpus_per_thread_option(*, default_text: str = "1: one process per GPU"):
+    """``--gpus-per-thread N``: nccl-tests' ``-g N`` for NCCL's model."""
+    return click.option(
+        "--gpus-per-thread", type=click.IntRange(min=0), default=None, metavar="N",
+        help="With NCCL's model: GPUs one host thread enqueues for, as nccl-tests -g N, "
+             f"whose host time bounds small sizes [{default_text}]; 0: the GPU time alone.")
+
+
+def nccl_option(*, version_text: str = "default 2.30.7"):
+    """``--nccl KEY=VALUE,...``: NCCL's settings for its model (:func:`nccl_settings`)."""
+    return click.option(
+        "--nccl", "nccl_env", default=None, metavar="KEY=VALUE,...",
+        help="With NCCL's model: force its choice as NCCL's environment variables do, e.g. "
+             "ALGO=NVLS,PROTO=Simple (NCCL_ALGO, NCCL_PROTO); VERSION=2.26.2 picks with "
+             f"that release's tuner (2.19-2.30; {version_text}).")
+
+
+def nccl_settings(text: str | None) -> dict:
+    """``--nccl ALGO=NVLS,PROTO=Simple`` (or ``NCCL_ALGO=...``) as NCCL's model options
+    (:func:`netsim.algorithms.nccl_options`); one-line errors for text that is not
+    KEY=VALUE and for keys and values the model does not take.
+
+    >>> nccl_settings("NCCL_ALGO=Ring,proto=ll128")
+    {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
+    >>> nccl_settings("VERSION=2.26.2")
+    {'nccl_version': '2.26.2'}
+    """
+    from ..algorithms import nccl_options
+    from ..errors import InputError
+
+    pairs: dict = {}
+    for part in filter(None, (text or "").split(",")):
+        key, eq, value = part.partition("=")
+        if not eq or not value.strip():
+            raise InputError(f"--nccl: {part!r} is not KEY=VALUE (e.g. ALGO=NVLS,PROTO=Simple)")
+        pairs[key] = value
+    return nccl_options(pairs, where="--nccl")
 
 
 def fault_options(command: Callable) -> Callable:

@@ -12,10 +12,12 @@ which bounds the time per iteration at small sizes.
 'Simple'
 """
 
+from .settings import NCCL_SETTINGS, nccl_options
 from .model import GPU_ARCH_OF_PRESET, NETSIM_ALGORITHM, nccl_choice, nccl_view
 from .tuning import (ALGORITHMS, ARCHS, NCCL_VERSION, PROTOCOLS, Choice, NcclView, candidates,
                      channels_for, choose, parse_nccl_version, protocol_efficiency)
 
 __all__ = ["NcclView", "Choice", "choose", "candidates", "channels_for", "protocol_efficiency",
            "nccl_view", "nccl_choice", "PROTOCOLS", "ALGORITHMS", "ARCHS", "NETSIM_ALGORITHM",
-           "GPU_ARCH_OF_PRESET", "NCCL_VERSION", "parse_nccl_version"]
+           "GPU_ARCH_OF_PRESET", "NCCL_VERSION", "parse_nccl_version", "NCCL_SETTINGS",
+           "nccl_options"]

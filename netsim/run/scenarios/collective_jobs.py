@@ -6,7 +6,7 @@
       - kind: collective
         name: ring-allreduce
         op: allreduce
-        algorithm: ring          # default: auto (the fastest that applies)
+        algorithm: ring          # default: the machine's own library (auto where none)
         sizes: 1MiB:64MiB        # or size: 64MiB, or sizes: [1MiB, 8MiB]
         ranks: 16                # default: every endpoint
         chunks: 4
@@ -15,6 +15,8 @@
         order: snake             # default: auto (the machine's physical ring/line/tree)
         # axis: 1                # every line along grid axis 1 at once (per-line times)
         # nodes: [0_0, 0_1, 1_1, 1_0]   # or on these endpoints, in this order
+        # gpus_per_thread: 8     # NCCL's model: nccl-tests -g 8 (as coll --gpus-per-thread)
+        # nccl: {ALGO: NVLS, PROTO: Simple, VERSION: 2.26.2}   # as coll --nccl
 
 Each size gives one record, the nccl-tests-like row of :meth:`CollectiveRun.record` with
 the job's name in front; the engine results are kept for plots, keyed ``'<name> <size>'``.
@@ -52,6 +54,17 @@ class CollectiveJob(Strict):
     root: int = Field(default=0, ge=0)
     axis: int | None = Field(default=None, ge=0)   # every line along this grid axis at once
     nodes: str | list[str] | None = None            # 'A,B,...', '@FILE' or a list of names
+    gpus_per_thread: int | None = Field(default=None, ge=0)   # NCCL's model: nccl-tests -g N
+    nccl: dict[str, str | float] | None = None      # NCCL's model: ALGO, PROTO, VERSION
+
+    @field_validator("nccl")
+    @classmethod
+    def _known_nccl(cls, settings):
+        from ...algorithms import nccl_options
+
+        if settings is not None:
+            nccl_options(settings, where="")   # a one-line InputError; the loader names the field
+        return settings
 
     @field_validator("algorithm")
     @classmethod
@@ -91,7 +104,9 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     from ...algorithms.options import AlgoOptions
 
     topology = parse_topology(ctx.topology_spec(job.topology, "collective"))
-    options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root)
+    extra = _nccl_extra(job, topology)
+    options = AlgoOptions(chunks=job.chunks, gamma=job.gamma, order=job.order, root=job.root,
+                          extra=extra)
     algorithm = ctx.path_spec(job.algorithm)    # a schedule file: next to the scenario
     runs = run_sweep(job.op, topology, algorithm,
                      job.sizes if job.sizes is not None else [job.size], ranks=job.ranks,
@@ -104,6 +119,25 @@ def run_collective_job(job: CollectiveJob, ctx: JobContext) -> JobResult:
     return JobResult(name, "collective", records,
                      {key: run.result for key, run in zip(keys, runs)},
                      {key: topology for key in keys})
+
+
+def _nccl_extra(job: CollectiveJob, topology) -> dict:
+    """The job's ``gpus_per_thread`` and ``nccl`` settings as NCCL's model options, as
+    ``coll --gpus-per-thread --nccl`` gives them; refused when the job does not run NCCL's
+    model."""
+    from ...algorithms import nccl_options
+    from ...errors import InputError
+    from ..library import resolve_default
+
+    extra = nccl_options(job.nccl or {}, where="")
+    if job.gpus_per_thread is not None:
+        extra["gpus_per_thread"] = job.gpus_per_thread
+    if extra:
+        runs_as = resolve_default(job.op, topology, job.algorithm).algorithm
+        if runs_as != "nccl":
+            raise InputError(f"gpus_per_thread and nccl apply to NCCL's model (algorithm "
+                             f"nccl, or default on an NVIDIA machine), not to {runs_as}")
+    return extra
 
 
 register_job("collective", CollectiveJob, run_collective_job, faults=True)

@@ -199,3 +199,15 @@ def test_a_scenario_job_names_its_bad_nccl_setting(job, message, tmp_path, capsy
                         "    op: allreduce\n    size: 1MiB\n" + job)
     code, _, err = run_main(["run", str(scenario)], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_a_one_rank_run_records_its_release_too(capsys):
+    """One rank is NCCL's copy, the same in every release, but its record names the
+    release as every other row of a sweep does (and a release the model does not know is
+    refused there too)."""
+    base = ["coll", "allreduce", "--topo", "dgx-h100", "--ranks", "1", "--format", "json"]
+    code, out, err = run_main([*base, "--nccl", "VERSION=2.26.2"], capsys)
+    record = json.loads(out)["records"][0]
+    assert code == 0 and (record["nccl"], record["nccl_version"]) == ("one-rank copy", "2.26.2")
+    code, _, err = run_main([*base, "--nccl", "VERSION=2.10.0"], capsys)
+    assert code == 2 and "NCCL version 2.10.0" in err

@@ -121,10 +121,10 @@ def ran_text(records) -> str:
     auto = any(record.get("candidates") for record in records)
     text = ("auto: " if auto else "") + " -> ".join(names)
     # an older NCCL release's tuner (a log's, or --nccl VERSION=) picks differently: say so
-    from ..algorithms.nccl import NCCL_VERSION
+    from ..algorithms.nccl import NCCL_VERSION, version_text
 
     releases = {r["nccl_version"] for r in records if r.get("nccl_version")}
-    if releases - {".".join(map(str, NCCL_VERSION))}:
+    if releases - {version_text(NCCL_VERSION)}:
         text += f" (NCCL {', '.join(sorted(releases))})"
     return text
 

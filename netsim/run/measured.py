@@ -266,10 +266,10 @@ def _annotation_value(path: Path, number: int, key: str, value: str) -> Any:
                              f"number >= {least}, got {value!r}")
         return int(value)
     if key == "nccl_version":
-        from ..algorithms.nccl import parse_nccl_version
+        from ..algorithms.nccl import parse_nccl_version, version_text
 
         try:
-            return ".".join(map(str, parse_nccl_version(value)))
+            return version_text(parse_nccl_version(value))
         except ValueError as err:
             raise InputError(f"{path}:{number}: netsim-validate: {err}") from None
     if key == "place":
@@ -327,7 +327,7 @@ def _printed_version(text: str, comments_only: bool) -> str | None:
     """The NCCL release ``text`` prints ("2.26.2"), in a CSV only on ``#`` lines; None
     where it prints none or one NCCL's model does not know (its tuner then stays 2.30's,
     which the records say)."""
-    from ..algorithms.nccl import parse_nccl_version
+    from ..algorithms.nccl import parse_nccl_version, version_text
 
     for line in text.splitlines():
         if comments_only and not line.lstrip().startswith("#"):
@@ -335,7 +335,7 @@ def _printed_version(text: str, comments_only: bool) -> str | None:
         match = _NCCL_LIBRARY.search(line) or _NCCL_DEBUG_VERSION.search(line)
         if match is not None:
             try:
-                return ".".join(map(str, parse_nccl_version(match.group(1))))
+                return version_text(parse_nccl_version(match.group(1)))
             except ValueError:
                 return None
     return None

@@ -15,9 +15,10 @@ which bounds the time per iteration at small sizes.
 from .settings import NCCL_SETTINGS, nccl_options
 from .model import GPU_ARCH_OF_PRESET, NETSIM_ALGORITHM, nccl_choice, nccl_view
 from .tuning import (ALGORITHMS, ARCHS, NCCL_VERSION, PROTOCOLS, Choice, NcclView, candidates,
-                     channels_for, choose, parse_nccl_version, protocol_efficiency)
+                     channels_for, choose, parse_nccl_version, protocol_efficiency,
+                     version_text)
 
 __all__ = ["NcclView", "Choice", "choose", "candidates", "channels_for", "protocol_efficiency",
            "nccl_view", "nccl_choice", "PROTOCOLS", "ALGORITHMS", "ARCHS", "NETSIM_ALGORITHM",
            "GPU_ARCH_OF_PRESET", "NCCL_VERSION", "parse_nccl_version", "NCCL_SETTINGS",
-           "nccl_options"]
+           "nccl_options", "version_text"]

@@ -68,7 +68,7 @@ from .multinode import multi_chain, multi_ring, multi_tree, nvls_tree, nvls_tree
 from .tuning import (ALGORITHMS, ARCHS, BASE_LATENCY_US, CPU_VENDORS, HW_LATENCY_US,
                      NVLS_CHANNELS, NVLS_CHUNK_SIZE, NVLS_FILL_STAGES, PROTOCOLS, Choice,
                      NCCL_VERSION, NcclView, candidates, nvls_copy_share, nvls_iteration_share,
-                     nvls_pipeline_depth, parse_nccl_version,
+                     nvls_pipeline_depth, parse_nccl_version, version_text,
                      nvls_reduce_factor, protocol_efficiency)
 
 __all__ = ["nccl_view", "nccl_choice", "gpus_per_thread", "nvls_allreduce_rate",
@@ -289,7 +289,7 @@ def _version(options: AlgoOptions) -> tuple[int, int, int]:
     if value is None:
         return NCCL_VERSION
     if isinstance(value, tuple):
-        value = ".".join(map(str, value))
+        value = version_text(value)
     try:
         return parse_nccl_version(value)
     except ValueError as err:
@@ -445,7 +445,8 @@ def _one_rank(size: float, options: AlgoOptions) -> Schedule:
     meta = dict(schedule.meta)
     meta["record"] = {"nccl_algorithm": "copy", "protocol": "-", "channels": 0,
                       "nccl_model_s": copy, "gpus_per_thread": gpus_per_thread(1, options),
-                      "host_s": host, "nccl": "one-rank copy"}
+                      "host_s": host, "nccl_version": version_text(_version(options)),
+                      "nccl": "one-rank copy"}
     return replace(schedule, meta=meta)
 
 
@@ -519,7 +520,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions) -> Schedu
     meta["record"] = {"nccl_algorithm": choice.algorithm, "protocol": choice.protocol,
                       "channels": choice.channels, "nccl_model_s": choice.time_us * _US,
                       "gpus_per_thread": threads, "host_s": host,
-                      "nccl_version": ".".join(map(str, view.version)),
+                      "nccl_version": version_text(view.version),
                       "nccl": f"{choice.algorithm}/{choice.protocol}/{choice.channels}ch"}
     return replace(schedule, meta=meta)
 

@@ -29,7 +29,8 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "ARCHS", "NcclView", "Choice", "candidates
            "protocol_efficiency", "nvls_chunk_size", "nvls_pipeline_depth", "net_graph",
            "CPU_VENDORS", "NET_OVERHEAD_US", "RING_PLATEAU", "nvls_reduce_factor",
            "NVLS_CHUNK_TIME_US", "NVLS_CHANNEL_BW", "nvls_iteration_share",
-           "nvls_copy_share", "NCCL_VERSION", "OLDEST_NCCL_VERSION", "parse_nccl_version"]
+           "nvls_copy_share", "NCCL_VERSION", "OLDEST_NCCL_VERSION", "parse_nccl_version",
+           "version_text"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 #: NCCL's algorithms the tuner here rates (PAT needs one GPU per node; CollNet a SHARP
@@ -173,6 +174,15 @@ _NET_NVLS_TREE_LATENCY = ((2, 28, 9), 14.0)    # (first release with 20.9 us, ol
 _NVLS_EFFICIENCY_SINCE = (2, 28, 0)
 
 
+def version_text(version: tuple[int, ...]) -> str:
+    """A release as NCCL prints it.
+
+    >>> version_text((2, 26, 2)), version_text(NCCL_VERSION[:2])
+    ('2.26.2', '2.30')
+    """
+    return ".".join(map(str, version))
+
+
 def parse_nccl_version(text: object) -> tuple[int, int, int]:
     """An NCCL release as ``(major, minor, patch)``: ``"2.26.2"``, ``"2.26"`` (patch 0),
     ``"2.26.2+cuda12.8"`` (as NCCL_DEBUG=INFO prints it) or NCCL_VERSION_CODE ``22602`` (as
@@ -195,10 +205,9 @@ def parse_nccl_version(text: object) -> tuple[int, int, int]:
         numbers = [int(x) for x in parts] + [0] * (3 - len(parts))
         version = (numbers[0], numbers[1], numbers[2])
     if not OLDEST_NCCL_VERSION <= version < (NCCL_VERSION[0], NCCL_VERSION[1] + 1, 0):
-        shown = ".".join(map(str, version))
-        raise ValueError(f"NCCL version {shown}: the model knows the tuner of releases "
-                         f"{'.'.join(map(str, OLDEST_NCCL_VERSION[:2]))} to "
-                         f"{'.'.join(map(str, NCCL_VERSION[:2]))}.x")
+        raise ValueError(f"NCCL version {version_text(version)}: the model knows the tuner "
+                         f"of releases {version_text(OLDEST_NCCL_VERSION[:2])} to "
+                         f"{version_text(NCCL_VERSION[:2])}.x")
     return version
 
 

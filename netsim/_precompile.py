@@ -35,8 +35,7 @@ __all__ = ["compile_all", "uncompiled", "ENTRY_POINTS"]
 #: into them. A kernel added to netsim belongs here and in :func:`compile_all`.
 ENTRY_POINTS = (
     ("netsim.engine.loop", "run_events"),
-    ("netsim.engine.loop", "begin"),
-    ("netsim.engine.loop", "finish"),
+    ("netsim.engine.loop", "new_states"),
     *(("netsim.engine.symmetry", name) for name in (
         "_k_relabel", "_k_transpose", "_k_depths", "_k_signature", "_k_equitable",
         "_k_distinct")),

@@ -48,8 +48,9 @@ _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIE
 _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 
 # Integer and float scalars of a run, kept in small arrays between calls. I_PAUSE: set
-# (by another thread) to ask run_events to return after the event under way.
-I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED, I_PAUSE = range(6)
+# (by another thread) to ask run_events to return after the event under way; I_BEGUN: the
+# solver has taken over the draining flows (run_events' first call).
+I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED, I_PAUSE, I_BEGUN = range(7)
 F_NOW, F_TOLERANCE, F_SCAN = range(3)
 
 

@@ -515,7 +515,7 @@ class _Execution:
 
         n_sub = len(self.sub_op)
         weighted = self.path_weight is not None
-        ints = np.zeros(6, dtype=i64)
+        ints = np.zeros(7, dtype=i64)
         ints[compiled.I_EVENTS] = self.events
         ints[compiled.I_ACTIVE] = self.active.size
         floats = np.array([self.now, self.tolerance, self.config.link_scan_factor])
@@ -547,10 +547,7 @@ class _Execution:
                     self.remaining)
         warm = self.path.solver != "cold"
         solver = compiled.SOLVERS[self.path.loop]
-        ok, states = compiled.begin(solver, self.active.size, self.now, paths, links, draining,
-                                    ints, floats, warm)
-        if not ok:
-            raise SimulationError("a flow has no capacity left on its path")
+        states = compiled.new_states(solver, n_sub, self.n_links, paths)
         # The loop pauses between events, every PAUSE_S seconds (see _Pauser) and, under a
         # progress report, every progress_every events; the solver's state goes on from
         # where it paused, so the answer is the same bit for bit however often it pauses.
@@ -570,7 +567,6 @@ class _Execution:
                 checkpoint()          # a signal that came during the call stops the run here
                 if self.progress:
                     self.progress(self.events, self.now)
-        compiled.finish(solver, states, draining, ints, floats)
         self.active = active[:int(ints[compiled.I_ACTIVE])]
 
     def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:

@@ -18,10 +18,10 @@ changed, flow by flow, and :mod:`.classes` does so on classes of flows of equal 
 state of the solvers not chosen is built empty. Everything else, the heap of timed events,
 releases and dependencies, per-link busy time and counts, lives in :mod:`.events`.
 
-A run is :func:`begin` (the states, the chosen solver taking over the draining flows), then
-:func:`run_events` as many times as the executor pauses it (every 0.1 s, so that a signal is
-answered, and for progress reports), then :func:`finish`. The states are kept between
-calls, so where a run pauses never changes a bit of its answer.
+A run is :func:`new_states`, then :func:`run_events` as many times as the executor pauses it
+(every 0.1 s, so that a signal is answered, and for progress reports): its first call has
+the solver take over the draining flows, its last hands them back. The states are kept
+between calls, so where a run pauses never changes a bit of its answer.
 
 numba compiles the loop once, with every solver in it, at install
 (netsim._precompile), into the cache next to the sources.
@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import classes, incremental, kernel
-from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_EVENTS,
-                     I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room,
+from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_BEGUN,
+                     I_EVENTS, I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room,
                      next_time, njit, note_peaks, retire, timed)
 
-__all__ = ["AVAILABLE", "SOLVERS", "begin", "run_events", "finish", "DONE", "PAUSED",
+__all__ = ["AVAILABLE", "SOLVERS", "new_states", "run_events", "DONE", "PAUSED",
            "NO_CAPACITY"]
 
 #: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
@@ -45,28 +45,19 @@ _KERNEL, _INCREMENTAL, _CLASSES = 0, 1, 2
 
 
 @njit(cache=True)
-def begin(solver, n_active, now, paths, links, draining, ints, floats, warm):
+def new_states(solver, n_sub, n_links, paths):
     """The solvers' states for a run with ``solver`` (:data:`SOLVERS`; the others' empty),
-    the chosen one taking over the ``n_active`` draining flows the numpy loop left; returns
-    (ok, states), ok False if a flow meets a link with no capacity. The states go to every
-    :func:`run_events` call of the run and to :func:`finish`: a run paused and resumed goes
-    on from exactly where it stopped, bit for bit."""
-    sts = _new_states(solver, draining[0].size, links[0].size, paths)
-    return _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm), sts
-
-
-@njit(cache=True)
-def finish(solver, sts, draining, ints, floats):
-    """Hand the solver's view of the draining flows (remaining bytes, rates) back to the
-    executor's arrays, once the run is over."""
-    _hand_back(solver, sts, floats[F_NOW], ints[I_ACTIVE], draining, ints)
+    to pass to every :func:`run_events` call of the run: a run paused and resumed goes on
+    from exactly where it stopped, bit for bit. (Allocation only, so that this entry point
+    is small to load: the solver takes over the draining flows in the first call.)"""
+    return _new_states(solver, n_sub, n_links, paths)
 
 
 @njit(cache=True, nogil=True)
 def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, ints, floats,
                warm, sts):
     """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`) and its state
-    ``sts`` (from :func:`begin`); returns (status, heap times, heap entries): DONE, PAUSED
+    ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries): DONE, PAUSED
     after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on), or
     NO_CAPACITY. It runs without the GIL, so that another thread can set ``I_PAUSE``.
 
@@ -79,10 +70,16 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     may have grown. ``warm``: engine.kernel starts each solve from the last one (False:
     cold at every event, the reference for the warm start). Nothing of the run lives
     outside these arguments between two calls, so pausing changes no bit of the answer.
+    The first call (``ints[I_BEGUN]`` 0) has the solver take over the draining flows; the
+    one that ends the run hands their remaining bytes and rates back to ``draining``.
     """
     now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
     status = PAUSED
+    if ints[I_BEGUN] == 0:
+        ints[I_BEGUN] = 1
+        if not _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
+            return NO_CAPACITY, ht, hq
     grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
     counts = np.zeros(4, dtype=np.int64)            # timed()'s, carried while it makes room
     for _ in range(max_events):
@@ -133,6 +130,8 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         events += 1
         if ints[I_PAUSE] != 0:
             break
+    if status == DONE:
+        _hand_back(solver, sts, now, n_active, draining, ints)
     floats[F_NOW] = now
     ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
     return status, ht, hq

@@ -22,7 +22,8 @@ __all__ = ["BYTES_PER_NODE", "BYTES_PER_LINK", "BYTES_PER_SEND", "MAX_INPUT_BYTE
            "YAML_BYTES_PER_CHAR",
            "available_memory", "memory_budget", "memory_room", "set_max_memory", "max_memory",
            "require_memory",
-           "require_topology", "require_sends", "send_memory", "require_engine"]
+           "require_topology", "require_sends", "send_memory", "require_engine",
+           "require_search", "SEARCH_BYTES_PER_ITEM"]
 
 # Rough sizes of what a topology keeps per item at its peak (CPython 3.11 / numpy 2.4,
 # benchmarks/bench_memory_estimates.py, rounded up): a node has a name, an index entry and
@@ -207,6 +208,29 @@ def require_sends(sends: float, topology, what: str, *, hops=None,
         hops = _mean_hops(topology) if hops is None else hops()
     require_memory(send_memory(sends, hops), f"{what} ({sends:.3g} sends)", advice=advice,
                    budget=budget)
+
+
+#: What the symmetry search (engine.symmetry) allocates per item of what it partitions
+#: (path incidences + sub-flows + ops + dependency edges): keys, transposes, colours and
+#: signatures. Measured as the peak RSS the search adds (NCCL's NVLS tree on
+#: dgx-h100-cluster, 1 GiB all-reduce): nodes=128, 786 MiB over 17.7M items (46.6 B);
+#: nodes=256, 1,525 MiB over 35.7M (44.8 B).
+SEARCH_BYTES_PER_ITEM = 48
+#: Searches over fewer items are not checked (well under 100 MiB).
+SEARCH_CHECK_FROM = 2_000_000
+
+
+def require_search(items: int) -> None:
+    """Refuse, before it allocates, a symmetry search over ``items`` (path incidences +
+    sub-flows + ops + dependencies) that would not fit (:data:`SEARCH_BYTES_PER_ITEM`).
+
+    >>> require_search(1000)              # small searches are never checked
+    """
+    if items < SEARCH_CHECK_FROM:
+        return
+    require_memory(items * SEARCH_BYTES_PER_ITEM,
+                   f"the symmetry search over {items:.3g} incidences, flows, ops and "
+                   f"dependencies", advice="fewer ranks or fewer chunks")
 
 
 #: What the engine adds, per flow and per (flow, link) incidence, when it simulates every

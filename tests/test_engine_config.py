@@ -114,3 +114,31 @@ def test_flows_verbose_and_json_name_the_engine(capsys):
     assert code == 0
     assert json.loads(out)["engine"]["symmetry"]["flows"] == 4
     assert sum("engine: loop numpy" in line for line in err.splitlines()) == 1
+
+
+def test_a_symmetry_search_that_would_not_fit_is_refused_with_its_estimate(monkeypatch):
+    """The search over a run's incidences, flows, ops and dependencies is refused in one
+    line naming what it would need (48 B an item) when that is above the budget, instead of
+    being skipped (a run of every flow: hours on 4,096 GPUs) or killed by the OS; with
+    room, the same search runs and finds its classes."""
+    from netsim import budget
+    from netsim.engine import route_schedule
+    from netsim.engine.symmetry import find_classes
+    from netsim.errors import ResourceError
+    from netsim.schedule.traffic import all_to_all
+    from netsim.topology import torus
+
+    topo = torus((4, 4), bandwidth=1e9)
+    schedule = all_to_all(16, 1 << 20)
+    routes = route_schedule(topo, schedule, topo.endpoints)
+    items = len(routes.path_links) + len(routes.sub_req) + schedule.num_ops + \
+        len(schedule.dep_idx)
+    monkeypatch.setattr(budget, "SEARCH_CHECK_FROM", 0)
+    try:
+        set_max_memory(items * budget.SEARCH_BYTES_PER_ITEM - 1)
+        with pytest.raises(ResourceError, match="the symmetry search over"):
+            find_classes(schedule, routes, topo.bandwidth, min_subflows=0)
+        set_max_memory(items * budget.SEARCH_BYTES_PER_ITEM)
+        assert find_classes(schedule, routes, topo.bandwidth, min_subflows=0) is not None
+    finally:
+        set_max_memory(None)

@@ -80,7 +80,8 @@ class EngineConfig:
     it saves. ``symmetry_max_class_share``: give up when the classes are more than this
     share of the sub-flows. ``symmetry_max_rounds``: refinement rounds before giving up.
     ``symmetry_max_incidences``: above this many path incidences the search is skipped
-    (its arrays would crowd the run). ``symmetry_compiled_from``: the search runs compiled
+    (below it, a search that would not fit in memory is refused: netsim.budget's
+    ``require_search``). ``symmetry_compiled_from``: the search runs compiled
     from this many incidences (path links + dependencies + sub-flows), on numpy below,
     where it costs less than loading numba: both find the same arrays. None: numpy always.
 
@@ -104,7 +105,7 @@ class EngineConfig:
     symmetry_min_subflows: int = 512
     symmetry_max_class_share: float = 0.5
     symmetry_max_rounds: int = 48
-    symmetry_max_incidences: int = 24_000_000
+    symmetry_max_incidences: int = 128_000_000
     symmetry_compiled_from: int | None = 500_000
     memory_budget: int | None = None
 

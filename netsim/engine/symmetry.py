@@ -205,6 +205,9 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     floor = config.symmetry_min_subflows if min_subflows is None else min_subflows
     if n_sub == 0 or n_sub < floor or len(routes.path_links) > config.symmetry_max_incidences:
         return None
+    from ..budget import require_search
+
+    require_search(len(routes.path_links) + n_sub + schedule.num_ops + len(schedule.dep_idx))
     kernels = _compiled(len(routes.path_links) + len(schedule.dep_idx) + n_sub, config)
     if kernels is not None:
         return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead,

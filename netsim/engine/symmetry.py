@@ -207,8 +207,9 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
         return None
     from ..budget import require_search
 
-    require_search(len(routes.path_links) + n_sub + schedule.num_ops + len(schedule.dep_idx))
-    kernels = _compiled(len(routes.path_links) + len(schedule.dep_idx) + n_sub, config)
+    work = len(routes.path_links) + len(schedule.dep_idx) + n_sub
+    require_search(work + schedule.num_ops)
+    kernels = _compiled(work, config)
     if kernels is not None:
         return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead,
                               config)

@@ -381,6 +381,19 @@ _OP_FACTS = {"allreduce": (True, False, False), "allgather": (False, True, False
              "broadcast": (False, False, True), "reduce": (True, False, True)}
 
 
+def _nccl_runs(path: Path, text: str, place: str) -> list[MeasuredRun]:
+    """Every run of an nccl-tests log, each with the NCCL release the log prints; one
+    line if it has no size rows."""
+    version = _printed_version(text, comments_only=False)
+    runs = [replace(run, nccl_version=version)
+            for start, program, lines in _nccl_sections(text)
+            if (run := _nccl_section(path, start, program, lines, place))]
+    if not runs:
+        raise InputError(f"{path}: no nccl-tests size rows (expected a '#  size  count  "
+                         f"type ...' header followed by rows)")
+    return runs
+
+
 def read_nccl_tests(path: str | Path, text: str | None = None, *, op: str | None = None,
                     place: str = "out-of-place") -> MeasuredRun:
     """An nccl-tests log read whole (:class:`MeasuredRun`): the size rows as
@@ -406,13 +419,7 @@ def read_nccl_tests(path: str | Path, text: str | None = None, *, op: str | None
     if place not in ("out-of-place", "in-place"):
         raise InputError(f"{path}: place must be out-of-place or in-place, got {place!r}")
     text = read_text(path, "nccl-tests log") if text is None else text
-    runs = [_nccl_section(path, start, program, lines, place)
-            for start, program, lines in _nccl_sections(text)]
-    version = _printed_version(text, comments_only=False)
-    runs = [replace(run, nccl_version=version) for run in runs if run is not None]
-    if not runs:
-        raise InputError(f"{path}: no nccl-tests size rows (expected a '#  size  count  "
-                         f"type ...' header followed by rows)")
+    runs = _nccl_runs(path, text, place)
     if len(runs) == 1:
         return runs[0]
     names = ", ".join(run.extra["program"] for run in runs)
@@ -732,13 +739,7 @@ def read_measured_runs(path: str | Path) -> list[MeasuredRun]:
     text = read_text(path, "measured file")
     notes = _annotation(path, text)
     if any(_NCCL_HEADER.match(line) for line in text.splitlines()):
-        place = notes.get("place", "out-of-place")
-        version = _printed_version(text, comments_only=False)
-        runs = [replace(run, nccl_version=version)
-                for start, program, lines in _nccl_sections(text)
-                if (run := _nccl_section(path, start, program, lines, place))]
-        if not runs:
-            read_nccl_tests(path, text)                 # the one-line error of no rows
+        runs = _nccl_runs(path, text, notes.get("place", "out-of-place"))
     elif _looks_tt_metal(text):
         _, _, found = _tt_metal_tables(path, text)
         runs = [read_tt_metal(path, text, op=op, ranks=n)

@@ -4,6 +4,8 @@ Cases (select by name; default: all):
 
 * ``dgx``: every engine run of ``netsim coll allreduce --topo dgx-h100 --algo auto
   --sizes 1KiB:16GiB`` (300 searches);
+* ``nvl72``: every engine run of ``netsim coll allreduce --topo gb200-nvl72 --sizes
+  1KiB:16GiB`` (NCCL's model: 25 searches of 5 graphs);
 * ``ring32``: ``run_collective("allreduce", "torus:32x32", "ring", 2**30)`` (1,024 ranks);
 * ``staggered16``: the 16x16 mesh all-to-all, 1 MiB per pair, 1 us per hop, of
   benchmarks/bench_engine_events.py.
@@ -15,7 +17,10 @@ compiled one (``after``), best of ``--repeat`` (default 3) CPU-time measurements
 one warm-up search (numba loaded and the kernels compiled or read from their cache). It
 prints per case: searches, sub-flows, sub-flow classes found (summed over searches),
 searches that found none, numpy and compiled seconds, their ratio, and whether the two
-found the same partitions (ops, sub-flows and links; class names aside). ``numba_load_s``
+found the same partitions (ops, sub-flows and links; class names aside); ``kept_s``: the
+compiled searches in order with the last few results kept (what a sweep runs: a search of
+a graph and start labels seen again returns the result found before) and ``kept_same``:
+whether those equal the full searches' arrays exactly. ``numba_load_s``
 is the once-per-process cost of importing numba and loading the cached kernels.
 
     python benchmarks/bench_symmetry.py [--repeat N] [CASE ...]
@@ -31,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-CASES = ["dgx", "ring32", "staggered16"]
+CASES = ["dgx", "nvl72", "ring32", "staggered16"]
 
 
 def record(name: str) -> list[tuple]:
@@ -47,7 +52,10 @@ def record(name: str) -> list[tuple]:
 
     executor.find_classes = keep
     try:
-        if name == "ring32":
+        if name == "nvl72":
+            from netsim.run import run_sweep
+            run_sweep("allreduce", "gb200-nvl72", "default", "1KiB:16GiB")
+        elif name == "ring32":
             from netsim.run import run_collective
             run_collective("allreduce", "torus:32x32", "ring", 2**30)
         else:
@@ -58,10 +66,18 @@ def record(name: str) -> list[tuple]:
     return calls
 
 
-def search(calls, find) -> tuple[float, list]:
+def search(calls, find, *, kept: bool = False) -> tuple[float, list]:
+    """CPU seconds of the searches in order, and what they found; each search runs in
+    full unless ``kept`` (then a search of a graph and start labels seen in the last few
+    searches returns what that one found, as in a sweep: symmetry._Kept)."""
+    from netsim.engine import symmetry
+
+    symmetry.forget_searches()
     start = time.process_time()
     found = []
     for schedule, routes, capacity, kwargs in calls:
+        if not kept:
+            symmetry.forget_searches()
         found.append(find(schedule, routes, capacity, **kwargs))
     return time.process_time() - start, found
 
@@ -119,6 +135,7 @@ def main(argv: list[str]) -> None:
         before = min(search(calls, numpy_search)[0] for _ in range(repeat))
         runs = [search(calls, compiled_search) for _ in range(repeat)]
         after = min(seconds for seconds, _ in runs)
+        kept = [search(calls, compiled_search, kept=True) for _ in range(repeat)]
         slow = search(calls, numpy_search)[1]
         fast = runs[0][1]
         row = {"case": name, "searches": len(calls),
@@ -127,7 +144,12 @@ def main(argv: list[str]) -> None:
                "none": sum(c is None for c in fast),
                "numpy_s": round(before, 3), "compiled_s": round(after, 3),
                "speedup": round(before / max(after, 1e-9), 1),
-               "same_partitions": all(same_partition(a, b) for a, b in zip(slow, fast))}
+               "kept_s": round(min(seconds for seconds, _ in kept), 3),
+               "same_partitions": all(same_partition(a, b) for a, b in zip(slow, fast)),
+               "kept_same": all(np.array_equal(getattr(a, n), getattr(b, n))
+                                for a, b in zip(fast, kept[0][1]) if a is not None
+                                for n in ("op", "sub", "link"))
+               and [a is None for a in fast] == [b is None for b in kept[0][1]]}
         print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 

@@ -11,6 +11,8 @@ tests/test_engine_conformance.py.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from engine_helpers import with_extra_nodes
 from netsim.engine import EngineConfig, simulate, symmetry
-from netsim.schedule import ScheduleBuilder, sends_from_arrays
+from netsim.schedule import SEND, ScheduleBuilder, sends_from_arrays
 from netsim.topology import fat_tree, mesh, ring, torus
 
 from test_invariants import collective_cases, random_dag, machines
@@ -243,8 +245,10 @@ def _both_searches(topo, schedule, placement=None, not_before=None, overhead=0.0
         return None, None
     kernels = symmetry._compiled(0, SEARCH)
     assert kernels is not None
-    args = (schedule, routes, topo.bandwidth, not_before, overhead, SEARCH)
-    return symmetry._find_numpy(*args), symmetry._find_compiled(kernels, *args)
+    attrs = symmetry._attributes(schedule, routes, topo.bandwidth, not_before, overhead)
+    slow = symmetry._find_numpy(symmetry._start_labels(None, *attrs[:3]), attrs[3], SEARCH)
+    start = symmetry._start_labels(kernels, *attrs[:3])
+    return slow, symmetry._find_compiled(kernels, start, attrs[3], SEARCH)
 
 
 def assert_same_search(*args, **kwargs):
@@ -332,3 +336,87 @@ def test_the_compiled_relabel_codes_pairs_exactly():
     assert _same_partition(codes, np.unique(pairs, return_inverse=True)[1].astype(np.int64))
     first = np.unique(codes, return_index=True)[1]
     assert (np.diff(first) > 0).all()                 # class c appears before class c + 1
+
+
+@pytest.mark.parametrize("config", [SEARCH, NUMPY_SEARCH], ids=["compiled", "numpy"])
+def test_a_search_of_the_same_graph_and_start_labels_is_kept_and_equals_a_fresh_one(
+        config, monkeypatch):
+    # A sweep: the same ring all-reduce at two sizes is one graph whose ops' bytes scale
+    # alike, so the second search returns the first's classes (kept), and those are the
+    # arrays a fresh search finds. One op of another size changes the start labels: that
+    # search runs (not kept) and finds the partition its own input has.
+    if config is SEARCH:
+        pytest.importorskip("numba")
+    from netsim.algorithms import build_schedule
+    from netsim.algorithms.options import AlgoOptions
+    from netsim.engine import default_placement, route_schedule
+
+    topo = torus((4, 4), bandwidth=1e9, latency=1e-7)
+
+    def searched(size, *, fresh, odd=False):
+        schedule = build_schedule("allreduce", "ring", 16, size, AlgoOptions(chunks=2))
+        if odd:
+            nbytes = schedule.nbytes.copy()
+            nbytes[np.flatnonzero(schedule.kind == SEND)[5]] *= 3   # one send, 3x its bytes
+            schedule = dataclasses.replace(schedule, nbytes=nbytes)
+        routes = route_schedule(topo, schedule, default_placement(topo, 16))
+        if fresh:
+            symmetry.forget_searches()
+        before = len(searches)
+        found = symmetry.find_classes(schedule, routes, topo.bandwidth, config=config)
+        return found, len(searches) - before
+
+    searches = []
+    for name in ("_find_compiled", "_find_numpy"):
+        original = getattr(symmetry, name)
+        monkeypatch.setattr(symmetry, name,
+                            lambda *a, original=original: searches.append(1) or original(*a))
+
+    first, ran = searched(1e6, fresh=True)
+    assert ran == 1 and first is not None
+    kept, ran = searched(4e6, fresh=False)
+    assert ran == 0                                       # kept: no search ran
+    fresh, ran = searched(4e6, fresh=True)
+    assert ran == 1
+    for name in ("op", "sub", "link"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
+    getattr(kept, "op")[:] = -1                           # a copy: the kept one unharmed
+    again, ran = searched(4e6, fresh=False)
+    assert ran == 0 and (again.op == fresh.op).all()
+    odd, ran = searched(4e6, fresh=False, odd=True)
+    assert ran == 1                                       # other start labels: searched
+    odd_fresh, _ = searched(4e6, fresh=True, odd=True)
+    assert (odd is None) == (odd_fresh is None)
+    # the odd send splits classes (here into more than the search keeps: none found)
+    assert odd is None or int(odd.op.max()) > int(fresh.op.max())
+    if odd is not None:
+        for name in ("op", "sub", "link"):
+            np.testing.assert_array_equal(getattr(odd, name), getattr(odd_fresh, name))
+    none_again, ran = searched(4e6, fresh=False, odd=True)
+    assert ran == 0 and (none_again is None) == (odd is None)     # a search that found
+                                                                  # none is kept too
+
+
+def test_a_sweep_gives_the_same_bits_whether_the_search_was_kept_or_not(monkeypatch):
+    # NCCL's model on an 8-GPU NVSwitch box at two sizes of one schedule graph: the second
+    # size's search is the first's, kept. Its run equals the same size run after the kept
+    # searches are dropped, bit for bit.
+    from netsim.run import run_collective
+
+    searches = []
+    for name in ("_find_compiled", "_find_numpy"):
+        original = getattr(symmetry, name)
+        monkeypatch.setattr(symmetry, name,
+                            lambda *a, original=original: searches.append(1) or original(*a))
+    symmetry.forget_searches()
+    run_collective("allreduce", "dgx-h100", "nccl", 2**30)
+    assert len(searches) == 1
+    kept = run_collective("allreduce", "dgx-h100", "nccl", 2**31).result
+    assert len(searches) == 1                          # the same graph: kept, not searched
+    symmetry.forget_searches()
+    fresh = run_collective("allreduce", "dgx-h100", "nccl", 2**31).result
+    assert len(searches) == 2
+    assert kept.meta["engine"] == fresh.meta["engine"]
+    assert kept.meta["engine"]["symmetry"]["classes"]
+    for name in ("op_start", "op_finish", "link_bytes", "link_busy"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))

@@ -50,6 +50,7 @@ loading numba (:attr:`~.config.EngineConfig.symmetry_compiled_from`).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -94,10 +95,6 @@ def _dense(*keys: np.ndarray) -> np.ndarray:
     code = np.empty(n, dtype=np.int64)
     code[order] = np.cumsum(change)
     return code
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
 
 
 def _segment_sum(ptr: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -210,10 +207,98 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     work = len(routes.path_links) + len(schedule.dep_idx) + n_sub
     require_search(work + schedule.num_ops)
     kernels = _compiled(work, config)
+    attrs = _attributes(schedule, routes, capacity, not_before, overhead)
+    start = _start_labels(kernels, *attrs[:3])
+    key = _search_key(attrs[3], start, config, compiled=kernels is not None)
+    if key in _kept:                          # a sweep's sizes: the same graph, again
+        return _kept.get(key)
     if kernels is not None:
-        return _find_compiled(kernels, schedule, routes, capacity, not_before, overhead,
-                              config)
-    return _find_numpy(schedule, routes, capacity, not_before, overhead, config)
+        found = _find_compiled(kernels, start, attrs[3], config)
+    else:
+        found = _find_numpy(start, attrs[3], config)
+    _kept.put(key, found)
+    return found
+
+
+def _start_labels(k, op_attrs, sub_attrs, capacity) -> tuple[np.ndarray, ...]:
+    """Where the search starts: per op, sub-flow and link, the class of its attributes (a
+    tuple of :func:`_attributes`), classes numbered by first appearance. Only which
+    attributes are equal counts, not their values: a sweep's sizes scale every op's bytes
+    alike and start from the same labels. ``k``: the compiled kernels, or None (numpy)."""
+    op_keys = (op_attrs[0].view(np.uint64), *(_bits(a) for a in op_attrs[1:]))
+    sub_keys = tuple(_bits(a) for a in sub_attrs)
+    rows = (op_keys, sub_keys, (_bits(capacity),))
+    if k is None:
+        return tuple(_by_first_appearance(_dense(*keys)) for keys in rows)
+    labels = []
+    for keys in rows:
+        label = np.zeros(keys[0].size, np.int64)
+        for key in keys:
+            label, _ = k._k_relabel(label, key)
+        labels.append(label)
+    return tuple(labels)
+
+
+def _search_key(graph, start, config: EngineConfig, *, compiled: bool) -> bytes:
+    """A digest of all that the search's result depends on: the graph, the start labels,
+    the configuration's limits and which search runs (both find the same partition, but
+    each uses its own random values). Equal digests, equal results: the search sees
+    nothing else (a 128-bit digest: two inputs share one with odds of about 2^-128)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr((config.symmetry_max_rounds, config.symmetry_max_class_share,
+                        compiled)).encode())
+    for array in (*graph, *start):
+        array = np.ascontiguousarray(array, dtype=np.int64)
+        digest.update(np.int64(array.size).tobytes())
+        digest.update(array)
+    return digest.digest()
+
+
+class _Kept:
+    """The last few searches' results (classes, or None where none paid), by
+    :func:`_search_key`. The sizes of a sweep build the same schedule but for its bytes
+    (gb200-nvl72, 1 KiB to 16 GiB: 25 sizes, 5 graphs), so the same search ran again at
+    every size; kept, it runs once per graph. The result is the one the search would find,
+    so keeping it changes no bit of any run; results are kept while they take at most
+    ``MAX_SHARE`` of the memory the process may still add (netsim.budget.memory_room)."""
+
+    SIZE = 4
+    MAX_SHARE = 1 / 16
+
+    def __init__(self) -> None:
+        self._found: dict[bytes, Classes | None] = {}
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._found
+
+    def get(self, key: bytes) -> Classes | None:
+        found = self._found.pop(key)
+        self._found[key] = found                            # now the latest
+        if found is None:
+            return None
+        return Classes(op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy())
+
+    def put(self, key: bytes, found: Classes | None) -> None:
+        from ..budget import memory_room
+
+        held = 0 if found is None else found.op.nbytes + found.sub.nbytes + found.link.nbytes
+        if held > self.MAX_SHARE * memory_room():
+            return
+        while len(self._found) >= self.SIZE:
+            self._found.pop(next(iter(self._found)))        # the oldest
+        self._found[key] = None if found is None else Classes(
+            op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy())
+
+    def clear(self) -> None:
+        self._found.clear()
+
+
+_kept = _Kept()
+
+
+def forget_searches() -> None:
+    """Drop the kept searches (a benchmark timing the search itself)."""
+    _kept.clear()
 
 
 def _attributes(schedule: Schedule, routes, capacity, not_before, overhead):
@@ -233,25 +318,19 @@ def _attributes(schedule: Schedule, routes, capacity, not_before, overhead):
     return op_attrs, sub_attrs, np.asarray(capacity, dtype=float), graph
 
 
-def _find_numpy(schedule: Schedule, routes, capacity, not_before, overhead,
-                config: EngineConfig) -> Classes | None:
+def _find_numpy(start, graph, config: EngineConfig) -> Classes | None:
     """:func:`find_classes` with numpy only: sorts where the compiled search hashes."""
     share, max_rounds = config.symmetry_max_class_share, config.symmetry_max_rounds
-    n_sub = len(routes.sub_req)
-    n_ops, n_links = schedule.num_ops, len(capacity)
-    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
-                                                       overhead)
     dep_ptr, dep_idx, sub_op, path_ptr, path_links = graph
-    sub = _dense(*(_codes(a) for a in sub_attrs))
+    op, sub, link = start
+    n_ops, n_sub, n_links = op.size, sub.size, link.size
     if sub.max() + 1 > share * n_sub:       # e.g. sizes all different: no classes
         return None
     succ_ptr, succ_idx = transpose(dep_ptr, dep_idx, n_ops)
     one_ptr = np.arange(n_sub + 1, dtype=np.int64)
     osub_ptr, osub_idx = transpose(one_ptr, sub_op, n_ops)
     lsub_ptr, lsub_idx = transpose(path_ptr, path_links, n_links)
-    op = _dense(op_attrs[0], *(_codes(a) for a in op_attrs[1:]),
-                _depths(dep_ptr, dep_idx, n_ops), _depths(succ_ptr, succ_idx, n_ops))
-    link = _codes(capacity)
+    op = _dense(op, _depths(dep_ptr, dep_idx, n_ops), _depths(succ_ptr, succ_idx, n_ops))
     counts = (-1, -1, -1)
     rng = np.random.default_rng(0x5EED)
     for rounds in range(max_rounds):
@@ -565,11 +644,12 @@ def _k_distinct(cls, n_cls, at):
     return count
 
 
-def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, path_links,
-              max_rounds, max_classes, seed):
-    """The search, driven from Python over the compiled kernels: start colours, rounds,
-    exact checks. Returns (found, op, sub, link); found is False when the classes are too
-    many, refinement does not settle or a check fails.
+def _k_search(op, sub, link, dep_ptr, dep_idx, sub_op, path_ptr, path_links, max_rounds,
+              max_classes, seed):
+    """The search, driven from Python over the compiled kernels, from the start labels
+    (:func:`_start_labels`): depths, rounds, exact checks. Returns (found, op, sub, link);
+    found is False when the classes are too many, refinement does not settle or a check
+    fails.
 
     Python calls each kernel (a few microseconds a call, tens of calls a round, where a
     search this large takes a second or more): a signal is answered between two kernels
@@ -579,24 +659,19 @@ def _k_search(op_keys, sub_keys, link_key, dep_ptr, dep_idx, sub_op, path_ptr, p
     dep_ptr, dep_idx, sub_op, path_ptr, path_links = (
         np.require(a, np.int64, ("C", "W")) for a in (dep_ptr, dep_idx, sub_op, path_ptr,
                                                        path_links))
-    n_ops, n_sub, n_links = dep_ptr.size - 1, sub_op.size, link_key.size
+    n_ops, n_sub, n_links = op.size, sub.size, link.size
     none = np.zeros(0, np.int64)
-    sub, n_sc = _k_relabel(np.zeros(n_sub, np.int64), sub_keys[0])
-    sub, n_sc = _k_relabel(sub, sub_keys[1])
+    n_oc, n_sc, n_lc = (int(a.max()) + 1 if a.size else 0 for a in (op, sub, link))
     if n_sc > max_classes:
         return False, none, none, none
     one_ptr = np.arange(n_sub + 1)
     succ_ptr, succ_idx = _k_transpose(dep_ptr, dep_idx, n_ops)
     osub_ptr, osub_idx = _k_transpose(one_ptr, sub_op, n_ops)
     lsub_ptr, lsub_idx = _k_transpose(path_ptr, path_links, n_links)
-    op, n_oc = _k_relabel(np.zeros(n_ops, np.int64), op_keys[0])
-    for r in range(1, op_keys.shape[0]):
-        op, n_oc = _k_relabel(op, op_keys[r])
     depth = _k_depths(dep_ptr, dep_idx, succ_ptr, succ_idx)
     op, n_oc = _k_relabel(op, depth.view(np.uint64))
     depth = _k_depths(succ_ptr, succ_idx, dep_ptr, dep_idx)
     op, n_oc = _k_relabel(op, depth.view(np.uint64))
-    link, n_lc = _k_relabel(np.zeros(n_links, np.int64), link_key)
     counts = (-1, -1, -1)
     settled = False
     op_sig = np.empty(n_ops, np.uint64)
@@ -673,20 +748,12 @@ def _bits(values) -> np.ndarray:
     return (np.asarray(values, dtype=float).reshape(-1) + 0.0).view(np.uint64)
 
 
-def _find_compiled(k, schedule: Schedule, routes, capacity, not_before, overhead,
-                   config: EngineConfig | None = None) -> Classes | None:
+def _find_compiled(k, start, graph, config: EngineConfig) -> Classes | None:
     """:func:`find_classes` with the compiled kernels (:func:`_k_search`): the same
-    refinement (start colours, sums of random 64-bit values per neighbour colour, stop when
+    refinement (start labels, sums of random 64-bit values per neighbour colour, stop when
     no class count grows) and exact checks, with hash tables in place of sorts; class ids
     are numbered by first appearance."""
-    n_sub = len(routes.sub_req)
-    op_attrs, sub_attrs, capacity, graph = _attributes(schedule, routes, capacity, not_before,
-                                                       overhead)
-    op_keys = np.stack([op_attrs[0].view(np.uint64), *(_bits(a) for a in op_attrs[1:])])
-    sub_keys = np.stack([_bits(a) for a in sub_attrs])
-    keys = (op_keys, sub_keys, _bits(capacity).reshape(1, -1))
-    config = EngineConfig() if config is None else config
     found, op, sub, link = k._k_search(
-        keys[0], keys[1], keys[2][0], *graph, config.symmetry_max_rounds,
-        int(config.symmetry_max_class_share * n_sub), 0x5EED << 8)
+        *start, *graph, config.symmetry_max_rounds,
+        int(config.symmetry_max_class_share * start[1].size), 0x5EED << 8)
     return Classes(op=op, sub=sub, link=link) if found else None

@@ -118,7 +118,7 @@ def test_a_release_the_model_does_not_know_is_one_line(capsys):
     code, _, err = run_main(["coll", "allreduce", "--topo", "dgx-h100", "--nccl",
                              "VERSION=2.18.5"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "nccl_version: NCCL version 2.18.5: the model knows" in err
+    assert "--nccl: NCCL version 2.18.5: the model knows" in err
 
 
 def test_annotation_gives_the_release_and_must_agree_with_the_log(tmp_path):
@@ -179,6 +179,9 @@ def test_nccl_settings_give_one_time_through_coll_compare_and_a_scenario(tmp_pat
      "no machine here runs it"),
     (["compare", "allreduce", "--topo", "dgx-h100", "--nccl", "ALGO=bad"],
      "--nccl: ALGO='bad' is not one of nvls, ring, tree"),
+    # read with the settings, before any machine runs (not a note on one row)
+    (["compare", "allreduce", "--topo", "dgx-h100", "--topo", "mesh:4x4", "--nccl",
+      "VERSION=3.0"], "--nccl: NCCL version 3.0.0: the model knows the tuner of releases"),
     (["coll", "allreduce", "--topo", "dgx-h100", "--nccl", "MIN_NCHANNELS=4"],
      "'MIN_NCHANNELS' is not modelled (ALGO, PROTO, VERSION)"),
 ])
@@ -190,6 +193,7 @@ def test_nccl_settings_that_do_not_apply_are_one_line(args, message, capsys):
 @pytest.mark.parametrize("job, message", [
     ("    nccl: {ALGO: nope}\n", "jobs[0].nccl: ALGO='nope' is not one of nvls, ring, tree"),
     ("    nccl: {FOO: 1}\n", "jobs[0].nccl: 'FOO' is not modelled"),
+    ("    nccl: {VERSION: 2.18}\n", "jobs[0].nccl: NCCL version 2.18.0: the model knows"),
     ("    gpus_per_thread: 8\n    algorithm: ring\n",
      "gpus_per_thread and nccl apply to NCCL's model"),
 ])

@@ -4,8 +4,9 @@ job's ``nccl:`` mapping, so that the same settings give the same run everywhere.
 
 ``ALGO`` and ``PROTO`` force NCCL's choice as ``NCCL_ALGO`` and ``NCCL_PROTO`` do (one
 value each; the ``NCCL_`` prefix and the case are free); ``VERSION`` is not an environment
-variable but the release whose tuner picks (2.19-2.30; :func:`.tuning.parse_nccl_version`
-checks it when the model runs).
+variable but the release whose tuner picks (2.19-2.30, read by
+:func:`.tuning.parse_nccl_version` here, so that a release the model does not know is refused
+before anything runs).
 
 >>> nccl_options({"NCCL_ALGO": "Ring", "proto": "ll128"}, where="--nccl")
 {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
@@ -15,6 +16,10 @@ checks it when the model runs).
 Traceback (most recent call last):
 ...
 netsim.errors.InputError: jobs[0].nccl: 'NCCL_MIN_NCHANNELS' is not modelled (ALGO, PROTO, VERSION): channel counts come from NCCL's graph search in the model
+>>> nccl_options({"VERSION": "3.0"}, where="--nccl")
+Traceback (most recent call last):
+...
+netsim.errors.InputError: --nccl: NCCL version 3.0.0: the model knows the tuner of releases 2.19 to 2.30.x
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...errors import InputError
+from .tuning import parse_nccl_version
 
 __all__ = ["NCCL_SETTINGS", "nccl_options"]
 
 #: The settings taken: NCCL's name (without NCCL_) -> the model's option and the values
-#: NCCL takes (lower case -> NCCL's spelling); VERSION's values are checked by the model.
+#: NCCL takes (lower case -> NCCL's spelling); VERSION's values: parse_nccl_version.
 NCCL_SETTINGS = {
     "ALGO": ("nccl_algorithm", {"ring": "ring", "tree": "tree", "nvls": "nvls"}),
     "PROTO": ("nccl_protocol", {"ll": "LL", "ll128": "LL128", "simple": "Simple"}),
@@ -52,7 +58,11 @@ def nccl_options(settings: Mapping[str, object], *, where: str) -> dict:
         if not value:
             raise InputError(f"{at}{name} has no value")
         option, values = NCCL_SETTINGS[name]
-        if values is None:
+        if values is None:                 # VERSION: a release the model knows, checked
+            try:                           # here, before any run (compare's other machines)
+                parse_nccl_version(value)
+            except ValueError as error:
+                raise InputError(f"{at}{error}") from None
             out[option] = value
             continue
         if value.lower() not in values:

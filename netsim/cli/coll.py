@@ -207,15 +207,11 @@ def command(op, topo_spec, algorithm, schedule_file, size, sizes, ranks, axis, n
     if extras.get("measured") is not None:   # the measured run's op, ranks and -g (--measured)
         from ..run import measured_run_options
 
-        ranks, gpus_per_thread = measured_run_options(
+        ranks, gpus_per_thread, version = measured_run_options(
             extras["measured"], op, ranks=ranks, placed=axis is not None or nodes is not None,
             runs_as=runs_as, gpus_per_thread=gpus_per_thread)
-        if runs_as == "nccl" and "nccl_version" not in nccl:   # the release the log printed
-            from ..run import measured_nccl_version
-
-            version = measured_nccl_version(extras["measured"], op)
-            if version is not None:
-                nccl["nccl_version"] = version
+        if version is not None and "nccl_version" not in nccl:   # the release it printed
+            nccl["nccl_version"] = version
     timed = extras.get("at") is not None or extras.get("windows") is not None
     with ProgressBar(len(message_sizes), f"{op}") as bar, \
             (recording_timelines() if timed else nullcontext()):   # --at/--windows: over time

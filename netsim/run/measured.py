@@ -792,24 +792,29 @@ def measured_nccl_version(path: str | Path, op: str | None = None) -> str | None
 
 
 def measured_run_options(path: str | Path, op: str, *, ranks: int | None,
-                         placed: bool, runs_as: Any,
-                         gpus_per_thread: int | None) -> tuple[int | None, int | None]:
-    """``(ranks, gpus_per_thread)`` for a run compared with ``path``: the file's op must be
-    ``op``; its rank count is used when the command gives none (``placed``: --axis or
-    --nodes chose the ranks) and must match when it does; its ``-g`` becomes NCCL's host
-    floor (``gpus_per_thread``) when the run is NCCL's model and the command gives none."""
-    if ranks is None and len({run.ranks for run in read_measured_runs(path)
-                              if op in run.ops}) > 1:
-        # a tt-metal table of several device counts (no -g): the run's own rank count
-        # picks one, checked once the run has it (compare_measured)
-        return None, gpus_per_thread
+                         placed: bool, runs_as: Any, gpus_per_thread: int | None
+                         ) -> tuple[int | None, int | None, str | None]:
+    """``(ranks, gpus_per_thread, nccl_version)`` for a run compared with ``path``: the
+    file's op must be ``op``; its rank count is used when the command gives none
+    (``placed``: --axis or --nodes chose the ranks) and must match when it does; when the
+    run is NCCL's model, its ``-g`` becomes NCCL's host floor (``gpus_per_thread``) if the
+    command gives none, and the release it printed is returned (else None) for the model
+    to tune as that release did."""
+    if ranks is None:
+        runs = [run for run in read_measured_runs(path) if op in run.ops]
+        if len({run.ranks for run in runs}) > 1:
+            # a tt-metal table of several device counts (no -g, no release): the run's own
+            # rank count picks one, checked once the run has it (compare_measured)
+            return None, gpus_per_thread, None
     run = read_measured_run(path, op=op, ranks=ranks)
     run.check(op, ranks)
     if ranks is None and not placed:
         ranks = run.ranks
-    if gpus_per_thread is None and runs_as == "nccl":
+    if runs_as != "nccl":
+        return ranks, gpus_per_thread, None
+    if gpus_per_thread is None:
         gpus_per_thread = run.gpus_per_thread
-    return ranks, gpus_per_thread
+    return ranks, gpus_per_thread, run.nccl_version
 
 
 def _find(rows: list[dict[str, float]], size: float) -> int | None:

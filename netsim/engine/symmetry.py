@@ -50,7 +50,6 @@ loading numba (:attr:`~.config.EngineConfig.symmetry_compiled_from`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -209,14 +208,19 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
     kernels = _compiled(work, config)
     attrs = _attributes(schedule, routes, capacity, not_before, overhead)
     start = _start_labels(kernels, *attrs[:3])
-    key = _search_key(attrs[3], start, config, compiled=kernels is not None)
-    if key in _kept:                          # a sweep's sizes: the same graph, again
-        return _kept.get(key)
+    # all the search's result depends on: the graph, the start labels, the configuration's
+    # limits and which search runs (both find the same partition, each with its own
+    # random values)
+    limits = (config.symmetry_max_rounds, config.symmetry_max_class_share, kernels is None)
+    arrays = (*attrs[3], *start)
+    kept = _kept.find(limits, arrays)
+    if kept is not None:                      # a sweep's sizes: the same graph, again
+        return kept[0]
     if kernels is not None:
         found = _find_compiled(kernels, start, attrs[3], config)
     else:
         found = _find_numpy(start, attrs[3], config)
-    _kept.put(key, found)
+    _kept.put(limits, arrays, found)
     return found
 
 
@@ -239,58 +243,49 @@ def _start_labels(k, op_attrs, sub_attrs, capacity) -> tuple[np.ndarray, ...]:
     return tuple(labels)
 
 
-def _search_key(graph, start, config: EngineConfig, *, compiled: bool) -> bytes:
-    """A digest of all that the search's result depends on: the graph, the start labels,
-    the configuration's limits and which search runs (both find the same partition, but
-    each uses its own random values). Equal digests, equal results: the search sees
-    nothing else (a 128-bit digest: two inputs share one with odds of about 2^-128)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr((config.symmetry_max_rounds, config.symmetry_max_class_share,
-                        compiled)).encode())
-    for array in (*graph, *start):
-        array = np.ascontiguousarray(array, dtype=np.int64)
-        digest.update(np.int64(array.size).tobytes())
-        digest.update(array)
-    return digest.digest()
-
-
 class _Kept:
-    """The last few searches' results (classes, or None where none paid), by
-    :func:`_search_key`. The sizes of a sweep build the same schedule but for its bytes
-    (gb200-nvl72, 1 KiB to 16 GiB: 25 sizes, 5 graphs), so the same search ran again at
-    every size; kept, it runs once per graph. The result is the one the search would find,
-    so keeping it changes no bit of any run; results are kept while they take at most
-    ``MAX_SHARE`` of the memory the process may still add (netsim.budget.memory_room)."""
+    """The last few searches' results (classes, or None where none paid), with all that
+    each depended on: the configuration's limits and the arrays of the graph and start
+    labels, compared in full. The sizes of a sweep build the same schedule but for its
+    bytes (gb200-nvl72, 1 KiB to 16 GiB: 25 sizes, 5 graphs), so the same search ran
+    again at every size; kept, it runs once per graph. A kept result is the one the search
+    would find, so keeping it changes no bit of any run. A search is kept while its arrays
+    take at most ``MAX_SHARE`` of the memory the process may still add
+    (netsim.budget.memory_room)."""
 
     SIZE = 4
     MAX_SHARE = 1 / 16
 
     def __init__(self) -> None:
-        self._found: dict[bytes, Classes | None] = {}
+        self._searches: list[tuple] = []           # (limits, arrays, found), oldest first
 
-    def __contains__(self, key: bytes) -> bool:
-        return key in self._found
+    def find(self, limits: tuple, arrays: tuple) -> tuple[Classes | None] | None:
+        """``(found,)`` (a copy) for a kept search of these inputs, else None."""
+        for at, (kept_limits, kept_arrays, found) in enumerate(self._searches):
+            if kept_limits == limits and all(
+                    a.shape == b.shape for a, b in zip(kept_arrays, arrays)) and all(
+                    np.array_equal(a, b) for a, b in zip(kept_arrays, arrays)):
+                self._searches.append(self._searches.pop(at))     # now the latest
+                return (None if found is None else Classes(
+                    op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy()),)
+        return None
 
-    def get(self, key: bytes) -> Classes | None:
-        found = self._found.pop(key)
-        self._found[key] = found                            # now the latest
-        if found is None:
-            return None
-        return Classes(op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy())
-
-    def put(self, key: bytes, found: Classes | None) -> None:
+    def put(self, limits: tuple, arrays: tuple, found: Classes | None) -> None:
         from ..budget import memory_room
 
-        held = 0 if found is None else found.op.nbytes + found.sub.nbytes + found.link.nbytes
+        held = sum(a.nbytes for a in arrays)
+        if found is not None:
+            held += found.op.nbytes + found.sub.nbytes + found.link.nbytes
         if held > self.MAX_SHARE * memory_room():
             return
-        while len(self._found) >= self.SIZE:
-            self._found.pop(next(iter(self._found)))        # the oldest
-        self._found[key] = None if found is None else Classes(
-            op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy())
+        del self._searches[:max(0, len(self._searches) + 1 - self.SIZE)]   # the oldest
+        self._searches.append((limits, tuple(np.array(a, dtype=np.int64) for a in arrays),
+                               None if found is None else Classes(
+                                   op=found.op.copy(), sub=found.sub.copy(),
+                                   link=found.link.copy())))
 
     def clear(self) -> None:
-        self._found.clear()
+        self._searches.clear()
 
 
 _kept = _Kept()

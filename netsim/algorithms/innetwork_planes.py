@@ -29,14 +29,22 @@ def plane_classes(nodes: np.ndarray, topo, switches: list[int]) -> list[list[int
     [[0, 3], [1, 2]]
     """
     nodes = np.asarray(nodes, dtype=np.int64)
-    src, dst = topo.link_src, topo.link_dst
+    # the links of every (source, destination) pair, found by one sort (not one scan of
+    # every link per rank and switch: 2,592 scans on gb200-nvl72, at every size of a sweep)
+    n = np.int64(topo.num_nodes)
+    pair = topo.link_src.astype(np.int64) * n + topo.link_dst
+    order = np.argsort(pair, kind="stable")
+    pair = pair[order]
+    bandwidth, latency = topo.bandwidth.tolist(), topo.latency.tolist()
+
+    def links(a: int, b: int) -> tuple:
+        lo, hi = np.searchsorted(pair, (a * n + b, a * n + b + 1))
+        return tuple(sorted((bandwidth[j], latency[j]) for j in order[lo:hi].tolist()))
+
     groups: dict[tuple, list[int]] = {}
     for s, switch in enumerate(switches):
         key: list = [_rate(topo, switch), topo.can_reduce(switch)]
         for node in nodes.tolist():
-            for links in (np.flatnonzero((src == node) & (dst == switch)),
-                          np.flatnonzero((src == switch) & (dst == node))):
-                key.append(tuple(sorted(zip(topo.bandwidth[links].tolist(),
-                                            topo.latency[links].tolist()))))
+            key += [links(node, switch), links(switch, node)]
         groups.setdefault(tuple(key), []).append(s)
     return sorted(groups.values())

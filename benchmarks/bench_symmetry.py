@@ -3,7 +3,7 @@
 Cases (select by name; default: all):
 
 * ``dgx``: every engine run of ``netsim coll allreduce --topo dgx-h100 --algo auto
-  --sizes 1KiB:16GiB`` (300 searches);
+  --sizes 1KiB:16GiB`` (33 searches: --algo auto prunes what cannot win);
 * ``nvl72``: every engine run of ``netsim coll allreduce --topo gb200-nvl72 --sizes
   1KiB:16GiB`` (NCCL's model: 25 searches of 5 graphs);
 * ``ring32``: ``run_collective("allreduce", "torus:32x32", "ring", 2**30)`` (1,024 ranks);

@@ -339,17 +339,19 @@ def _merge(schedules: Sequence[Schedule], barrier_between: bool) -> Schedule:
             parts["deps"].append(sinks)
             previous_end = offset
             offset += 1
-    counts = np.concatenate(parts["counts"]).astype(np.int64)
-    dep_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    dep_idx = (np.concatenate(parts["deps"]).astype(np.int64) if dep_ptr[-1]
+    # concatenations are new arrays: astype copies only a part of another dtype
+    counts = np.concatenate(parts["counts"]).astype(np.int64, copy=False)
+    dep_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64, copy=False)
+    dep_idx = (np.concatenate(parts["deps"]).astype(np.int64, copy=False) if dep_ptr[-1]
                else np.zeros(0, dtype=np.int64))
     return Schedule(
-        num_ranks=num_ranks, kind=np.concatenate(parts["kind"]).astype(np.int8),
-        src=np.concatenate(parts["src"]).astype(np.int64),
-        dst=np.concatenate(parts["dst"]).astype(np.int64),
-        nbytes=np.concatenate(parts["nbytes"]).astype(np.float64),
-        seconds=np.concatenate(parts["seconds"]).astype(np.float64),
-        dep_ptr=dep_ptr, dep_idx=dep_idx, tag=np.concatenate(parts["tag"]).astype(np.int64),
+        num_ranks=num_ranks, kind=np.concatenate(parts["kind"]).astype(np.int8, copy=False),
+        src=np.concatenate(parts["src"]).astype(np.int64, copy=False),
+        dst=np.concatenate(parts["dst"]).astype(np.int64, copy=False),
+        nbytes=np.concatenate(parts["nbytes"]).astype(np.float64, copy=False),
+        seconds=np.concatenate(parts["seconds"]).astype(np.float64, copy=False),
+        dep_ptr=dep_ptr, dep_idx=dep_idx,
+        tag=np.concatenate(parts["tag"]).astype(np.int64, copy=False),
         tags=tuple(tags), paths=paths, data=data, meta=dict(schedules[0].meta),
         extra_nodes=tuple(n for s in schedules for n in s.extra_nodes))
 

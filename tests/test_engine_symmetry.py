@@ -421,27 +421,3 @@ def test_a_sweep_gives_the_same_bits_whether_the_search_was_kept_or_not(monkeypa
     for name in ("op_start", "op_finish", "link_bytes", "link_busy"):
         np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
 
-
-def test_the_kept_searches_are_the_last_four_used_compared_in_full(monkeypatch):
-    kept = symmetry._Kept()
-    found = symmetry.Classes(op=np.zeros(3, np.int64), sub=np.zeros(2, np.int64),
-                             link=np.zeros(1, np.int64))
-    graphs = [(np.arange(5) + i,) for i in range(5)]
-    for i in range(4):
-        kept.put((48, 0.5, False), graphs[i], found if i else None)
-    assert kept.find((48, 0.5, False), graphs[0]) == (None,)      # a search that found none
-    assert kept.find((48, 0.5, True), graphs[0]) is None           # the other search's
-    kept.put((48, 0.5, False), graphs[4], found)                   # drops the oldest: 1
-    assert kept.find((48, 0.5, False), graphs[1]) is None
-    assert kept.find((48, 0.5, False), graphs[0]) == (None,)
-    assert kept.find((48, 0.5, False), (np.arange(6),)) is None    # another shape
-    changed = np.arange(5) + 2
-    changed[4] = 0                                                 # one entry differs
-    assert kept.find((48, 0.5, False), (changed,)) is None
-    assert (kept.find((48, 0.5, False), graphs[2])[0].op == 0).all()
-    from netsim import budget
-
-    monkeypatch.setattr(budget, "memory_room", lambda: 16 * 40 - 1)
-    kept.clear()
-    kept.put((48, 0.5, False), graphs[0], None)                    # 40 B: over 1/16
-    assert kept.find((48, 0.5, False), graphs[0]) is None

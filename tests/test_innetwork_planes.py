@@ -185,3 +185,38 @@ def test_per_op_times_of_every_plane_are_laid_out_only_when_read():
     _same(again, full)
     _same(run.result, full, planes=18, simulated=2)
     assert "_deferred" not in run.result.__dict__ or not run.result.__dict__["_deferred"]
+
+
+def test_a_plane_map_asked_again_for_the_same_shape_is_the_one_found_before(monkeypatch):
+    # A sweep's sizes: the same build at another size maps its planes without routing them
+    # again, and the map equals one found afresh; another machine object (a degraded
+    # link) or another build shape is mapped anew.
+    from netsim.engine import planes as engine_planes
+
+    topo = _machine(4, 3, 5e10)
+    nodes = topo.first_endpoints(4)
+    mapped = []
+    original = engine_planes._plane_map
+    monkeypatch.setattr(engine_planes, "_plane_map",
+                        lambda *a: mapped.append(1) or original(*a))
+
+    def build(size, chunks=2):
+        options = AlgoOptions(topology=topo, chunks=chunks,
+                              extra={"annotate": False, "planes": True})
+        return build_schedule("allreduce", "innetwork", 4, size, options)
+
+    engine_planes._maps.clear()
+    first = plane_map(topo, build(1e6), nodes)
+    kept = plane_map(topo, build(4e6), nodes)
+    assert len(mapped) == 1 and kept is not None
+    engine_planes._maps.clear()
+    fresh = plane_map(topo, build(4e6), nodes)
+    assert len(mapped) == 2
+    for a, b in zip((first, kept), (fresh, fresh)):
+        assert a.flows == b.flows and a.built == b.built and a.switches == b.switches
+        assert all(np.array_equal(x, y) for x, y in zip(a.links, b.links))
+    plane_map(topo, build(4e6, chunks=3), nodes)                 # another shape
+    bw = topo.bandwidth.copy()
+    bw[np.flatnonzero(topo.link_src == topo.node("sw1"))[0]] *= 3
+    assert plane_map(topo.with_links(bandwidth=bw), build(4e6), nodes) is None
+    assert len(mapped) == 4

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..schedule import SEND
+from .kept import Kept
 from .result import Deferred
 
 __all__ = ["PlaneMap", "COPIES", "built_planes", "plane_map", "expand_result", "PerPlane"]
@@ -103,11 +104,32 @@ def plane_map(machine, schedule, nodes: np.ndarray, router=None) -> PlaneMap | N
     Routes are compared pair by pair, so the router must route by (source, destination)
     alone (``router.pair_only``: spray, not a hash of the flow id).
     """
-    from ..routing import default_router
-
     planes = schedule.meta.get("planes")
     if planes is None:
         return None
+    # all the map depends on: the machine and router (the same objects), the nodes, the
+    # schedule's shape (not its bytes) and its planes; a sweep's sizes ask again
+    described = sorted(planes.items())
+    values = (bool(schedule.paths), tuple(schedule.extra_nodes), schedule.num_ops,
+              tuple((k, v) for k, v in described if not isinstance(v, np.ndarray)))
+    arrays = (np.asarray(nodes), schedule.kind, schedule.src, schedule.dst, schedule.dep_ptr,
+              schedule.dep_idx, *(v for _, v in described if isinstance(v, np.ndarray)))
+    kept = _maps.find(values, arrays, (machine, router))
+    if kept is not None:
+        return kept[0]
+    found = _plane_map(machine, schedule, planes, np.asarray(nodes), router)
+    _maps.put(values, arrays, found, (machine, router))
+    return found
+
+
+#: The last four maps, with all that each depended on (plane_map).
+_maps = Kept()
+
+
+def _plane_map(machine, schedule, planes: dict, nodes: np.ndarray, router) -> PlaneMap | None:
+    """:func:`plane_map` of the ``planes`` of ``schedule.meta``."""
+    from ..routing import default_router
+
     router = default_router(machine) if router is None else router
     if schedule.paths or not getattr(router, "pair_only", False):
         return None

@@ -59,6 +59,7 @@ from ..interrupts import checkpoint
 from ..schedule import SEND, Schedule
 
 from .config import EngineConfig
+from .kept import Kept
 
 __all__ = ["Classes", "find_classes"]
 
@@ -220,7 +221,9 @@ def find_classes(schedule: Schedule, routes, capacity: np.ndarray, *,
         found = _find_compiled(kernels, start, attrs[3], config)
     else:
         found = _find_numpy(start, attrs[3], config)
-    _kept.put(limits, arrays, found)
+    _kept.put(limits, arrays, found,
+              held=0 if found is None else found.op.nbytes + found.sub.nbytes
+              + found.link.nbytes)
     return found
 
 
@@ -243,52 +246,16 @@ def _start_labels(k, op_attrs, sub_attrs, capacity) -> tuple[np.ndarray, ...]:
     return tuple(labels)
 
 
-class _Kept:
-    """The last few searches' results (classes, or None where none paid), with all that
-    each depended on: the configuration's limits and the arrays of the graph and start
-    labels, compared in full. The sizes of a sweep build the same schedule but for its
-    bytes (gb200-nvl72, 1 KiB to 16 GiB: 25 sizes, 5 graphs), so the same search ran
-    again at every size; kept, it runs once per graph. A kept result is the one the search
-    would find, so keeping it changes no bit of any run. A search is kept while its arrays
-    take at most ``MAX_SHARE`` of the memory the process may still add
-    (netsim.budget.memory_room)."""
-
-    SIZE = 4
-    MAX_SHARE = 1 / 16
-
-    def __init__(self) -> None:
-        self._searches: list[tuple] = []           # (limits, arrays, found), oldest first
-
-    def find(self, limits: tuple, arrays: tuple) -> tuple[Classes | None] | None:
-        """``(found,)`` (a copy) for a kept search of these inputs, else None."""
-        for at, (kept_limits, kept_arrays, found) in enumerate(self._searches):
-            if kept_limits == limits and all(
-                    a.shape == b.shape for a, b in zip(kept_arrays, arrays)) and all(
-                    np.array_equal(a, b) for a, b in zip(kept_arrays, arrays)):
-                self._searches.append(self._searches.pop(at))     # now the latest
-                return (None if found is None else Classes(
-                    op=found.op.copy(), sub=found.sub.copy(), link=found.link.copy()),)
-        return None
-
-    def put(self, limits: tuple, arrays: tuple, found: Classes | None) -> None:
-        from ..budget import memory_room
-
-        held = sum(a.nbytes for a in arrays)
-        if found is not None:
-            held += found.op.nbytes + found.sub.nbytes + found.link.nbytes
-        if held > self.MAX_SHARE * memory_room():
-            return
-        del self._searches[:max(0, len(self._searches) + 1 - self.SIZE)]   # the oldest
-        self._searches.append((limits, tuple(np.array(a, dtype=np.int64) for a in arrays),
-                               None if found is None else Classes(
-                                   op=found.op.copy(), sub=found.sub.copy(),
-                                   link=found.link.copy())))
-
-    def clear(self) -> None:
-        self._searches.clear()
+def _copied(found: Classes | None) -> Classes | None:
+    return None if found is None else Classes(op=found.op.copy(), sub=found.sub.copy(),
+                                              link=found.link.copy())
 
 
-_kept = _Kept()
+#: The last four searches (classes, or None where none paid) with all that each depended
+#: on (find_classes). The sizes of a sweep build the same schedule but for its bytes
+#: (gb200-nvl72, 1 KiB to 16 GiB: 25 sizes, 5 graphs), so the same search ran again at
+#: every size; kept, it runs once per graph.
+_kept = Kept(copy=_copied)
 
 
 def forget_searches() -> None:

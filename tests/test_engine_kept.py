@@ -49,3 +49,15 @@ def test_an_answer_whose_inputs_take_over_a_sixteenth_of_the_room_is_not_kept(mo
     assert kept.find((), (np.arange(5),)) == ("answer",)
     kept.clear()
     assert kept.find((), (np.arange(5),)) is None
+
+
+def test_all_answers_together_stay_within_a_sixteenth_of_the_room(monkeypatch):
+    # The room counts what the kept answers hold as free again (they can be dropped):
+    # four answers of 40 B each fit in a sixteenth of 16 x 100 B only two at a time.
+    kept = Kept()
+    held = {"bytes": 0}
+    monkeypatch.setattr(budget, "memory_room", lambda: 16 * 100 - held["bytes"])
+    for i in range(4):
+        kept.put((i,), (np.arange(5),), i)
+        held["bytes"] = sum(k[-1] for k in kept._kept)
+    assert [kept.find((i,), (np.arange(5),)) for i in range(4)] == [None, None, (2,), (3,)]

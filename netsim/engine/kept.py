@@ -28,8 +28,8 @@ __all__ = ["Kept"]
 
 
 class Kept:
-    """The last ``size`` answers used (oldest dropped first), each kept only while its
-    arrays take at most ``max_share`` of the memory the process may still add
+    """The last ``size`` answers used (oldest dropped first), while all of them together
+    take at most ``max_share`` of the memory the process may still add
     (netsim.budget.memory_room), as the router keeps its last routes. ``copy`` makes what
     :meth:`find` hands out (and :meth:`put` stores) from an answer, where a caller may
     change it in place."""
@@ -37,11 +37,11 @@ class Kept:
     def __init__(self, *, size: int = 4, max_share: float = 1 / 16,
                  copy: Callable[[Any], Any] = lambda answer: answer) -> None:
         self._size, self._max_share, self._copy = size, max_share, copy
-        self._kept: list[tuple] = []      # (values, objects, arrays, answer), oldest first
+        self._kept: list[tuple] = []  # (values, objects, arrays, answer, bytes), oldest first
 
     def find(self, values: tuple, arrays: tuple, objects: tuple = ()) -> tuple | None:
         """``(answer,)`` for inputs equal to those of a kept answer, else None."""
-        for at, (k_values, k_objects, k_arrays, answer) in enumerate(self._kept):
+        for at, (k_values, k_objects, k_arrays, answer, _) in enumerate(self._kept):
             if (k_values == values and len(k_objects) == len(objects)
                     and all(a is b for a, b in zip(k_objects, objects))
                     and len(k_arrays) == len(arrays)
@@ -56,11 +56,15 @@ class Kept:
         """Keep ``answer`` to the inputs (``held``: bytes the answer itself takes)."""
         from ..budget import memory_room
 
-        arrays = tuple(np.array(a) for a in arrays)             # copies: inputs may change
-        if held + sum(a.nbytes for a in arrays) > self._max_share * memory_room():
-            return
+        held += sum(np.asarray(a).nbytes for a in arrays)
+        room = self._max_share * (memory_room() + sum(k[-1] for k in self._kept))
         del self._kept[:max(0, len(self._kept) + 1 - self._size)]     # the oldest
-        self._kept.append((values, tuple(objects), arrays, self._copy(answer)))
+        while self._kept and held + sum(k[-1] for k in self._kept) > room:
+            del self._kept[0]
+        if held > room:
+            return
+        arrays = tuple(np.array(a) for a in arrays)             # copies: inputs may change
+        self._kept.append((values, tuple(objects), arrays, self._copy(answer), held))
 
     def clear(self) -> None:
         self._kept.clear()

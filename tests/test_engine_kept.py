@@ -61,3 +61,24 @@ def test_all_answers_together_stay_within_a_sixteenth_of_the_room(monkeypatch):
         kept.put((i,), (np.arange(5),), i)
         held["bytes"] = sum(k[-1] for k in kept._kept)
     assert [kept.find((i,), (np.arange(5),)) for i in range(4)] == [None, None, (2,), (3,)]
+
+
+def test_threads_sharing_one_keeper_find_only_equal_inputs():
+    # Sweep points in threads of one Dask worker: finds and puts interleave under the
+    # lock; each find returns its own input's answer or nothing.
+    from concurrent.futures import ThreadPoolExecutor
+
+    kept = Kept()
+
+    def work(i):
+        key = np.arange(50) + i % 6
+        for _ in range(200):
+            found = kept.find((i % 6,), (key,))
+            if found is None:
+                kept.put((i % 6,), (key,), i % 6)
+            else:
+                assert found == (i % 6,)
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(24)))

@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -32,15 +33,21 @@ class Kept:
     take at most ``max_share`` of the memory the process may still add
     (netsim.budget.memory_room), as the router keeps its last routes. ``copy`` makes what
     :meth:`find` hands out (and :meth:`put` stores) from an answer, where a caller may
-    change it in place."""
+    change it in place. Threads may share one (a Dask worker runs sweep points in several):
+    a lock orders their finds and puts."""
 
     def __init__(self, *, size: int = 4, max_share: float = 1 / 16,
                  copy: Callable[[Any], Any] = lambda answer: answer) -> None:
         self._size, self._max_share, self._copy = size, max_share, copy
         self._kept: list[tuple] = []  # (values, objects, arrays, answer, bytes), oldest first
+        self._lock = threading.Lock()
 
     def find(self, values: tuple, arrays: tuple, objects: tuple = ()) -> tuple | None:
         """``(answer,)`` for inputs equal to those of a kept answer, else None."""
+        with self._lock:
+            return self._find(values, arrays, objects)
+
+    def _find(self, values: tuple, arrays: tuple, objects: tuple) -> tuple | None:
         for at, (k_values, k_objects, k_arrays, answer, _) in enumerate(self._kept):
             if (k_values == values and len(k_objects) == len(objects)
                     and all(a is b for a, b in zip(k_objects, objects))
@@ -54,17 +61,25 @@ class Kept:
     def put(self, values: tuple, arrays: tuple, answer: Any, objects: tuple = (), *,
             held: int = 0) -> None:
         """Keep ``answer`` to the inputs (``held``: bytes the answer itself takes)."""
+        held += sum(np.asarray(a).nbytes for a in arrays)
+        with self._lock:
+            if self._make_room(held):           # copies (inputs may change), if they fit
+                self._kept.append((values, tuple(objects),
+                                   tuple(np.array(a) for a in arrays), self._copy(answer),
+                                   held))
+
+    def _make_room(self, held: int) -> bool:
+        """Drop the oldest answers until one of ``held`` bytes fits; whether it does."""
         from ..budget import memory_room
 
-        held += sum(np.asarray(a).nbytes for a in arrays)
         room = self._max_share * (memory_room() + sum(k[-1] for k in self._kept))
+        if held > room:
+            return False
         del self._kept[:max(0, len(self._kept) + 1 - self._size)]     # the oldest
         while self._kept and held + sum(k[-1] for k in self._kept) > room:
             del self._kept[0]
-        if held > room:
-            return
-        arrays = tuple(np.array(a) for a in arrays)             # copies: inputs may change
-        self._kept.append((values, tuple(objects), arrays, self._copy(answer), held))
+        return True
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()

@@ -16,7 +16,7 @@ PACKAGE = Path(netsim.__file__).parent
 #: Layer of each top-level module or package of netsim, bottom (0) to top.
 LAYERS = {
     "errors": 0, "units": 0, "outputs": 0, "budget": 0, "_inputs": 0,
-    "interrupts": 0,
+    "interrupts": 0, "kept": 0,
     "topology": 1,
     "routing": 2, "schedule": 2,
     "engine": 3, "packet": 3,
@@ -32,6 +32,7 @@ SIDEWAYS = {
     ("interop", "algorithms"),     # an MSCCL file runs as an algorithm; exports build them
     ("_inputs", "units"), ("_inputs", "errors"), ("units", "errors"), ("outputs", "errors"),
     ("_inputs", "budget"), ("budget", "errors"), ("budget", "units"),
+    ("kept", "budget"),            # kept answers stay within a share of the memory room
     ("schedule", "routing"),       # none today; harmless, both sit on the topology
     ("packet", "engine"),          # the packet model returns the engine's Result, same routes
     ("planning", "run"),           # the planner scores placements with the placement search

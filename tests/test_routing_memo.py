@@ -1,4 +1,4 @@
-"""routing.route keeps the last big result per router and topology: a size sweep routes
+"""routing.route keeps its last big results per router and topology (netsim.kept): a size sweep routes
 the same sends at every size. The memo must give what routing again gives, and only then."""
 
 from __future__ import annotations
@@ -30,7 +30,18 @@ def test_the_same_requests_are_recalled_and_equal_a_fresh_routing():
     src, dst = _requests()
     first = route(TOPO, src, dst, router=router)
     assert route(TOPO, src.copy(), dst.copy(), router=router) is first
-    assert _same(first, route(TOPO, src, dst, router=UpDownRouter(ecmp="hash")))
+    fresh = route(TOPO, src, dst, router=UpDownRouter(ecmp="hash"))
+    assert fresh is not first and _same(first, fresh)     # another router: routed anew
+
+
+def test_the_last_four_calls_are_kept():
+    # netsim.kept holds the last four answers: a fifth request set drops the oldest
+    router = UpDownRouter(ecmp="hash")
+    calls = [_requests(seed) for seed in range(5)]
+    firsts = [route(TOPO, s, d, router=router) for s, d in calls]
+    assert route(TOPO, *calls[4], router=router) is firsts[4]
+    assert route(TOPO, *calls[1], router=router) is firsts[1]
+    assert route(TOPO, *calls[0], router=router) is not firsts[0]
 
 
 def test_other_requests_or_keys_are_routed_again():

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..schedule import SEND
-from .kept import Kept
+from ..kept import Kept
 from .result import Deferred
 
 __all__ = ["PlaneMap", "COPIES", "built_planes", "plane_map", "expand_result", "PerPlane"]

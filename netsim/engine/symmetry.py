@@ -59,7 +59,7 @@ from ..interrupts import checkpoint
 from ..schedule import SEND, Schedule
 
 from .config import EngineConfig
-from .kept import Kept
+from ..kept import Kept
 
 __all__ = ["Classes", "find_classes"]
 

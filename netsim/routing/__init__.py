@@ -33,6 +33,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..errors import RoutingError
+from ..kept import Kept
 from .core import PathTable, gather, read_only, segment_sum
 from .explicit import explicit_table
 from .grid import DimensionOrderRouter
@@ -285,43 +286,37 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
     keys = np.arange(n, dtype=_I) if keys is None else np.asarray(keys, dtype=_I)
     if keys.shape != (n,):
         raise RoutingError(f"keys must have one entry per flow ({n}), got shape {keys.shape}")
-    memo = _memo(router, topo, n, paths)
-    if memo is not None:
-        last = memo.get(topo)
-        if last is not None and all(np.array_equal(a, b)
-                                    for a, b in zip(last[0], (src, dst, keys))):
-            return last[1]
+    memo = _memo(router, n, paths)
+    if memo:
+        found = _kept_routes.find((n,), (src, dst, keys), (router, topo))
+        if found is not None:
+            return found[0]
     routes = _route(topo, src, dst, keys, router, paths)
-    if memo is not None:
-        from ..budget import memory_room
-
-        held = sum(np.asarray(getattr(routes, f)).nbytes for f in _ROUTE_ARRAYS)
-        memo.pop(topo, None)
-        if held <= MEMO_MAX_SHARE * memory_room():
-            memo[topo] = ((src, dst, keys.copy()), routes)   # src, dst: _nodes' copies
+    if memo:
+        _kept_routes.put((n,), (src, dst, keys), routes, (router, topo),
+                         held=sum(np.asarray(getattr(routes, f)).nbytes
+                                  for f in _ROUTE_ARRAYS))
     return routes
 
 
-#: route() keeps, per router and topology, its last result of at least this many requests:
-#: a size sweep routes the same sends at every size (the scaled schedule of
+#: route() keeps its last results of at least this many requests, per router and
+#: topology: a size sweep routes the same sends at every size (the scaled schedule of
 #: run.scaled_builds), and on 256 ranks of dgx-h100-cluster routing them again costs 0.3 s
-#: a size.
+#: a size. netsim.kept holds them (the last four, within 1/16 of what the process may
+#: still add); Routes are not changed in place, so the kept one is handed out as it is.
 MEMO_FROM = 4096
-#: ... while its arrays take at most this share of what the process may still add.
-MEMO_MAX_SHARE = 1 / 16
+_kept_routes = Kept()
 _ROUTE_ARRAYS = ("src", "dst", "sub_ptr", "sub_req", "sub_frac", "path_ptr", "path_links",
                  "sub_latency")
 
 
-def _memo(router, topo: Topology, n: int, paths) -> "weakref.WeakKeyDictionary | None":
-    """The router's memo of its last routes per topology, for netsim's own routers (their
-    paths are a function of the topology, the requests and their keys; a plugin's need
-    not be), or None."""
+def _memo(router, n: int, paths) -> bool:
+    """Whether route() keeps this call's routes: netsim's own routers (their paths are a
+    function of the topology, the requests and their keys; a plugin's need not be), at
+    least :data:`MEMO_FROM` requests, no explicit paths."""
     from .core import BaseRouter
 
-    if paths or n < MEMO_FROM or not isinstance(router, BaseRouter):
-        return None
-    return router._memo
+    return not paths and n >= MEMO_FROM and isinstance(router, BaseRouter)
 
 
 def _route(topo: Topology, src: np.ndarray, dst: np.ndarray, keys: np.ndarray, router,

@@ -239,8 +239,6 @@ class BaseRouter:
         self.planes = planes if isinstance(planes, str) else int(planes)
         self.seed = int(seed)
         self._cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        #: topology -> (requests, Routes) of the last big route() call (routing.route)
-        self._memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def _options(self) -> dict[str, Any]:
         return {"planes": self.planes, "seed": self.seed}
@@ -258,13 +256,11 @@ class BaseRouter:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_cache"]
-        state.pop("_memo", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._cache = weakref.WeakKeyDictionary()
-        self._memo = weakref.WeakKeyDictionary()
 
     def _state(self, topo: Topology) -> Any:
         state = self._cache.get(topo)

@@ -1,11 +1,11 @@
-"""engine.kept: answers found again only for inputs equal in full."""
+"""netsim.kept: answers found again only for inputs equal in full."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from netsim import budget
-from netsim.engine.kept import Kept
+from netsim.kept import Kept
 
 
 def test_the_last_four_answers_used_are_kept_and_found_only_for_equal_inputs():

@@ -70,7 +70,7 @@ class Kept:
 
     def _make_room(self, held: int) -> bool:
         """Drop the oldest answers until one of ``held`` bytes fits; whether it does."""
-        from ..budget import memory_room
+        from .budget import memory_room
 
         room = self._max_share * (memory_room() + sum(k[-1] for k in self._kept))
         if held > room:

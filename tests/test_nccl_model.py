@@ -290,6 +290,14 @@ def test_nccl_environment_on_the_command_line_forces_the_model():
     out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "mesh:4x4", "--nccl",
                                     "ALGO=ring"])
     assert out.exit_code == 2 and "applies to NCCL's model" in out.output
+    # NCCL's own spelling of NVLS tree (NCCL_ALGO=NVLSTree): across nodes, not inside one
+    out = CliRunner().invoke(main, ["coll", "allreduce", "--topo", "dgx-h100-cluster:nodes=2",
+                                    "--size", "1MiB", "--format", "json", "--nccl",
+                                    "NCCL_ALGO=NVLSTree"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["records"][0]["nccl"].startswith("nvls_tree/")
+    out = coll("--nccl", "ALGO=nvlstree")
+    assert out.exit_code != 0 and "no allreduce with algorithm=nvls_tree" in str(out.exception)
 
 
 def test_nvls_loop_iteration_on_72_ranks_has_32_heads():

@@ -10,6 +10,8 @@ before anything runs).
 
 >>> nccl_options({"NCCL_ALGO": "Ring", "proto": "ll128"}, where="--nccl")
 {'nccl_algorithm': 'ring', 'nccl_protocol': 'LL128'}
+>>> nccl_options({"NCCL_ALGO": "NVLSTree"}, where="--nccl")
+{'nccl_algorithm': 'nvls_tree'}
 >>> nccl_options({"VERSION": "2.26.2"}, where="--nccl")
 {'nccl_version': '2.26.2'}
 >>> nccl_options({"NCCL_MIN_NCHANNELS": "4"}, where="jobs[0].nccl")
@@ -34,7 +36,9 @@ __all__ = ["NCCL_SETTINGS", "nccl_options"]
 #: The settings taken: NCCL's name (without NCCL_) -> the model's option and the values
 #: NCCL takes (lower case -> NCCL's spelling); VERSION's values: parse_nccl_version.
 NCCL_SETTINGS = {
-    "ALGO": ("nccl_algorithm", {"ring": "ring", "tree": "tree", "nvls": "nvls"}),
+    # NCCL's own spellings (src/init.cc ncclAlgoStr; parseList compares without case)
+    "ALGO": ("nccl_algorithm", {"ring": "ring", "tree": "tree", "nvls": "nvls",
+                                "nvlstree": "nvls_tree", "nvls_tree": "nvls_tree"}),
     "PROTO": ("nccl_protocol", {"ll": "LL", "ll128": "LL128", "simple": "Simple"}),
     "VERSION": ("nccl_version", None),
 }

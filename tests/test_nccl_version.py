@@ -178,7 +178,7 @@ def test_nccl_settings_give_one_time_through_coll_compare_and_a_scenario(tmp_pat
     (["compare", "allreduce", "--topo", "mesh:4x4", "--nccl", "ALGO=ring"],
      "no machine here runs it"),
     (["compare", "allreduce", "--topo", "dgx-h100", "--nccl", "ALGO=bad"],
-     "--nccl: ALGO='bad' is not one of nvls, ring, tree"),
+     "--nccl: ALGO='bad' is not one of nvls, nvls_tree, ring, tree"),
     # read with the settings, before any machine runs (not a note on one row)
     (["compare", "allreduce", "--topo", "dgx-h100", "--topo", "mesh:4x4", "--nccl",
       "VERSION=3.0"], "--nccl: NCCL version 3.0.0: the model knows the tuner of releases"),
@@ -191,7 +191,7 @@ def test_nccl_settings_that_do_not_apply_are_one_line(args, message, capsys):
 
 
 @pytest.mark.parametrize("job, message", [
-    ("    nccl: {ALGO: nope}\n", "jobs[0].nccl: ALGO='nope' is not one of nvls, ring, tree"),
+    ("    nccl: {ALGO: nope}\n", "jobs[0].nccl: ALGO='nope' is not one of nvls, nvls_tree, ring, tree"),
     ("    nccl: {FOO: 1}\n", "jobs[0].nccl: 'FOO' is not modelled"),
     ("    nccl: {VERSION: 2.18}\n", "jobs[0].nccl: NCCL version 2.18.0: the model knows"),
     ("    gpus_per_thread: 8\n    algorithm: ring\n",

@@ -129,6 +129,38 @@ def test_nvls_tree_delivers_every_rank_its_data(nodes):
     assert flow_problems(schedule, "allreduce", n) == []
 
 
+@pytest.mark.parametrize("nodes", [3, 4])
+def test_nvls_tree_broadcasts_a_half_only_after_the_whole_tree_reduced_it(nodes):
+    # Across more than 2 nodes each half of a slice goes up one tree of nodes and back
+    # down: every send down the tree must follow (in the DAG) every send up of its piece.
+    # (Its root once waited for its own partial only, so the broadcast ran beside the
+    # reduction: 1 MiB on 3 nodes simulated 17% fast.)
+    from netsim.algorithms.trees import double_binary_trees
+
+    n = 8 * nodes
+    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
+                          extra={"nccl_algorithm": "nvls_tree", "annotate": True}, chunks=2)
+    schedule = build_schedule("allreduce", "nccl", n, 1 << 20, options)
+    trees = double_binary_trees(nodes)
+    ancestors = [0] * schedule.num_ops                  # bitsets of op ids
+    for op in range(schedule.num_ops):                  # ops are in an order of the DAG
+        for d in schedule.deps(op):
+            ancestors[op] |= ancestors[d] | (1 << int(d))
+    up: dict[int, list[int]] = {}
+    down: dict[int, list[int]] = {}
+    for op in np.flatnonzero((schedule.kind == 0) & (schedule.src < n) & (schedule.dst < n)
+                             & (schedule.src // 8 != schedule.dst // 8)):
+        (piece, _), = schedule.data[int(op)]
+        a, b = int(schedule.src[op]) // 8, int(schedule.dst[op]) // 8
+        tree = trees[piece % 2]                         # the half's tree of nodes
+        (up if tree.parent[a] == b else down).setdefault(piece, []).append(int(op))
+        assert tree.parent[a] == b or tree.parent[b] == a
+    assert up and up.keys() == down.keys()
+    for piece, sent_down in down.items():
+        needed = sum(1 << op for op in up[piece])
+        assert all(ancestors[op] & needed == needed for op in sent_down), piece
+
+
 def test_ring_is_bound_by_the_nics_and_nvls_tree_goes_beyond():
     options = AlgoOptions(extra={"nccl_algorithm": "ring"})
     ring = run_collective("allreduce", "dgx-h100-cluster:nodes=2", "nccl", "256MiB",

@@ -54,10 +54,12 @@ NVLS_TREE_MAX_CHUNK_4_NODES = 64 * 1024
 #: iteration. FITTED on the nccl-tests curves of NVIDIA/nccl-tests#309 (8 x H100 nodes on
 #: IB 400G, benchmarks/data/nvidia_h100_*node*_nccl309_*.csv: two clusters on 2 nodes, two
 #: on 4, one on 8): their time above netsim's without this fill, in iterations at NCCL's
-#: NVLS tree rate, from 16 to 256 MiB is 1.8-2.7 on 2 nodes (median 2.6), 2.3-5.0 on 4
-#: (3.3; one cluster's dip at 256 MiB left out) and 4.5-6.2 on 8 (5.2); with the one-node
-#: 1.2 kept, least squares over the three medians gives 0.63 a hop (2.5, 3.7 and 5.0).
-NVLS_TREE_FILL_PER_HOP = 0.6
+#: NVLS tree rate, from 16 to 256 MiB is 1.8-2.7 on 2 nodes (median 2.6), 2.0-4.8 on 4
+#: (3.2; one cluster's dip at 256 MiB left out) and 4.2-5.3 on 8 (4.4); with the one-node
+#: 1.2 kept, least squares over the three medians gives 0.53 a hop (2.3, 3.3 and 4.4).
+#: (0.63 before the tree's root waited for the reduction up the tree: 4 and 8 nodes then
+#: ran their broadcast beside it, and the fill made up for it.)
+NVLS_TREE_FILL_PER_HOP = 0.5
 
 
 def nvls_tree_chunk_size(size: float, view: NcclView) -> int:
@@ -106,7 +108,7 @@ def nvls_tree_fill_stages(view: NcclView) -> float:
     of the ``2 log2(nodes)`` network hops NCCL's tuner counts (tuning.cc).
 
     >>> [round(nvls_tree_fill_stages(NcclView(ranks=8 * g, nodes=g)), 2) for g in (2, 4, 8)]
-    [2.4, 3.6, 4.8]
+    [2.2, 3.2, 4.2]
     """
     hops = 2 * int(math.log2(max(view.nodes, 1)))
     return NVLS_FILL_STAGES + NVLS_TREE_FILL_PER_HOP * hops
@@ -121,8 +123,8 @@ def nvls_tree_fill(size: float, view: NcclView, rate_GBps: float) -> float:
     fill of its own; this adds the loop's.
 
     >>> two = NcclView(ranks=16, nodes=2, nics=8, nic_bw=50.0, nvls=True)
-    >>> round(nvls_tree_fill(1 << 30, two, 246.2) * 1e6, 1)    # 2.4 x 16 MiB at 246.2 GB/s
-    163.5
+    >>> round(nvls_tree_fill(1 << 30, two, 246.2) * 1e6, 1)    # 2.2 x 16 MiB at 246.2 GB/s
+    149.9
     """
     if rate_GBps <= 0:
         return 0.0
@@ -292,24 +294,24 @@ def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: n
         return sent.reshape(2, L)[::-1].copy()
     halves = []
     for t, tree in enumerate(trees):            # each tree all-reduces one half of a slice
+        # every slice c at once: its heads (members[:, c]) form the same tree of nodes
+        half = piece[:, t:t + 1]
         done = partial.copy()
-        for c in range(L):
-            half = [int(piece[c, t])]
-            got: dict[int, list[int]] = {}
-            for k in reversed(tree.top_down()):                    # reduce up
-                mine = [int(partial[k, c])] + got.get(k, [])
-                up = tree.parent[k]
-                if up < 0:
-                    done[k, c] = plan.barriers([mine])[0]
-                    continue
-                sent = plan.send1(int(members[k, c]), int(members[up, c]), half,
-                                  mine + [int(after(("net", t, k, c, s)))])
-                last[("net", t, k, c, s)] = sent
-                got.setdefault(up, []).append(sent)
-            for k in tree.top_down():                              # broadcast down
-                for child in tree.children[k]:
-                    done[child, c] = plan.send1(int(members[k, c]), int(members[child, c]),
-                                                half, [int(done[k, c])])
+        got: dict[int, list[np.ndarray]] = {}
+        for k in reversed(tree.top_down()):                        # reduce up
+            mine = [partial[k]] + got.get(k, [])
+            up = tree.parent[k]
+            if up < 0:
+                done[k] = plan.barriers(np.stack(mine, axis=1))
+                continue
+            sent = plan.sends(members[k], members[up], pieces=half,
+                              deps=mine + [after(("net", t, k, s), L)])
+            last[("net", t, k, s)] = sent
+            got.setdefault(up, []).append(sent)
+        for k in tree.top_down():                                  # broadcast down
+            for child in tree.children[k]:
+                done[child] = plan.sends(members[k], members[child], pieces=half,
+                                         deps=[done[k]])
         halves.append(done)
     final = plan.barriers(np.stack([halves[0].ravel(), halves[1].ravel()], axis=1))
     final = final.reshape(G, L)

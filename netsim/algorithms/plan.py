@@ -480,12 +480,14 @@ def one_phase(op: str, num_ranks: int, size: float, options, phase):
     return plan.build()
 
 
-def serial_computes(plan: Plan, rank: int, seconds: float, deps: np.ndarray, after: int = -1,
+def serial_computes(plan: Plan, rank, seconds, deps: np.ndarray, after=-1,
                     tag: str | None = None) -> np.ndarray:
     """One compute op of ``seconds`` s on ``rank`` per row of ``deps`` (m, d), each also
     after the one before (the first after op ``after``, -1 = none): one unit working
     through a queue, added as one block (a chain inside a block, which :meth:`Plan.computes`
     refuses). Returns the m op ids; the same ops as m calls of :meth:`Plan.compute1`.
+    With ``rank`` (and optionally ``seconds`` and ``after``) an array of g units, ``deps``
+    holds g queues of m / g rows one after another, each unit working through its own.
 
     >>> from netsim.algorithms import AlgoOptions
     >>> plan = Plan("allreduce", 2, 8.0, 2, AlgoOptions())
@@ -494,19 +496,32 @@ def serial_computes(plan: Plan, rank: int, seconds: float, deps: np.ndarray, aft
     [2, 3]
     >>> plan.build().deps(3).tolist()
     [1, 2]
+    >>> serial_computes(plan, [0, 1], 1e-6, np.array([[0], [1], [0], [1]])).tolist()
+    [4, 5, 6, 7]
+    >>> [plan.build().deps(op).tolist() for op in (5, 6)]
+    [[1, 4], [0]]
     """
     plan._flush()
     deps = np.asarray(deps, dtype=np.int64).reshape(len(deps), -1)
-    m, first = deps.shape[0], plan._count
-    if deps.size and deps.max() >= first or after >= first:
+    ranks = np.atleast_1d(np.asarray(rank, dtype=np.int64))
+    m, first, units = deps.shape[0], plan._count, ranks.size
+    starts = np.broadcast_to(np.asarray(after, dtype=np.int64), (units,))
+    if deps.size and deps.max() >= first or starts.max(initial=-1) >= first:
         raise ValueError("a dependency names an op that is not in an earlier block")
+    if m % units:
+        raise ValueError(f"{m} rows do not split into queues of {units} units")
     ids = np.arange(first, first + m, dtype=np.int64)
-    previous = np.concatenate([[after], ids[:-1]])
+    previous = ids - 1
+    previous[::m // units or 1] = starts[:min(units, m)]   # each queue after its own start
     both = np.sort(np.concatenate([deps, previous[:, None]], axis=1), axis=1)
     keep = both >= 0
     keep[:, 1:] &= both[:, 1:] != both[:, :-1]     # every dependency listed once
     t = -1 if tag is None else plan._tags.setdefault(tag, len(plan._tags))
-    plan._blocks.append((COMPUTE, np.full(m, rank, np.int64), np.int64(-1), 0.0,
-                         float(seconds), keep.sum(axis=1), both[keep], t))
+    per_unit = max(m // units, 1)
+    seconds = np.asarray(seconds, dtype=np.float64)
+    plan._blocks.append((COMPUTE, np.repeat(ranks, per_unit)[:m], np.int64(-1), 0.0,
+                         float(seconds) if seconds.ndim == 0 else
+                         np.repeat(np.broadcast_to(seconds, (units,)), per_unit)[:m],
+                         keep.sum(axis=1), both[keep], t))
     plan._count += m
     return ids

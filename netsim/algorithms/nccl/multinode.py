@@ -243,37 +243,45 @@ def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
     def after(key, shape=()):
         return last.get(key, np.full(shape, -1, dtype=np.int64) if shape else -1)
 
+    rates = np.array([[float(topo.node_attrs[sw].get("reduce_bandwidth") or 0.0)
+                       for sw in row] for row in switches])          # (G, P) B/s, 0: none
+    ranks = members.ravel()                                         # node by node
     for j in range(C):
         for s in range(P):
             # slice c of plane s, in two halves (one per tree of nodes): (L, 2) piece ids
             piece = ((np.arange(L) * P + s) * C + j)[:, None] * 2 + np.arange(2)
-            partial = np.empty((G, L), dtype=np.int64)
-            for k in range(G):
-                sw = n + k * P + s
-                ranks = members[k]
-                up = plan.sends(np.repeat(ranks, L), sw, pieces=np.tile(piece, (L, 1)),
-                                deps=after(("up", k, s), L * L))
-                last[("up", k, s)] = up
-                copies = up.reshape(L, L).T                      # row c: copies of slice c
-                rate = topo.node_attrs[switches[k][s]].get("reduce_bandwidth")
-                if rate:
-                    copies = serial_computes(plan, sw, plan.piece_bytes / float(rate), copies,
-                                             int(after(("alu", k, s))))
-                    last[("alu", k, s)] = copies[-1]
-                down = plan.sends(sw, ranks, pieces=piece,
-                                  deps=[copies, after(("down", k, s), L)])
-                last[("down", k, s)] = down
-                partial[k] = down
+            sw = n + np.arange(G) * P + s                           # every node's switch
+            # every GPU of every node sends its copy of each slice to its node's switch
+            up = plan.sends(np.repeat(ranks, L), np.repeat(sw, L * L),
+                            pieces=np.tile(piece, (G * L, 1)),
+                            deps=after(("up", s), G * L * L))
+            last[("up", s)] = up
+            copies = up.reshape(G, L, L).transpose(0, 2, 1).reshape(G * L, L)  # row: slice
+            reducing = rates[:, s] > 0
+            if reducing.any():                  # the switch reduces one piece at a time
+                rows = np.repeat(reducing, L)
+                done = serial_computes(plan, sw[reducing],
+                                       plan.piece_bytes / rates[reducing, s],
+                                       copies[rows], after(("alu", s), G)[reducing])
+                alu = after(("alu", s), G).copy()
+                alu[reducing] = done.reshape(-1, L)[:, -1]
+                last[("alu", s)] = alu
+                reduced = np.full((G * L, L), -1, dtype=np.int64)
+                reduced[rows, 0] = done
+                reduced[~rows] = copies[~rows]
+                copies = reduced
+            down = plan.sends(np.repeat(sw, L), ranks, pieces=np.tile(piece, (G, 1)),
+                              deps=[copies, after(("down", s), G * L)])
+            last[("down", s)] = down
+            partial = down.reshape(G, L)
             final = _across_nodes(plan, members, piece, partial, node_tree_pair, after, last, s)
-            for k in range(G):
-                sw = n + k * P + s
-                ranks = members[k]
-                stored = plan.sends(ranks, sw, pieces=piece,
-                                    deps=[final[k], partial[k], after(("store", k, s), L)])
-                last[("store", k, s)] = stored
-                cast = plan.sends(sw, np.tile(ranks, L), pieces=np.repeat(piece, L, axis=0),
-                                  deps=[np.repeat(stored, L), after(("cast", k, s), L * L)])
-                last[("cast", k, s)] = cast
+            stored = plan.sends(ranks, np.repeat(sw, L), pieces=np.tile(piece, (G, 1)),
+                                deps=[final.ravel(), down, after(("store", s), G * L)])
+            last[("store", s)] = stored
+            cast = plan.sends(np.repeat(sw, L * L), np.tile(members, L).ravel(),
+                              pieces=np.tile(np.repeat(piece, L, axis=0), (G, 1)),
+                              deps=[np.repeat(stored, L), after(("cast", s), G * L * L)])
+            last[("cast", s)] = cast
     return replace(plan.build(), extra_nodes=tuple(int(sw) for row in switches for sw in row))
 
 

@@ -301,25 +301,40 @@ def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: n
         last[("net", s)] = sent
         return sent.reshape(2, L)[::-1].copy()
     halves = []
+    none = np.full(L, -1, dtype=np.int64)
     for t, tree in enumerate(trees):            # each tree all-reduces one half of a slice
-        # every slice c at once: its heads (members[:, c]) form the same tree of nodes
+        # every slice c at once (its heads, members[:, c], form the same tree of nodes),
+        # and every node of one depth at once: up from the deepest, then down from the root
         half = piece[:, t:t + 1]
+        parent = np.asarray(tree.parent)
+        depth = np.zeros(G, dtype=np.int64)
+        for k in tree.top_down()[1:]:
+            depth[k] = depth[parent[k]] + 1
         done = partial.copy()
-        got: dict[int, list[np.ndarray]] = {}
-        for k in reversed(tree.top_down()):                        # reduce up
-            mine = [partial[k]] + got.get(k, [])
-            up = tree.parent[k]
-            if up < 0:
-                done[k] = plan.barriers(np.stack(mine, axis=1))
+        sent_up = np.full((G, L), -1, dtype=np.int64)
+        for d in range(int(depth.max()), -1, -1):                  # reduce up
+            ks = np.flatnonzero(depth == d)
+            kids = [tree.children[k] for k in ks]
+            mine = [partial[ks]] + [np.stack([sent_up[c[i]] if i < len(c) else none
+                                              for c in kids])
+                                    for i in range(max(map(len, kids)))]
+            mine = np.stack([m.ravel() for m in mine], axis=1)     # (|ks| L, 1 + children)
+            if d == 0:
+                done[ks] = plan.barriers(mine).reshape(-1, L)
                 continue
-            sent = plan.sends(members[k], members[up], pieces=half,
-                              deps=mine + [after(("net", t, k, s), L)])
-            last[("net", t, k, s)] = sent
-            got.setdefault(up, []).append(sent)
-        for k in tree.top_down():                                  # broadcast down
-            for child in tree.children[k]:
-                done[child] = plan.sends(members[k], members[child], pieces=half,
-                                         deps=[done[k]])
+            sent = plan.sends(members[ks].ravel(), members[parent[ks]].ravel(),
+                              pieces=np.tile(half, (ks.size, 1)),
+                              deps=[mine, after(("net", t, d, s), ks.size * L)])
+            last[("net", t, d, s)] = sent
+            sent_up[ks] = sent.reshape(-1, L)
+        for d in range(int(depth.max())):                          # broadcast down
+            pairs = [(k, c) for k in np.flatnonzero(depth == d) for c in tree.children[k]]
+            if not pairs:
+                continue
+            up, down = (np.array(x) for x in zip(*pairs))
+            done[down] = plan.sends(members[up].ravel(), members[down].ravel(),
+                                    pieces=np.tile(half, (up.size, 1)),
+                                    deps=done[up].ravel()).reshape(-1, L)
         halves.append(done)
     final = plan.barriers(np.stack([halves[0].ravel(), halves[1].ravel()], axis=1))
     final = final.reshape(G, L)

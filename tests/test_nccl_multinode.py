@@ -117,16 +117,21 @@ def test_multi_node_schedules_are_correct(op, algorithm):
     assert schedule.meta["record"]["nccl_algorithm"] == algorithm
 
 
+def _nvls_tree(nodes: int, *, annotate: bool):
+    """NVLS tree all-reduce of 1 MiB in 2 chunks on ``nodes`` DGX H100."""
+    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
+                          extra={"nccl_algorithm": "nvls_tree", "annotate": annotate},
+                          chunks=2)
+    schedule = build_schedule("allreduce", "nccl", 8 * nodes, 1 << 20, options)
+    assert schedule.meta["record"]["nccl_algorithm"] == "nvls_tree"
+    return schedule
+
+
 @pytest.mark.parametrize("nodes", [2, 4])
 def test_nvls_tree_delivers_every_rank_its_data(nodes):
     # NVLS's reduction replaces a head's copy with the switch's sum (ld_reduce reads the
     # head's own copy too), which the symbolic check counts twice: the flow check applies
-    n = 8 * nodes
-    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
-                          extra={"nccl_algorithm": "nvls_tree", "annotate": False}, chunks=2)
-    schedule = build_schedule("allreduce", "nccl", n, 1 << 20, options)
-    assert schedule.meta["record"]["nccl_algorithm"] == "nvls_tree"
-    assert flow_problems(schedule, "allreduce", n) == []
+    assert flow_problems(_nvls_tree(nodes, annotate=False), "allreduce", 8 * nodes) == []
 
 
 @pytest.mark.parametrize("nodes", [3, 4])
@@ -138,9 +143,7 @@ def test_nvls_tree_broadcasts_a_half_only_after_the_whole_tree_reduced_it(nodes)
     from netsim.algorithms.trees import double_binary_trees
 
     n = 8 * nodes
-    options = AlgoOptions(topology=parse_topology(f"dgx-h100-cluster:nodes={nodes}"),
-                          extra={"nccl_algorithm": "nvls_tree", "annotate": True}, chunks=2)
-    schedule = build_schedule("allreduce", "nccl", n, 1 << 20, options)
+    schedule = _nvls_tree(nodes, annotate=True)
     trees = double_binary_trees(nodes)
     ancestors = [0] * schedule.num_ops                  # bitsets of op ids
     for op in range(schedule.num_ops):                  # ops are in an order of the DAG

@@ -508,20 +508,20 @@ def serial_computes(plan: Plan, rank, seconds, deps: np.ndarray, after=-1,
     starts = np.broadcast_to(np.asarray(after, dtype=np.int64), (units,))
     if deps.size and deps.max() >= first or starts.max(initial=-1) >= first:
         raise ValueError("a dependency names an op that is not in an earlier block")
-    if m % units:
+    if m == 0 or m % units:
         raise ValueError(f"{m} rows do not split into queues of {units} units")
+    per_unit = m // units
     ids = np.arange(first, first + m, dtype=np.int64)
     previous = ids - 1
-    previous[::m // units or 1] = starts[:min(units, m)]   # each queue after its own start
+    previous[::per_unit] = starts                  # each queue after its own start
     both = np.sort(np.concatenate([deps, previous[:, None]], axis=1), axis=1)
     keep = both >= 0
     keep[:, 1:] &= both[:, 1:] != both[:, :-1]     # every dependency listed once
     t = -1 if tag is None else plan._tags.setdefault(tag, len(plan._tags))
-    per_unit = max(m // units, 1)
     seconds = np.asarray(seconds, dtype=np.float64)
-    plan._blocks.append((COMPUTE, np.repeat(ranks, per_unit)[:m], np.int64(-1), 0.0,
+    plan._blocks.append((COMPUTE, np.repeat(ranks, per_unit), np.int64(-1), 0.0,
                          float(seconds) if seconds.ndim == 0 else
-                         np.repeat(np.broadcast_to(seconds, (units,)), per_unit)[:m],
+                         np.repeat(np.broadcast_to(seconds, (units,)), per_unit),
                          keep.sum(axis=1), both[keep], t))
     plan._count += m
     return ids

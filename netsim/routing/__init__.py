@@ -286,13 +286,13 @@ def route(topo: Topology, src, dst, *, keys=None, router: Router | None = None,
     keys = np.arange(n, dtype=_I) if keys is None else np.asarray(keys, dtype=_I)
     if keys.shape != (n,):
         raise RoutingError(f"keys must have one entry per flow ({n}), got shape {keys.shape}")
-    memo = _memo(router, n, paths)
-    if memo:
+    keep = _keeps(router, n, paths)
+    if keep:
         found = _kept_routes.find((n,), (src, dst, keys), (router, topo))
         if found is not None:
             return found[0]
     routes = _route(topo, src, dst, keys, router, paths)
-    if memo:
+    if keep:
         _kept_routes.put((n,), (src, dst, keys), routes, (router, topo),
                          held=sum(np.asarray(getattr(routes, f)).nbytes
                                   for f in _ROUTE_ARRAYS))
@@ -310,7 +310,7 @@ _ROUTE_ARRAYS = ("src", "dst", "sub_ptr", "sub_req", "sub_frac", "path_ptr", "pa
                  "sub_latency")
 
 
-def _memo(router, n: int, paths) -> bool:
+def _keeps(router, n: int, paths) -> bool:
     """Whether route() keeps this call's routes: netsim's own routers (their paths are a
     function of the topology, the requests and their keys; a plugin's need not be), at
     least :data:`MEMO_FROM` requests, no explicit paths."""
@@ -321,7 +321,7 @@ def _memo(router, n: int, paths) -> bool:
 
 def _route(topo: Topology, src: np.ndarray, dst: np.ndarray, keys: np.ndarray, router,
            paths) -> Routes:
-    """:func:`route` after the checks, without the memo."""
+    """:func:`route` after the checks, without the kept routes."""
     n = len(src)
     parts: list[tuple[np.ndarray, PathTable]] = []
     free = np.ones(n, dtype=bool)                     # requests not yet given a path

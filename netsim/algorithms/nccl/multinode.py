@@ -260,10 +260,10 @@ def nvls_tree(members: np.ndarray, size: float, switches: list[list[int]],
             reducing = rates[:, s] > 0
             if reducing.any():                  # the switch reduces one piece at a time
                 rows = np.repeat(reducing, L)
+                alu = after(("alu", s), G).copy()       # each switch's last reduction
                 done = serial_computes(plan, sw[reducing],
                                        plan.piece_bytes / rates[reducing, s],
-                                       copies[rows], after(("alu", s), G)[reducing])
-                alu = after(("alu", s), G).copy()
+                                       copies[rows], alu[reducing])
                 alu[reducing] = done.reshape(-1, L)[:, -1]
                 last[("alu", s)] = alu
                 reduced = np.full((G * L, L), -1, dtype=np.int64)
@@ -301,7 +301,6 @@ def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: n
         last[("net", s)] = sent
         return sent.reshape(2, L)[::-1].copy()
     halves = []
-    none = np.full(L, -1, dtype=np.int64)
     for t, tree in enumerate(trees):            # each tree all-reduces one half of a slice
         # every slice c at once (its heads, members[:, c], form the same tree of nodes),
         # and every node of one depth at once: up from the deepest, then down from the root
@@ -314,11 +313,14 @@ def _across_nodes(plan: Plan, members: np.ndarray, piece: np.ndarray, partial: n
         sent_up = np.full((G, L), -1, dtype=np.int64)
         for d in range(int(depth.max()), -1, -1):                  # reduce up
             ks = np.flatnonzero(depth == d)
-            kids = [tree.children[k] for k in ks]
-            mine = [partial[ks]] + [np.stack([sent_up[c[i]] if i < len(c) else none
-                                              for c in kids])
-                                    for i in range(max(map(len, kids)))]
-            mine = np.stack([m.ravel() for m in mine], axis=1)     # (|ks| L, 1 + children)
+            # per (node, slice): its own partial, then what each child sent up (-1: none)
+            mine = np.full((ks.size, L, 1 + max(len(tree.children[k]) for k in ks)), -1,
+                           dtype=np.int64)
+            mine[:, :, 0] = partial[ks]
+            for row, k in enumerate(ks):
+                for i, child in enumerate(tree.children[k]):
+                    mine[row, :, 1 + i] = sent_up[child]
+            mine = mine.reshape(ks.size * L, -1)
             if d == 0:
                 done[ks] = plan.barriers(mine).reshape(-1, L)
                 continue

@@ -174,3 +174,86 @@ def test_a_dead_plane_costs_what_running_its_bundle_at_three_quarters_costs(at):
     slow = run_collective("allreduce", topo, "ring", 8 * 2**20,
                           faults=[degrade_links(topo, bundle, 0.75, time=at)])
     assert dead.time_s == pytest.approx(slow.time_s, rel=1e-12)
+
+
+# -- the compiled loop stops at each fault ------------------------------------------------
+# The numpy loop applies a fault (rerouting calls the router); the compiled loop stops before
+# it, hands its state back and takes over again after it. These runs force each compiled
+# solver from the first event on and check it ran, with the hand-computed answer.
+
+COMPILED_SOLVERS = ["kernel", "incremental", "classes"]
+
+
+def _forced(loop):
+    from netsim.engine import EngineConfig
+
+    pytest.importorskip("numba")
+    return EngineConfig(loop=loop, symmetry=False)
+
+
+@pytest.mark.parametrize("loop", COMPILED_SOLVERS)
+def test_compiled_loops_stop_at_a_mid_run_failure_and_go_on_after_it(loop):
+    # Two sends a -> b, the second one 10 ms later: the compiled loop runs between the
+    # first event and the failure at 40 ms, the numpy loop reroutes both, and the compiled
+    # loop finishes them on the slow way (5 GB/s shared, 1 ms of latency).
+    topo = two_routes()
+    b = ScheduleBuilder(2)
+    b.send(0, 1, 1e9)
+    b.send(0, 1, 1e9)
+    schedule = b.build()
+    t0 = 0.04
+    result = simulate(topo, schedule, placement=[0, 1], not_before=np.array([0.0, 0.01]),
+                      faults=[fail_links(topo, [0], time=t0)], config=_forced(loop))
+    # by t0: 0.1 s x 10 GB/s alone, then 5 GB/s each for 30 ms: 0.25 GB and 0.15 GB sent
+    left = (1e9 - 10e9 * 0.01 - 5e9 * 0.03, 1e9 - 5e9 * 0.03)
+    first = t0 + 1e-3 + 2 * left[0] / 5e9            # shared until the first one ends
+    second = first + (left[1] - left[0]) / 5e9
+    np.testing.assert_allclose(np.sort(result.op_finish), [first, second], rtol=1e-12)
+    assert result.meta["faults"][0]["rerouted_flows"] == 2
+    engine = result.meta["engine"]
+    assert engine["loop"] == loop
+    reference = simulate(topo, schedule, placement=[0, 1], not_before=np.array([0.0, 0.01]),
+                         faults=[fail_links(topo, [0], time=t0)])
+    assert result.events == reference.events
+    np.testing.assert_allclose(result.link_bytes, reference.link_bytes, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loop", COMPILED_SOLVERS)
+def test_a_send_rerouted_while_its_latency_runs_starts_after_its_new_latency(loop):
+    # a -> b has 1.5 ms of latency; the failure at 1 ms reroutes the send before it drains
+    # a byte, onto a -> c -> b (1 ms of latency from the failure on). Its start queued at
+    # 1.5 ms is too early: the compiled loop must start it at 2 ms, as the numpy loop does.
+    b = TopologyBuilder("diamond")
+    for name in "abc":
+        b.add_node(name)
+    b.add_link("a", "b", 10e9, 1.5e-3)
+    b.add_link("a", "c", 5e9, 0.5e-3)
+    b.add_link("c", "b", 5e9, 0.5e-3)
+    topo = b.build()
+    schedule = ScheduleBuilder(2)
+    schedule.send(0, 1, 1e8)
+    schedule.send(0, 1, 1e8, deps=[0])
+    schedule = schedule.build()
+    result = simulate(topo, schedule, placement=[0, 1],
+                      faults=[fail_links(topo, [0], time=1e-3)], config=_forced(loop))
+    first = 1e-3 + 1e-3 + 1e8 / 5e9
+    np.testing.assert_allclose(result.op_finish, [first, first + 1e-3 + 1e8 / 5e9],
+                               rtol=1e-12)
+    reference = simulate(topo, schedule, placement=[0, 1],
+                         faults=[fail_links(topo, [0], time=1e-3)])
+    assert result.events == reference.events
+    assert result.meta["engine"]["loop"] == loop
+
+
+@pytest.mark.parametrize("loop", COMPILED_SOLVERS)
+def test_a_failure_after_the_run_ended_is_logged_by_the_compiled_loops_too(loop):
+    topo = two_routes()
+    two = ScheduleBuilder(2)
+    first = two.send(0, 1, 1e9)
+    two.send(0, 1, 1e9, deps=[first])
+    result = simulate(topo, two.build(), placement=[0, 1], config=_forced(loop),
+                      faults=[fail_links(topo, [0], time=1.0)])
+    assert result.makespan == pytest.approx(0.2, rel=1e-12)
+    assert result.meta["faults"] == [{"time": 1.0, "links": ["a->b"], "factor": 0.0,
+                                      "rerouted_flows": 0}]
+    assert result.meta["engine"]["loop"] == loop

@@ -51,7 +51,8 @@ class EngineConfig:
     with no symmetry search: what every other path is tested against; ``numpy`` the numpy
     loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
     the first event (``classes`` runs on flows, so it turns the symmetry search off).
-    Runs with faults or a recorded timeline always take the numpy loop.
+    Runs with a recorded timeline always take the numpy loop; with faults the compiled
+    loop stops at each fault, which the numpy loop applies (rerouting calls the router).
 
     ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
     ``warm_min_incidences`` draining incidences a cold solve is cheaper).
@@ -140,18 +141,19 @@ def compiled_available() -> bool:
 
 
 def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: int,
-                dependencies: int, weighted: bool, faults: bool = False,
-                timeline: bool = False, compiled: bool | None = None) -> EnginePath:
+                dependencies: int, weighted: bool, timeline: bool = False,
+                compiled: bool | None = None) -> EnginePath:
     """The path a run takes, from the sizes of what it simulates (after symmetry classes:
     ``ops``, ``subflows``, path ``incidences``, ``dependencies`` (edges), ``weighted``
-    paths, ``faults``, a recorded ``timeline``), ``config`` and whether the compiled loops
-    can run (``compiled``; default: numba installed). Nothing else."""
+    paths, a recorded ``timeline``), ``config`` and whether the compiled loops can run
+    (``compiled``; default: numba installed). Nothing else: faults do not change it (the
+    compiled loop stops at each, and the numpy loop applies it)."""
     if config.loop == "reference":
         return EnginePath("numpy", "cold", None)
     numpy_path = EnginePath("numpy", "warm" if config.warm else "cold", None)
     if compiled is None:
         compiled = compiled_available()
-    if config.loop == "numpy" or faults or timeline:
+    if config.loop == "numpy" or timeline:
         return numpy_path
     if not compiled:
         if config.loop != "auto":

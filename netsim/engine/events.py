@@ -36,11 +36,13 @@ else:                                   # pragma: no cover - exercised without n
     def njit(*args, **kwargs):          # keeps the definitions below importable
         return (lambda f: f) if not args or not callable(args[0]) else args[0]
 
-__all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "next_time", "done_limit", "retire",
+__all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "STOPPED", "next_time", "done_limit",
+           "retire",
            "timed", "make_room", "links_on", "links_off", "note_peaks"]
 
-#: Status codes of :func:`netsim.engine.loop.run_events`.
-DONE, PAUSED, NO_CAPACITY = 0, 1, 2
+#: Status codes of :func:`netsim.engine.loop.run_events`: STOPPED when the next event is
+#: due at or after ``floats[F_STOP]`` (a link fault, which the executor applies).
+DONE, PAUSED, NO_CAPACITY, STOPPED = 0, 1, 2, 3
 
 _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIER = 2)
 # Timed-event kinds: the executor hands its numpy loop's heap over as is (executor's own
@@ -51,7 +53,8 @@ _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 # (by another thread) to ask run_events to return after the event under way; I_BEGUN: the
 # solver has taken over the draining flows (run_events' first call).
 I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED, I_PAUSE, I_BEGUN = range(7)
-F_NOW, F_TOLERANCE, F_SCAN = range(3)
+# F_STOP: the loop stops before an event at or after this time (inf: never).
+F_NOW, F_TOLERANCE, F_SCAN, F_STOP = range(4)
 
 
 # -- the timed-event heap ------------------------------------------------------------------
@@ -233,7 +236,7 @@ def retire(done_subs, n_done, t, ops, flows, ht, hq, size, seq):
     the tuples the loop passes around (:func:`timed`)."""
     (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting, op_subs_ptr,
      op_subs_idx, sub_latency, op_release, op_start, op_finish, stack) = ops
-    sub_op, subs_left, remaining, sub_done = flows
+    sub_op, subs_left, remaining, sub_done, _ = flows
     n_stack = 0
     for k in range(n_done):
         n_stack = _sub_done(done_subs[k], remaining, sub_done, sub_op, subs_left, stack,
@@ -303,7 +306,8 @@ def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grow
 
     ``ops``: (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting,
     op_subs_ptr, op_subs_idx, sub_latency, op_release, op_start, op_finish, stack);
-    ``flows``: (sub_op, subs_left, remaining, sub_done); ``paths``: (path_start, path_len,
+    ``flows``: (sub_op, subs_left, remaining, sub_done, earliest: no start before, s, which
+    a reroute sets); ``paths``: (path_start, path_len,
     path_links, weight, weighted, sub_bytes); ``links``: (capacity, link_count, link_busy,
     busy_from, link_peak). The sub-flows that start draining go to ``started`` and their
     links to ``grown`` (for :func:`note_peaks`); the solver adds them. ``counts`` holds
@@ -314,7 +318,7 @@ def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grow
     """
     (kind, seconds, overhead, not_before, succ_ptr, succ_idx, waiting, op_subs_ptr,
      op_subs_idx, sub_latency, op_release, op_start, op_finish, stack) = ops
-    sub_op, subs_left, remaining, sub_done = flows
+    sub_op, subs_left, remaining, sub_done, earliest = flows
     path_start, path_len, path_links, weight, weighted, sub_bytes = paths
     link_count, busy_from = links[1], links[3]
     need = 0
@@ -334,6 +338,11 @@ def timed(horizon, t, ops, flows, paths, links, ht, hq, size, seq, started, grow
             if sub_done[f]:
                 continue
             counts[0] = 1
+            if earliest[f] > t * (1 + _REL_TOL):   # rerouted while its latency ran: later
+                _push(ht, hq, size, earliest[f], seq, _ACTIVATE, f)   # (room: one popped)
+                size += 1
+                seq += 1
+                continue
             if path_len[f] == 0 or sub_bytes[f] == 0:
                 n_stack = _sub_done(f, remaining, sub_done, sub_op, subs_left, stack, 0)
             else:

@@ -17,10 +17,11 @@ A run reads: reduce (symmetry classes, :func:`execute`) -> choose the path
 chosen solver) -> expand to the result; the path is recorded in ``Result.meta["engine"]``.
 
 This numpy loop is the same loop as the compiled one, kept for what that one does not do:
-faults (rerouting calls the router, in Python), recorded timelines, installs without numba
-(``--no-deps``), the reference solver the conformance tests compare every path with, and
-the first events of every run: a run with few events ends here without loading compiled
-code (``EngineConfig.numpy_work``).
+applying faults (rerouting calls the router, in Python: the compiled loop stops before each
+fault and hands its state back, :meth:`_Execution._take_back`, then goes on), recorded
+timelines, installs without numba (``--no-deps``), the reference solver the conformance
+tests compare every path with, and the first events of every run: a run with few events
+ends here without loading compiled code (``EngineConfig.numpy_work``).
 """
 
 from __future__ import annotations
@@ -171,8 +172,7 @@ class _Execution:
         self.path = path if path is not None else choose_path(
             self.config, ops=schedule.num_ops, subflows=self.n_flows,
             incidences=int(self.path_len.sum()), dependencies=int(self.succ_idx.size),
-            weighted=self.path_weight is not None, faults=bool(self.faults),
-            timeline=self.timeline is not None)
+            weighted=self.path_weight is not None, timeline=self.timeline is not None)
         require_work_space(self.config, self.path, subflows=self.n_flows,
                            incidences=int(self.path_len.sum()))
 
@@ -215,7 +215,7 @@ class _Execution:
         self.events = 0
         self.now = 0.0
         self.work = 0                 # draining incidences summed over events (numpy_work)
-        self.numpy_events = None      # events run before the compiled loop took over
+        self.compiled_events = None   # events the compiled loop ran (None: it never ran)
 
     def _init_network(self) -> None:
         """The draining set, per-link counts and loads, and the warm start's state."""
@@ -474,9 +474,9 @@ class _Execution:
         hand_over = self.path.numpy_work
         while self._step() != np.inf:
             self.work += self.active_links.size + self.config.event_work
-            if hand_over is not None and self.work > hand_over:
-                self.numpy_events = self.events     # the compiled loop goes on from here
-                self._run_compiled()
+            # the compiled loop goes on from here, to the end or to the next fault, which
+            # this loop applies (rerouting calls the router) before handing over again
+            if hand_over is not None and self.work > hand_over and self._run_compiled():
                 break
         if np.isnan(self.op_finish).any():
             stuck = int(np.flatnonzero(np.isnan(self.op_finish))[0])
@@ -487,18 +487,20 @@ class _Execution:
 
     def engine_meta(self) -> dict:
         """What ran (``Result.meta["engine"]``): the loop, its solver, the events the
-        numpy loop ran before a compiled loop took over, the tolerance."""
-        ran = self.path.loop if self.numpy_events is not None else "numpy"
-        numpy_events = self.events if self.numpy_events is None else self.numpy_events
+        numpy loop ran (before a compiled loop took over, and the faults it applied), the
+        tolerance."""
+        ran = self.path.loop if self.compiled_events is not None else "numpy"
+        numpy_events = self.events - (self.compiled_events or 0)
         solver = self.path.solver if ran == self.path.loop else \
             ("warm" if self.config.warm else "cold")
         return {"loop": ran, "solver": solver, "numpy_events": int(numpy_events),
                 "tolerance": self.tolerance}
 
-    def _run_compiled(self) -> None:
+    def _run_compiled(self) -> bool:
         """Go on with the event loop as compiled code (engine.loop, with the solver
         ``path.loop`` names), from the state the numpy loop left: the draining flows, their
-        rates and the queued timed events."""
+        rates and the queued timed events. It runs to the end (returns True) or stops
+        before the next fault and hands the state back to this loop (False)."""
         from . import loop as compiled
 
         i64, f64 = np.int64, np.float64
@@ -518,8 +520,11 @@ class _Execution:
         ints = np.zeros(7, dtype=i64)
         ints[compiled.I_EVENTS] = self.events
         ints[compiled.I_ACTIVE] = self.active.size
-        floats = np.array([self.now, self.tolerance, self.config.link_scan_factor])
-        ht, hq, n_queued = _heap_arrays(self.heap)
+        faults = [entry for entry in self.heap if entry[2] == _FAULT]
+        stop = min((entry[0] for entry in faults), default=np.inf)
+        floats = np.array([self.now, self.tolerance, self.config.link_scan_factor, stop])
+        ht, hq, n_queued = _heap_arrays([entry for entry in self.heap
+                                         if entry[2] != _FAULT])
         ints[compiled.I_HEAP] = ints[compiled.I_SEQ] = n_queued
         self.heap = []
         self.waiting = arr(self.waiting, i64)
@@ -530,7 +535,8 @@ class _Execution:
                arr(self.succ_idx, i64), self.waiting, arr(self.op_subs_ptr, i64),
                arr(self.op_subs_idx, i64), arr(self.sub_latency, f64), self.op_release,
                self.op_start, self.op_finish, np.empty(self.schedule.num_ops + 1, dtype=i64))
-        flows = (arr(self.sub_op, i64), self.subs_left, self.remaining, self.sub_done)
+        flows = (arr(self.sub_op, i64), self.subs_left, self.remaining, self.sub_done,
+                 arr(self.earliest, f64))
         paths = (arr(self.path_start, i64), arr(self.path_len, i64),
                  read_only(self.path_links, i64),
                  arr(self.path_weight, f64) if weighted else np.zeros(1), weighted,
@@ -552,6 +558,7 @@ class _Execution:
         # progress report, every progress_every events; the solver's state goes on from
         # where it paused, so the answer is the same bit for bit however often it pauses.
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
+        events = self.events
         with _Pauser(ints, compiled.I_PAUSE):
             while True:
                 ints[compiled.I_PAUSE] = 0
@@ -562,12 +569,40 @@ class _Execution:
                     raise SimulationError("a flow has no capacity left on its path")
                 self.events = int(ints[compiled.I_EVENTS])
                 self.now = float(floats[compiled.F_NOW])
-                if status == compiled.DONE:
+                if status in (compiled.DONE, compiled.STOPPED):
                     break
                 checkpoint()          # a signal that came during the call stops the run here
                 if self.progress:
                     self.progress(self.events, self.now)
+        self.compiled_events = (self.compiled_events or 0) + self.events - events
         self.active = active[:int(ints[compiled.I_ACTIVE])]
+        if status == compiled.DONE:
+            return True
+        self._take_back(ht[:ints[compiled.I_HEAP]], hq[:ints[compiled.I_HEAP]], faults,
+                        busy_from)
+        return False
+
+    def _take_back(self, ht: np.ndarray, hq: np.ndarray, faults: list,
+                   busy_from: np.ndarray) -> None:
+        """The numpy loop's state from the compiled loop's, stopped before a fault: the
+        draining flows' paths (their remaining bytes and rates are handed back already),
+        the busy time of the links busy now, and the queued events with the faults."""
+        lengths = self.path_len[self.active]
+        self.active_links = _gather_spans(self.path_start[self.active], lengths,
+                                          self.path_links)
+        if self.path_weight is not None:
+            self.active_weight = _gather_spans(self.path_start[self.active], lengths,
+                                               self.path_weight)
+        self.level = None                       # the next solve is cold
+        self.lost[:] = False
+        busy = self.link_count > 0
+        self.link_busy[busy] += self.now - busy_from[busy]
+        # the compiled loop's push order first, then the faults, as they were queued
+        self.heap = [(float(t), int(seq), int(kind), np.array([ident]))
+                     for t, (seq, kind, ident) in zip(ht.tolist(), hq.tolist())]
+        self.heap.extend(faults)
+        heapq.heapify(self.heap)
+        self._seq = itertools.count(int(hq[:, 0].max()) + 1 if hq.size else 0)
 
     def _credit(self, subs: np.ndarray, nbytes: np.ndarray) -> None:
         """Add ``nbytes`` of each sub-flow to every link of its current path."""

@@ -32,12 +32,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import classes, incremental, kernel
-from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_TOLERANCE, I_ACTIVE, I_BEGUN,
-                     I_EVENTS, I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, done_limit, make_room,
-                     next_time, njit, note_peaks, retire, timed)
+from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_STOP, F_TOLERANCE, I_ACTIVE,
+                     I_BEGUN, I_EVENTS, I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, STOPPED,
+                     done_limit, make_room, next_time, njit, note_peaks, retire, timed)
 
 __all__ = ["AVAILABLE", "SOLVERS", "new_states", "run_events", "DONE", "PAUSED",
-           "NO_CAPACITY"]
+           "NO_CAPACITY", "STOPPED"]
 
 #: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
 SOLVERS = {"kernel": 0, "incremental": 1, "classes": 2}
@@ -58,8 +58,9 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
                warm, sts):
     """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`) and its state
     ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries): DONE, PAUSED
-    after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on), or
-    NO_CAPACITY. It runs without the GIL, so that another thread can set ``I_PAUSE``.
+    after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on),
+    NO_CAPACITY, or STOPPED before an event due at or after ``floats[F_STOP]`` (a link
+    fault: the executor applies it and starts the loop anew). It runs without the GIL, so that another thread can set ``I_PAUSE``.
 
     The run has begun: the numpy loop released the ops of time 0 and ran its first events
     (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over). The
@@ -71,9 +72,10 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     cold at every event, the reference for the warm start). Nothing of the run lives
     outside these arguments between two calls, so pausing changes no bit of the answer.
     The first call (``ints[I_BEGUN]`` 0) has the solver take over the draining flows; the
-    one that ends the run hands their remaining bytes and rates back to ``draining``.
+    one that ends the run (or stops it) hands their remaining bytes and rates back to
+    ``draining``.
     """
-    now, tolerance = floats[F_NOW], floats[F_TOLERANCE]
+    now, tolerance, stop = floats[F_NOW], floats[F_TOLERANCE], floats[F_STOP]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
     status = PAUSED
     if ints[I_BEGUN] == 0:
@@ -85,9 +87,12 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     for _ in range(max_events):
         # 1. the next event: the solver's first fluid completion or the first timed event
         t_fluid, t_window, dt_fluid = _first_finish(solver, sts, now, tolerance,
-                                                    ht[0] if size > 0 else np.inf, n_active,
-                                                    draining)
+                                                    min(ht[0] if size > 0 else np.inf, stop),
+                                                    n_active, draining)
         t_next, fluid, _ = next_time(now, t_fluid, ht, size)
+        if t_next >= stop:          # a fault is due first (even after the run's end: the
+            status = STOPPED        # numpy loop logs it so): the executor's to apply
+            break
         if t_next == np.inf:
             status = DONE
             break
@@ -130,7 +135,7 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         events += 1
         if ints[I_PAUSE] != 0:
             break
-    if status == DONE:
+    if status == DONE or status == STOPPED:
         _hand_back(solver, sts, now, n_active, draining, ints)
     floats[F_NOW] = now
     ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active

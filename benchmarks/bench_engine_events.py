@@ -14,6 +14,11 @@ Cases (select by name; default: all but the slowest):
 * ``fattree_ring``: ``netsim coll allreduce --topo fattree:k=16 --algo ring --size 256MiB``:
   1,024 ranks, 2,095,104 sends over 2,047 steps; ECMP by hash spreads the sends that
   leave an edge switch, so no two steps are alike and no symmetry class forms.
+* ``faults12``: ``lognormal12`` with the link 0_0->1_0 failed at 100 us (the flows on it
+  rerouted, the compiled loop stopped before the fault and taken over again after it).
+* ``faults_dgx``: ``netsim coll allreduce --topo dgx-h100-cluster:nodes=4 --size 64MiB
+  --fail-link 'n0.gpu0->n0.sw0@100us'``: 172,032 flows, every op run (a fault breaks the
+  symmetry).
 
 Each case runs in a fresh process, so its peak memory (max RSS) is its own, and prints
 flows, events, solver passes (calls of the max-min solver), wall time, peak memory (and
@@ -57,13 +62,13 @@ MODES = {"fast": {}, "kernel": {"incremental_min_subflows": None},
 CONFIG = None           # the EngineConfig of this process's mode (set in one())
 
 CASES = ["lognormal8", "lognormal12", "lognormal16", "staggered16", "flows16", "flows32",
-         "nvl72", "dgx", "fattree_ring"]
+         "nvl72", "dgx", "fattree_ring", "faults12", "faults_dgx"]
 DEFAULT = ["lognormal8", "lognormal12", "staggered16", "flows16", "flows32", "nvl72", "dgx",
-           "fattree_ring"]
+           "fattree_ring", "faults12", "faults_dgx"]
 
 
-def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
-    from netsim.engine import execute, route_schedule
+def _mesh_alltoall(k: int, *, lognormal: bool, latency: float, fail_at: float | None = None):
+    from netsim.engine import execute, fail_links, route_schedule
     from netsim.schedule import sends_from_arrays
     from netsim.topology import mesh
 
@@ -79,7 +84,9 @@ def _mesh_alltoall(k: int, *, lognormal: bool, latency: float):
         nbytes = float(1 << 20)
     schedule = sends_from_arrays(n, src, dst, nbytes, tag="alltoall")
     routes = route_schedule(topology, schedule, topology.endpoints)
-    return [execute(topology, schedule, routes, config=CONFIG)]
+    faults = [] if fail_at is None else [fail_links(topology, ["0_0->1_0"],
+                                                    time=fail_at)]
+    return [execute(topology, schedule, routes, config=CONFIG, faults=faults)]
 
 
 def _coll(topo: str, algo: str = "auto", **kwargs):
@@ -98,7 +105,7 @@ def _coll(topo: str, algo: str = "auto", **kwargs):
     if "sizes" in kwargs:
         run_sweep("allreduce", topo, algo, kwargs["sizes"])
     else:
-        run_collective("allreduce", topo, algo, kwargs["size"])
+        run_collective("allreduce", topo, algo, kwargs["size"], **kwargs.get("options", {}))
     executor._make_result = original
     return results
 
@@ -116,6 +123,15 @@ def run_case(name: str):
         return _coll("dgx-h100", sizes="1KiB:16GiB")
     if name == "fattree_ring":
         return _coll("fattree:k=16", "ring", size="256MiB")
+    if name == "faults12":
+        return _mesh_alltoall(12, lognormal=True, latency=0.0, fail_at=1e-4)
+    if name == "faults_dgx":
+        from netsim.engine import fail_links
+        from netsim.topology import parse_topology
+
+        topo = parse_topology("dgx-h100-cluster:nodes=4")
+        return _coll(topo, "default", size="64MiB", options={
+            "faults": [fail_links(topo, ["n0.gpu0->n0.sw0"], time=1e-4)]})
     raise SystemExit(f"unknown case {name!r}; one of {', '.join(CASES)}")
 
 

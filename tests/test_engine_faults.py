@@ -257,3 +257,20 @@ def test_a_failure_after_the_run_ended_is_logged_by_the_compiled_loops_too(loop)
     assert result.meta["faults"] == [{"time": 1.0, "links": ["a->b"], "factor": 0.0,
                                       "rerouted_flows": 0}]
     assert result.meta["engine"]["loop"] == loop
+
+
+@pytest.mark.parametrize("loop", COMPILED_SOLVERS)
+def test_a_fault_at_the_instant_a_flow_ends_is_one_event_with_it(loop):
+    # The numpy loop merges a fault due within 1e-9 of a completion into that event; the
+    # compiled loop must stop before such an event, not run it and leave the fault alone.
+    topo = two_routes()
+    two = ScheduleBuilder(2)
+    first = two.send(0, 1, 1e9)
+    two.send(0, 1, 1e9, deps=[first])
+    schedule = two.build()
+    faults = [degrade_links(topo, [0], 0.5, time=0.1 * (1 + 1e-12))]
+    result = simulate(topo, schedule, placement=[0, 1], config=_forced(loop), faults=faults)
+    reference = simulate(topo, schedule, placement=[0, 1], faults=faults)
+    assert result.events == reference.events
+    assert result.makespan == pytest.approx(0.1 + 0.2, rel=1e-9)
+    assert result.meta["engine"]["loop"] == loop

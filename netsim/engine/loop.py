@@ -90,14 +90,16 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
                                                     min(ht[0] if size > 0 else np.inf, stop),
                                                     n_active, draining)
         t_next, fluid, _ = next_time(now, t_fluid, ht, size)
-        if t_next >= stop:          # a fault is due first (even after the run's end: the
-            status = STOPPED        # numpy loop logs it so): the executor's to apply
+        if fluid and t_next < np.inf:
+            t_next = t_window
+        # a fault due within this event's window (or after the run's end: the numpy loop
+        # logs it so) is the executor's to apply: it runs this event, fault included
+        if stop < np.inf and t_next + _REL_TOL * max(t_next - now, 0.0) >= stop:
+            status = STOPPED
             break
         if t_next == np.inf:
             status = DONE
             break
-        if fluid:
-            t_next = t_window
         dt = t_next - now
         # 2. the flows that finish, their ops, and the ops those release
         n_active, n_done = _take_done(solver, sts, t_next, now,

@@ -28,7 +28,8 @@ def test_choose_path_reads_sizes_and_config_only():
                                           "subflows": 20_000}).loop == "classes"
     assert choose_path(EngineConfig(incremental_min_subflows=None), **SIZES).loop == "kernel"
     assert choose_path(EngineConfig(), **{**SIZES, "compiled": False}).loop == "numpy"
-    assert choose_path(EngineConfig(loop="kernel"), **{**SIZES, "timeline": True}).loop == "numpy"
+    assert choose_path(EngineConfig(), **{**SIZES, "timeline": True}).loop == "kernel"
+    assert choose_path(EngineConfig(loop="classes"), **{**SIZES, "timeline": True}).loop == "numpy"
     assert choose_path(EngineConfig(loop="kernel"), **SIZES).numpy_work == 0
     assert choose_path(EngineConfig(warm=False, loop="kernel"), **SIZES).solver == "cold"
     with pytest.raises(InputError, match="'classes' runs on flows"):

@@ -221,3 +221,28 @@ def test_imbalanced_alltoalls_give_the_reference_answer(path, shape, latency):
     case = (topo, sends_from_arrays(n, src, dst, nbytes), np.asarray(topo.endpoints),
             None, 0.0, [])
     assert_conforms(case, PATHS[path])
+
+
+@pytest.mark.parametrize("path", ["kernel", "hand-over", "auto"])
+@settings(**{**SETTINGS, "max_examples": 40})
+@given(case=cases())
+def test_a_timeline_recorded_by_the_compiled_loop_is_the_references(path, case):
+    """A recorded timeline runs on engine.kernel's compiled loop (it keeps every flow's
+    rate): the same intervals, the same links in each, loads within 1e-12 relative."""
+    if path != "auto":
+        pytest.importorskip("numba")
+    topo, schedule, placement, not_before, overhead, chosen = case
+    routes = route_schedule(topo, schedule, placement)
+
+    def run(config):
+        return execute(topo, schedule, routes, not_before=not_before, overhead=overhead,
+                       faults=chosen, config=config, record_timeline=True)
+
+    ref, got = run(REFERENCE), run(PATHS[path])
+    assert len(got.timeline) == len(ref.timeline)
+    for (t0, t1, links, load), (r0, r1, r_links, r_load) in zip(got.timeline, ref.timeline):
+        assert (t0, t1) == pytest.approx((r0, r1), rel=1e-12, abs=MERGE_WINDOW * ref.makespan)
+        np.testing.assert_array_equal(links, r_links)
+        np.testing.assert_allclose(load, r_load, rtol=1e-12)
+    if path == "kernel" and (schedule.kind == SEND).any() and got.events > 1:
+        assert got.meta["engine"]["loop"] == "kernel"

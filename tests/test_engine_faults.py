@@ -184,11 +184,27 @@ def test_a_dead_plane_costs_what_running_its_bundle_at_three_quarters_costs(at):
 COMPILED_SOLVERS = ["kernel", "incremental", "classes"]
 
 
-def _forced(loop):
+def _chain(nbytes=1e9):
+    """Two sends 0 -> 1, the second after the first."""
+    b = ScheduleBuilder(2)
+    b.send(0, 1, nbytes, deps=[b.send(0, 1, nbytes)])
+    return b.build()
+
+
+def _forced_and_reference(loop, topo, schedule, faults, **options):
+    """The run with ``loop`` forced from the first event on (checked to be the loop that
+    ran), after the reference's, with as many events; returns both results."""
     from netsim.engine import EngineConfig
 
     pytest.importorskip("numba")
-    return EngineConfig(loop=loop, symmetry=False)
+    config = EngineConfig(loop=loop, symmetry=False)
+    result = simulate(topo, schedule, placement=[0, 1], faults=faults, config=config,
+                      **options)
+    reference = simulate(topo, schedule, placement=[0, 1], faults=faults, **options)
+    assert result.meta["engine"]["loop"] == loop
+    assert result.events == reference.events
+    np.testing.assert_allclose(result.link_bytes, reference.link_bytes, rtol=1e-12)
+    return result, reference
 
 
 @pytest.mark.parametrize("loop", COMPILED_SOLVERS)
@@ -200,22 +216,16 @@ def test_compiled_loops_stop_at_a_mid_run_failure_and_go_on_after_it(loop):
     b = ScheduleBuilder(2)
     b.send(0, 1, 1e9)
     b.send(0, 1, 1e9)
-    schedule = b.build()
     t0 = 0.04
-    result = simulate(topo, schedule, placement=[0, 1], not_before=np.array([0.0, 0.01]),
-                      faults=[fail_links(topo, [0], time=t0)], config=_forced(loop))
+    result, _ = _forced_and_reference(loop, topo, b.build(),
+                                      [fail_links(topo, [0], time=t0)],
+                                      not_before=np.array([0.0, 0.01]))
     # by t0: 0.1 s x 10 GB/s alone, then 5 GB/s each for 30 ms: 0.25 GB and 0.15 GB sent
     left = (1e9 - 10e9 * 0.01 - 5e9 * 0.03, 1e9 - 5e9 * 0.03)
     first = t0 + 1e-3 + 2 * left[0] / 5e9            # shared until the first one ends
     second = first + (left[1] - left[0]) / 5e9
     np.testing.assert_allclose(np.sort(result.op_finish), [first, second], rtol=1e-12)
     assert result.meta["faults"][0]["rerouted_flows"] == 2
-    engine = result.meta["engine"]
-    assert engine["loop"] == loop
-    reference = simulate(topo, schedule, placement=[0, 1], not_before=np.array([0.0, 0.01]),
-                         faults=[fail_links(topo, [0], time=t0)])
-    assert result.events == reference.events
-    np.testing.assert_allclose(result.link_bytes, reference.link_bytes, rtol=1e-12)
 
 
 @pytest.mark.parametrize("loop", COMPILED_SOLVERS)
@@ -230,33 +240,21 @@ def test_a_send_rerouted_while_its_latency_runs_starts_after_its_new_latency(loo
     b.add_link("a", "c", 5e9, 0.5e-3)
     b.add_link("c", "b", 5e9, 0.5e-3)
     topo = b.build()
-    schedule = ScheduleBuilder(2)
-    schedule.send(0, 1, 1e8)
-    schedule.send(0, 1, 1e8, deps=[0])
-    schedule = schedule.build()
-    result = simulate(topo, schedule, placement=[0, 1],
-                      faults=[fail_links(topo, [0], time=1e-3)], config=_forced(loop))
+    result, _ = _forced_and_reference(loop, topo, _chain(1e8),
+                                      [fail_links(topo, [0], time=1e-3)])
     first = 1e-3 + 1e-3 + 1e8 / 5e9
     np.testing.assert_allclose(result.op_finish, [first, first + 1e-3 + 1e8 / 5e9],
                                rtol=1e-12)
-    reference = simulate(topo, schedule, placement=[0, 1],
-                         faults=[fail_links(topo, [0], time=1e-3)])
-    assert result.events == reference.events
-    assert result.meta["engine"]["loop"] == loop
 
 
 @pytest.mark.parametrize("loop", COMPILED_SOLVERS)
 def test_a_failure_after_the_run_ended_is_logged_by_the_compiled_loops_too(loop):
     topo = two_routes()
-    two = ScheduleBuilder(2)
-    first = two.send(0, 1, 1e9)
-    two.send(0, 1, 1e9, deps=[first])
-    result = simulate(topo, two.build(), placement=[0, 1], config=_forced(loop),
-                      faults=[fail_links(topo, [0], time=1.0)])
+    result, _ = _forced_and_reference(loop, topo, _chain(),
+                                      [fail_links(topo, [0], time=1.0)])
     assert result.makespan == pytest.approx(0.2, rel=1e-12)
     assert result.meta["faults"] == [{"time": 1.0, "links": ["a->b"], "factor": 0.0,
                                       "rerouted_flows": 0}]
-    assert result.meta["engine"]["loop"] == loop
 
 
 @pytest.mark.parametrize("loop", COMPILED_SOLVERS)
@@ -264,13 +262,6 @@ def test_a_fault_at_the_instant_a_flow_ends_is_one_event_with_it(loop):
     # The numpy loop merges a fault due within 1e-9 of a completion into that event; the
     # compiled loop must stop before such an event, not run it and leave the fault alone.
     topo = two_routes()
-    two = ScheduleBuilder(2)
-    first = two.send(0, 1, 1e9)
-    two.send(0, 1, 1e9, deps=[first])
-    schedule = two.build()
-    faults = [degrade_links(topo, [0], 0.5, time=0.1 * (1 + 1e-12))]
-    result = simulate(topo, schedule, placement=[0, 1], config=_forced(loop), faults=faults)
-    reference = simulate(topo, schedule, placement=[0, 1], faults=faults)
-    assert result.events == reference.events
+    result, _ = _forced_and_reference(loop, topo, _chain(),
+                                      [degrade_links(topo, [0], 0.5, time=0.1 * (1 + 1e-12))])
     assert result.makespan == pytest.approx(0.1 + 0.2, rel=1e-9)
-    assert result.meta["engine"]["loop"] == loop

@@ -51,8 +51,10 @@ class EngineConfig:
     with no symmetry search: what every other path is tested against; ``numpy`` the numpy
     loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
     the first event (``classes`` runs on flows, so it turns the symmetry search off).
-    Runs with a recorded timeline always take the numpy loop; with faults the compiled
-    loop stops at each fault, which the numpy loop applies (rerouting calls the router).
+    A run that records a timeline takes engine.kernel's loop (its solver keeps every
+    flow's rate, which the links' loads are summed from), or the numpy loop where
+    ``incremental`` or ``classes`` is forced; with faults the compiled loop stops at each
+    fault, which the numpy loop applies (rerouting calls the router).
 
     ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
     ``warm_min_incidences`` draining incidences a cold solve is cheaper).
@@ -153,7 +155,9 @@ def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: in
     numpy_path = EnginePath("numpy", "warm" if config.warm else "cold", None)
     if compiled is None:
         compiled = compiled_available()
-    if config.loop == "numpy" or timeline:
+    # a timeline sums the links' loads from every flow's rate: engine.kernel keeps them,
+    # the incremental solvers keep rates per class or refill, not per flow at every event
+    if config.loop == "numpy" or (timeline and config.loop in ("incremental", "classes")):
         return numpy_path
     if not compiled:
         if config.loop != "auto":
@@ -163,8 +167,9 @@ def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: in
     if config.loop == "auto":
         loop = "kernel"
         threshold = config.incremental_min_subflows
-        if threshold is not None and incidences <= config.incremental_max_incidences and (
-                subflows >= threshold or (config.incremental_flat and dependencies == 0)):
+        if not timeline and threshold is not None and \
+                incidences <= config.incremental_max_incidences and (
+                    subflows >= threshold or (config.incremental_flat and dependencies == 0)):
             loop = "classes" if config.classes and not weighted else "incremental"
         work = config.numpy_work
     else:

@@ -18,8 +18,8 @@ chosen solver) -> expand to the result; the path is recorded in ``Result.meta["e
 
 This numpy loop is the same loop as the compiled one, kept for what that one does not do:
 applying faults (rerouting calls the router, in Python: the compiled loop stops before each
-fault and hands its state back, :meth:`_Execution._take_back`, then goes on), recorded
-timelines, installs without numba (``--no-deps``), the reference solver the conformance
+fault and hands its state back, :meth:`_Execution._take_back`, then goes on), installs
+without numba (``--no-deps``), the reference solver the conformance
 tests compare every path with, and the first events of every run: a run with few events
 ends here without loading compiled code (``EngineConfig.numpy_work``).
 """
@@ -557,14 +557,17 @@ class _Execution:
         # The loop pauses between events, every PAUSE_S seconds (see _Pauser) and, under a
         # progress report, every progress_every events; the solver's state goes on from
         # where it paused, so the answer is the same bit for bit however often it pauses.
+        # a timeline is recorded with engine.kernel only (choose_path): it keeps every
+        # draining flow's rate, which the links' loads are summed from
+        tl = compiled.new_timeline(self.n_links, self.timeline is not None)
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         events = self.events
         with _Pauser(ints, compiled.I_PAUSE):
             while True:
                 ints[compiled.I_PAUSE] = 0
-                status, ht, hq = compiled.run_events(solver, chunk, ops, flows, paths, links,
-                                                     draining, ht, hq, ints, floats, warm,
-                                                     states)
+                status, ht, hq, tl = compiled.run_events(solver, chunk, ops, flows, paths,
+                                                         links, draining, ht, hq, ints, floats,
+                                                         warm, states, tl)
                 if status == compiled.NO_CAPACITY:
                     raise SimulationError("a flow has no capacity left on its path")
                 self.events = int(ints[compiled.I_EVENTS])
@@ -576,6 +579,11 @@ class _Execution:
                     self.progress(self.events, self.now)
         self.compiled_events = (self.compiled_events or 0) + self.events - events
         self.active = active[:int(ints[compiled.I_ACTIVE])]
+        if self.timeline is not None:
+            times, ptr, tl_links, tl_loads, counts, _ = tl
+            self.timeline.extend((t0, t1, tl_links[ptr[k]:ptr[k + 1]],
+                                  tl_loads[ptr[k]:ptr[k + 1]])
+                                 for k, (t0, t1) in enumerate(times[:counts[0]].tolist()))
         if status == compiled.DONE:
             return True
         self._take_back(ht[:ints[compiled.I_HEAP]], hq[:ints[compiled.I_HEAP]], faults,

@@ -36,8 +36,8 @@ from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_STOP, F_TOLERANCE, I_AC
                      I_BEGUN, I_EVENTS, I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, STOPPED,
                      done_limit, make_room, next_time, njit, note_peaks, retire, timed)
 
-__all__ = ["AVAILABLE", "SOLVERS", "new_states", "run_events", "DONE", "PAUSED",
-           "NO_CAPACITY", "STOPPED"]
+__all__ = ["AVAILABLE", "SOLVERS", "new_states", "new_timeline", "run_events", "DONE",
+           "PAUSED", "NO_CAPACITY", "STOPPED"]
 
 #: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
 SOLVERS = {"kernel": 0, "incremental": 1, "classes": 2}
@@ -55,9 +55,10 @@ def new_states(solver, n_sub, n_links, paths):
 
 @njit(cache=True, nogil=True)
 def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, ints, floats,
-               warm, sts):
+               warm, sts, tl):
     """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`) and its state
-    ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries): DONE, PAUSED
+    ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries, timeline):
+    DONE, PAUSED
     after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on),
     NO_CAPACITY, or STOPPED before an event due at or after ``floats[F_STOP]`` (a link
     fault: the executor applies it and starts the loop anew). It runs without the GIL, so that another thread can set ``I_PAUSE``.
@@ -73,7 +74,9 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     outside these arguments between two calls, so pausing changes no bit of the answer.
     The first call (``ints[I_BEGUN]`` 0) has the solver take over the draining flows; the
     one that ends the run (or stops it) hands their remaining bytes and rates back to
-    ``draining``.
+    ``draining``. ``tl``: the recorded timeline (:func:`new_timeline`; returned because its
+    arrays may have grown), recorded when its count array's third entry is 1, with
+    engine.kernel only (the one solver that keeps every flow's rate in ``draining``).
     """
     now, tolerance, stop = floats[F_NOW], floats[F_TOLERANCE], floats[F_STOP]
     size, seq, events, n_active = ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE]
@@ -81,7 +84,7 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     if ints[I_BEGUN] == 0:
         ints[I_BEGUN] = 1
         if not _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
-            return NO_CAPACITY, ht, hq
+            return NO_CAPACITY, ht, hq, tl
     grown = np.empty(64, dtype=np.int64)            # links that gained a flow this event
     counts = np.zeros(4, dtype=np.int64)            # timed()'s, carried while it makes room
     for _ in range(max_events):
@@ -101,6 +104,8 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
             status = DONE
             break
         dt = t_next - now
+        if tl[4][2] == 1 and n_active > 0 and dt > 0:
+            tl = _record(now, t_next, n_active, paths, draining, tl)
         # 2. the flows that finish, their ops, and the ops those release
         n_active, n_done = _take_done(solver, sts, t_next, now,
                                       done_limit(dt, dt_fluid, fluid), n_active, paths,
@@ -141,7 +146,66 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         _hand_back(solver, sts, now, n_active, draining, ints)
     floats[F_NOW] = now
     ints[I_HEAP], ints[I_SEQ], ints[I_EVENTS], ints[I_ACTIVE] = size, seq, events, n_active
-    return status, ht, hq
+    return status, ht, hq, tl
+
+
+# -- the timeline ----------------------------------------------------------------------------
+# What the numpy loop's timeline holds, in arrays: per interval between two events (start and
+# end, s) the links that carry flows and their load (B/s), as CSR.
+
+def new_timeline(n_links, record):
+    """An empty timeline for :func:`run_events` (``record``: whether to fill it): interval
+    times (n, 2), CSR pointers, links, loads, counts (intervals, entries, record), and a
+    per-link work row (zeros)."""
+    return (np.empty((64, 2)), np.zeros(65, dtype=np.int64), np.empty(256, dtype=np.int64),
+            np.empty(256), np.array([0, 0, int(record)], dtype=np.int64),
+            np.zeros(max(n_links, 1)))
+
+
+@njit(cache=True)
+def _record(t0, t1, n_active, paths, draining, tl):
+    """Append the interval (t0, t1) with the load of every link the draining flows cross:
+    the sum over its flows of rate x weight, in the order of the draining flows, as the
+    numpy loop's ``bincount`` sums them. Returns the timeline, grown if it had to."""
+    times, ptr, tl_links, tl_loads, counts, load = tl
+    path_start, path_len, path_links, weight, weighted = paths[:5]
+    active, rate = draining[0], draining[1]
+    n_seg, n_ent = counts[0], counts[1]
+    touched = 0
+    for i in range(n_active):
+        f = active[i]
+        touched += path_len[f]
+    if n_seg + 1 >= times.shape[0]:
+        grown = np.empty((2 * times.shape[0], 2))
+        grown[:n_seg] = times[:n_seg]
+        times = grown
+        more = np.zeros(times.shape[0] + 1, dtype=np.int64)
+        more[:n_seg + 1] = ptr[:n_seg + 1]
+        ptr = more
+    if n_ent + touched > tl_links.size:
+        room = max(2 * tl_links.size, n_ent + touched)
+        more_links, more_loads = np.empty(room, dtype=np.int64), np.empty(room)
+        more_links[:n_ent], more_loads[:n_ent] = tl_links[:n_ent], tl_loads[:n_ent]
+        tl_links, tl_loads = more_links, more_loads
+    start = n_ent
+    for i in range(n_active):
+        f = active[i]
+        r = rate[f]
+        for j in range(path_start[f], path_start[f] + path_len[f]):
+            link = path_links[j]
+            if load[link] == 0.0:
+                tl_links[n_ent] = link
+                n_ent += 1
+            load[link] += r * weight[j] if weighted else r
+    used = np.sort(tl_links[start:n_ent])
+    for k in range(used.size):
+        tl_links[start + k] = used[k]
+        tl_loads[start + k] = load[used[k]]
+        load[used[k]] = 0.0
+    times[n_seg, 0], times[n_seg, 1] = t0, t1
+    ptr[n_seg + 1] = n_ent
+    counts[0], counts[1] = n_seg + 1, n_ent
+    return times, ptr, tl_links, tl_loads, counts, load
 
 
 # -- the dispatch: each step of the chosen solver --------------------------------------------

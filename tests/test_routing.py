@@ -221,6 +221,49 @@ def test_fat_tree_spray_splits_over_1_2_4_paths():
     assert len(walks) == 4                                    # four distinct core paths
 
 
+def _valley_free_shortest(t, s, d):
+    """Every shortest valley-free walk s -> d by brute force (networkx), as node tuples."""
+    level = np.array([a["tier"] for a in t.node_attrs], dtype=float)
+    graph = nx.DiGraph([(int(a), int(b)) for a, b in zip(t.link_src, t.link_dst)
+                        if level[a] != level[b]])
+    walks = [tuple(w) for w in nx.all_simple_paths(graph, int(s), int(d), cutoff=8)
+             if all(level[w[i + 1]] < level[w[i]] for i in range(
+                 int(np.argmax(level[w])), len(w) - 1))
+             and all(level[w[i + 1]] > level[w[i]] for i in range(int(np.argmax(level[w]))))]
+    best = min(len(w) for w in walks)
+    return {w for w in walks if len(w) == best}
+
+
+@pytest.mark.parametrize("topo", [fat_tree(4), leaf_spine(2, 3, 2)], ids=["fattree", "leafspine"])
+def test_spray_takes_every_shortest_valley_free_path_once(topo):
+    src, dst = all_pairs(topo.endpoints)
+    keep = src != dst
+    r = route(topo, src[keep], dst[keep], router=UpDownRouter(ecmp="spray"))
+    for q, (s, d) in enumerate(zip(src[keep], dst[keep])):
+        walks = [tuple(node_walk(topo, r, sub)) for sub in r.subflows(q)]
+        assert len(walks) == len(set(walks))
+        assert set(walks) == _valley_free_shortest(topo, s, d)
+
+
+def test_shortest_paths_over_top_nodes_of_different_heights_are_all_found():
+    # From e0 to e1 in 3 hops: up two (e0 -> m -> n) and down one, or up one (e0 -> p) and
+    # down two (p -> q -> e1). The top nodes n and p are not as high: both are kept.
+    b = TopologyBuilder("uneven")
+    for name, tier in [("h0", 0), ("h1", 0), ("e0", 1), ("e1", 1), ("m", 2), ("n", 3),
+                       ("p", 2), ("q", 1.5)]:
+        b.add_node(name, switch=tier > 0, tier=tier)
+    for x, y in [("h0", "e0"), ("h1", "e1"), ("e0", "m"), ("m", "n"), ("n", "e1"),
+                 ("e0", "p"), ("p", "q"), ("q", "e1")]:
+        b.add_cable(x, y, 1e9)
+    t = b.build()
+    r = route(t, np.array([t.node("h0")]), np.array([t.node("h1")]),
+              router=UpDownRouter(ecmp="spray"))
+    names = {tuple(t.node_names[i] for i in node_walk(t, r, sub)) for sub in r.subflows(0)}
+    assert names == {("h0", "e0", "m", "n", "e1", "h1"), ("h0", "e0", "p", "q", "e1", "h1")}
+    assert names == {tuple(t.node_names[i] for i in w)
+                     for w in _valley_free_shortest(t, t.node("h0"), t.node("h1"))}
+
+
 def test_ecmp_hash_is_deterministic_per_seed_and_spreads_over_paths():
     t = fat_tree(4)
     n = 400

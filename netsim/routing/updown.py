@@ -35,6 +35,8 @@ class _TreeState:
     ups: dict
     downs: dict
     anchor_paths: dict
+    up_tables: dict = None           # node a -> its up walks to every node, by length
+    down_tables: dict = None         # node b -> the down walks from every node to it
 
 
 def _levels(topo: Topology, pairs: Pairs) -> np.ndarray:
@@ -100,7 +102,7 @@ class UpDownRouter(BaseRouter):
         one = (in_deg == 1) & (down_dst == 1)
         anchor_in[pairs.dst[is_down & one[pairs.dst]]] = pairs.src[is_down & one[pairs.dst]]
         return _TreeState(pairs, level, pairs.graph(is_up), pairs.graph(is_down).T.tocsr(),
-                          up_in, down_out, anchor_out, anchor_in, {}, {}, {}, {}, {})
+                          up_in, down_out, anchor_out, anchor_in, {}, {}, {}, {}, {}, {}, {})
 
     @staticmethod
     def _rows(graph: sparse.csr_matrix, cache: dict, nodes: np.ndarray) -> None:
@@ -117,19 +119,67 @@ class UpDownRouter(BaseRouter):
         """Shortest down paths x -> b as tuples of pair ids."""
         return _walks(st.downs, b, x, st.down_rows[b], st.down_out, st.pairs.dst, ends_at=False)
 
+    def _table(self, st: _TreeState, fixed: int, up: bool) -> dict:
+        """Every shortest up walk from ``fixed`` to each node (``up``), or down walk from
+        each node to ``fixed``, grouped by length h: h -> (the node at the walk's far end,
+        (walks x h) pair ids), nodes ascending and each node's walks in :func:`_walks`'
+        order."""
+        cache = st.up_tables if up else st.down_tables
+        if fixed not in cache:
+            dist = (st.up_rows if up else st.down_rows)[fixed]
+            by_length: dict[int, list] = {}
+            for x in np.flatnonzero(np.isfinite(dist)).tolist():
+                walks = self._up_paths(st, fixed, x) if up else self._down_paths(st, x, fixed)
+                by_length.setdefault(int(dist[x]), []).append((x, walks))
+            cache[fixed] = {}
+            for h, entries in by_length.items():
+                ends = np.array([x for x, walks in entries for _ in walks], dtype=_I)
+                cache[fixed][h] = (ends, np.array([w for _, walks in entries for w in walks],
+                                                  dtype=_I).reshape(ends.size, h))
+        return cache[fixed]
+
     def _between(self, st: _TreeState, a: int, b: int) -> np.ndarray | None:
-        """All shortest valley-free paths a -> b, (paths x hops) pair ids; None if none."""
+        """All shortest valley-free paths a -> b, (paths x hops) pair ids; None if none.
+        In order: by top node x ascending, then each up walk a -> x, then each down walk
+        x -> b."""
         key = (a, b)
         if key not in st.anchor_paths:
             total = st.up_rows[a] + st.down_rows[b]
             best = total.min()
             if not np.isfinite(best):
                 st.anchor_paths[key] = None
+                return None
+            top = total == best
+            climbs = st.up_rows[a][top]
+            if climbs.min() == climbs.max():       # every top node as high: one join
+                st.anchor_paths[key] = self._joined(st, a, b, top, int(climbs[0]), int(best))
             else:
-                paths = [u + d for x in np.flatnonzero(total == best).tolist()
+                paths = [u + d for x in np.flatnonzero(top).tolist()
                          for u in self._up_paths(st, a, x) for d in self._down_paths(st, x, b)]
                 st.anchor_paths[key] = np.asarray(paths, dtype=_I).reshape(len(paths), int(best))
         return st.anchor_paths[key]
+
+    def _joined(self, st: _TreeState, a: int, b: int, top: np.ndarray, climb: int,
+                best: int) -> np.ndarray:
+        """:meth:`_between` where every top node is ``climb`` hops above a: the up walks
+        of a and the down walks to b that meet at a top node, joined on it (each up walk
+        with every down walk of its node, in order), without a Python loop over nodes."""
+        up_x, up = self._table(st, a, True)[climb]
+        down_x, down = self._table(st, b, False)[best - climb]
+        keep = top[up_x]
+        if not keep.all():
+            up_x, up = up_x[keep], up[keep]
+        keep = top[down_x]
+        if not keep.all():
+            down_x, down = down_x[keep], down[keep]
+        if up_x.size == down_x.size and (up_x == down_x).all() and \
+                (down_x[1:] > down_x[:-1]).all():
+            return np.hstack([up, down])           # one walk each way per node (fat-trees)
+        # down walks are grouped by node, nodes ascending: node x's start where x would go
+        first = np.searchsorted(down_x, up_x)
+        count = np.searchsorted(down_x, up_x, side="right") - first
+        _, nth = ramp(count)
+        return np.hstack([np.repeat(up, count, axis=0), down[np.repeat(first, count) + nth]])
 
     def _path_sets(self, topo: Topology, st: _TreeState, src: np.ndarray, dst: np.ndarray,
                    a: np.ndarray, b: np.ndarray):

@@ -554,12 +554,12 @@ class _Execution:
         warm = self.path.solver != "cold"
         solver = compiled.SOLVERS[self.path.loop]
         states = compiled.new_states(solver, n_sub, self.n_links, paths)
-        # The loop pauses between events, every PAUSE_S seconds (see _Pauser) and, under a
-        # progress report, every progress_every events; the solver's state goes on from
-        # where it paused, so the answer is the same bit for bit however often it pauses.
         # a timeline is recorded with engine.kernel only (choose_path): it keeps every
         # draining flow's rate, which the links' loads are summed from
         tl = compiled.new_timeline(self.n_links, self.timeline is not None)
+        # The loop pauses between events, every PAUSE_S seconds (see _Pauser) and, under a
+        # progress report, every progress_every events; the solver's state goes on from
+        # where it paused, so the answer is the same bit for bit however often it pauses.
         chunk = self.progress_every if self.progress else np.iinfo(i64).max
         events = self.events
         with _Pauser(ints, compiled.I_PAUSE):

@@ -265,3 +265,20 @@ def test_a_fault_at_the_instant_a_flow_ends_is_one_event_with_it(loop):
     result, _ = _forced_and_reference(loop, topo, _chain(),
                                       [degrade_links(topo, [0], 0.5, time=0.1 * (1 + 1e-12))])
     assert result.makespan == pytest.approx(0.1 + 0.2, rel=1e-9)
+
+
+@pytest.mark.parametrize("loop", COMPILED_SOLVERS)
+def test_a_fault_goes_before_a_release_of_its_instant_after_a_hand_back(loop):
+    # The second send is released at 40 ms, the instant the direct link fails. The numpy
+    # loop queued the fault first, so the send starts on the detour (1 ms of latency);
+    # once the compiled loop has stopped and handed back, the fault must still go first.
+    topo = two_routes()
+    b = ScheduleBuilder(2)
+    b.send(0, 1, 1e9)
+    b.send(0, 1, 1e8)
+    result, reference = _forced_and_reference(loop, topo, b.build(),
+                                              [fail_links(topo, [0], time=0.04)],
+                                              not_before=np.array([0.0, 0.04]),
+                                              overhead=2e-3)
+    np.testing.assert_allclose(result.op_finish, reference.op_finish, rtol=1e-12)
+    assert result.op_start[1] == pytest.approx(0.042)      # its overhead, then the detour

@@ -40,8 +40,8 @@ __all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "STOPPED", "next_time",
            "retire",
            "timed", "make_room", "links_on", "links_off", "note_peaks"]
 
-#: Status codes of :func:`netsim.engine.loop.run_events`: STOPPED when the next event is
-#: due at or after ``floats[F_STOP]`` (a link fault, which the executor applies).
+#: Status codes of :func:`netsim.engine.loop.run_events`: STOPPED before an event whose
+#: merge window reaches ``floats[F_STOP]`` (a link fault, which the executor applies).
 DONE, PAUSED, NO_CAPACITY, STOPPED = 0, 1, 2, 3
 
 _SEND, _COMPUTE = 0, 1                   # netsim.schedule.ir's op kinds (BARRIER = 2)
@@ -53,7 +53,7 @@ _ACTIVATE, _COMPLETE, _RELEASE = 0, 1, 2
 # (by another thread) to ask run_events to return after the event under way; I_BEGUN: the
 # solver has taken over the draining flows (run_events' first call).
 I_HEAP, I_SEQ, I_EVENTS, I_ACTIVE, I_SOLVED, I_PAUSE, I_BEGUN = range(7)
-# F_STOP: the loop stops before an event at or after this time (inf: never).
+# F_STOP: the loop stops before an event whose merge window reaches this time (inf: never).
 F_NOW, F_TOLERANCE, F_SCAN, F_STOP = range(4)
 
 

@@ -594,21 +594,22 @@ class _Execution:
                    busy_from: np.ndarray) -> None:
         """The numpy loop's state from the compiled loop's, stopped before a fault: the
         draining flows' paths (their remaining bytes and rates are handed back already),
-        the busy time of the links busy now, and the queued events with the faults."""
-        lengths = self.path_len[self.active]
-        self.active_links = _gather_spans(self.path_start[self.active], lengths,
-                                          self.path_links)
-        if self.path_weight is not None:
-            self.active_weight = _gather_spans(self.path_start[self.active], lengths,
-                                               self.path_weight)
+        the busy time of the links busy now, and the queued events with the faults. (A
+        run with faults runs on flows, never on a symmetry quotient: no path weights.)"""
+        self.active_links = _gather_spans(self.path_start[self.active],
+                                          self.path_len[self.active], self.path_links)
         self.level = None                       # the next solve is cold
         self.lost[:] = False
         busy = self.link_count > 0
         self.link_busy[busy] += self.now - busy_from[busy]
-        # the compiled loop's push order first, then the faults, as they were queued
-        self.heap = [(float(t), int(seq), int(kind), np.array([ident]))
-                     for t, (seq, kind, ident) in zip(ht.tolist(), hq.tolist())]
-        self.heap.extend(faults)
+        # The faults go first among the events of their time, as run() queued them before
+        # anything else: push numbers below the compiled loop's (which start at 0), in the
+        # order they were queued.
+        faults = sorted(faults, key=lambda entry: entry[:2])
+        self.heap = [(t, k - len(faults), kind, fault)
+                     for k, (t, _, kind, fault) in enumerate(faults)]
+        self.heap.extend((float(t), int(seq), int(kind), np.array([ident]))
+                         for t, (seq, kind, ident) in zip(ht.tolist(), hq.tolist()))
         heapq.heapify(self.heap)
         self._seq = itertools.count(int(hq[:, 0].max()) + 1 if hq.size else 0)
 

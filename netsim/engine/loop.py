@@ -60,8 +60,8 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
     ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries, timeline):
     DONE, PAUSED
     after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on),
-    NO_CAPACITY, or STOPPED before an event due at or after ``floats[F_STOP]`` (a link
-    fault: the executor applies it and starts the loop anew). It runs without the GIL, so that another thread can set ``I_PAUSE``.
+    NO_CAPACITY, or STOPPED before an event whose merge window reaches ``floats[F_STOP]``
+    (a link fault: the executor applies it and starts the loop anew). It runs without the GIL, so that another thread can set ``I_PAUSE``.
 
     The run has begun: the numpy loop released the ops of time 0 and ran its first events
     (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over). The

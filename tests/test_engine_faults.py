@@ -191,6 +191,14 @@ def _chain(nbytes=1e9):
     return b.build()
 
 
+def _two_sends(first=1e9, second=1e9):
+    """Two independent sends 0 -> 1 (release them apart with ``not_before``)."""
+    b = ScheduleBuilder(2)
+    b.send(0, 1, first)
+    b.send(0, 1, second)
+    return b.build()
+
+
 def _forced_and_reference(loop, topo, schedule, faults, **options):
     """The run with ``loop`` forced from the first event on (checked to be the loop that
     ran), after the reference's, with as many events; returns both results."""
@@ -213,11 +221,8 @@ def test_compiled_loops_stop_at_a_mid_run_failure_and_go_on_after_it(loop):
     # first event and the failure at 40 ms, the numpy loop reroutes both, and the compiled
     # loop finishes them on the slow way (5 GB/s shared, 1 ms of latency).
     topo = two_routes()
-    b = ScheduleBuilder(2)
-    b.send(0, 1, 1e9)
-    b.send(0, 1, 1e9)
     t0 = 0.04
-    result, _ = _forced_and_reference(loop, topo, b.build(),
+    result, _ = _forced_and_reference(loop, topo, _two_sends(),
                                       [fail_links(topo, [0], time=t0)],
                                       not_before=np.array([0.0, 0.01]))
     # by t0: 0.1 s x 10 GB/s alone, then 5 GB/s each for 30 ms: 0.25 GB and 0.15 GB sent
@@ -273,10 +278,7 @@ def test_a_fault_goes_before_a_release_of_its_instant_after_a_hand_back(loop):
     # loop queued the fault first, so the send starts on the detour (1 ms of latency);
     # once the compiled loop has stopped and handed back, the fault must still go first.
     topo = two_routes()
-    b = ScheduleBuilder(2)
-    b.send(0, 1, 1e9)
-    b.send(0, 1, 1e8)
-    result, reference = _forced_and_reference(loop, topo, b.build(),
+    result, reference = _forced_and_reference(loop, topo, _two_sends(1e9, 1e8),
                                               [fail_links(topo, [0], time=0.04)],
                                               not_before=np.array([0.0, 0.04]),
                                               overhead=2e-3)

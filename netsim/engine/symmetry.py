@@ -539,7 +539,12 @@ def _k_depths(ptr, idx, sptr, succ):
 
 
 def _k_signature(ptr, nb, cls, salt, out):
-    """Adds to out[row] the wrapping sum of a random uint64 per class of each neighbour."""
+    """Adds to out[row] the wrapping sum of a random uint64 per class of each neighbour.
+    The salt is mixed first: salts a few apart (one per relation) used as they are let a
+    neighbour of class c by one relation and of class c ^ 1 by the next add the same value
+    (c ^ s == (c ^ 1) ^ (s + 1) for an even s), and the search then kept ops that differ
+    only there in one class."""
+    salt = _k_mix(salt)
     for r in range(ptr.size - 1):
         s = np.uint64(0)
         for e in range(ptr[r], ptr[r + 1]):
@@ -606,16 +611,6 @@ def _k_distinct(cls, n_cls, at):
     return count
 
 
-def _salt(x: int) -> int:
-    """splitmix64's finaliser (:func:`_k_mix`) in Python integers: a random-looking 64-bit
-    salt for every integer."""
-    mask = (1 << 64) - 1
-    x &= mask
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
-    return x ^ (x >> 31)
-
-
 def _k_search(op, sub, link, dep_ptr, dep_idx, sub_op, path_ptr, path_links, max_rounds,
               max_classes, seed):
     """The search, driven from Python over the compiled kernels, from the start labels
@@ -661,20 +656,16 @@ def _k_search(op, sub, link, dep_ptr, dep_idx, sub_op, path_ptr, path_links, max
             break
         counts = (n_oc, n_sc, n_lc)
         checkpoint()          # between two rounds: a safe point for Ctrl-C
-        # One random salt per relation and round. Salts a few apart (seed + 1, + 2, ...)
-        # let a neighbour of class c by one relation and of class c ^ 1 by the next add
-        # the same value (c ^ salt == (c ^ 1) ^ (salt + 1) for an even salt), so ops
-        # that differ only there stayed one class and the check then refused the search.
-        salts = [np.uint64(_salt(seed + 8 * rounds + r)) for r in range(6)]
+        salt = np.uint64(seed + 8 * rounds)      # one per relation: + 0 .. + 5
         op_sig[:] = 0
         sub_sig[:] = 0
         link_sig[:] = 0
-        _k_signature(dep_ptr, dep_idx, op, salts[0], op_sig)
-        _k_signature(succ_ptr, succ_idx, op, salts[1], op_sig)
-        _k_signature(osub_ptr, osub_idx, sub, salts[2], op_sig)
-        _k_signature(one_ptr, sub_op, op, salts[3], sub_sig)
-        _k_signature(path_ptr, path_links, link, salts[4], sub_sig)
-        _k_signature(lsub_ptr, lsub_idx, sub, salts[5], link_sig)
+        _k_signature(dep_ptr, dep_idx, op, salt, op_sig)
+        _k_signature(succ_ptr, succ_idx, op, salt + np.uint64(1), op_sig)
+        _k_signature(osub_ptr, osub_idx, sub, salt + np.uint64(2), op_sig)
+        _k_signature(one_ptr, sub_op, op, salt + np.uint64(3), sub_sig)
+        _k_signature(path_ptr, path_links, link, salt + np.uint64(4), sub_sig)
+        _k_signature(lsub_ptr, lsub_idx, sub, salt + np.uint64(5), link_sig)
         op, n_oc = _k_relabel(op, op_sig)
         sub, n_sc = _k_relabel(sub, sub_sig)
         link, n_lc = _k_relabel(link, link_sig)

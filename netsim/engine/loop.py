@@ -58,10 +58,10 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
                warm, sts, tl):
     """Run up to ``max_events`` events with ``solver`` (:data:`SOLVERS`) and its state
     ``sts`` (from :func:`new_states`); returns (status, heap times, heap entries, timeline):
-    DONE, PAUSED
-    after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go on),
-    NO_CAPACITY, or STOPPED before an event whose merge window reaches ``floats[F_STOP]``
-    (a link fault: the executor applies it and starts the loop anew). It runs without the GIL, so that another thread can set ``I_PAUSE``.
+    DONE, PAUSED after ``max_events`` or once ``ints[I_PAUSE]`` is set (call again to go
+    on), NO_CAPACITY, or STOPPED before an event whose merge window reaches
+    ``floats[F_STOP]`` (a link fault: the executor applies it and starts the loop anew).
+    It runs without the GIL, so that another thread can set ``I_PAUSE``.
 
     The run has begun: the numpy loop released the ops of time 0 and ran its first events
     (:meth:`~netsim.engine.executor._Execution._run_compiled` hands its state over). The
@@ -95,15 +95,16 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
         t_next, fluid, _ = next_time(now, t_fluid, ht, size)
         if fluid and t_next < np.inf:
             t_next = t_window
+        dt = t_next - now
+        horizon = t_next + _REL_TOL * max(dt, 0.0)     # timed events up to here join it
         # a fault due within this event's window (or after the run's end: the numpy loop
         # logs it so) is the executor's to apply: it runs this event, fault included
-        if stop < np.inf and t_next + _REL_TOL * max(t_next - now, 0.0) >= stop:
+        if stop < np.inf and horizon >= stop:
             status = STOPPED
             break
         if t_next == np.inf:
             status = DONE
             break
-        dt = t_next - now
         if tl[4][2] == 1 and n_active > 0 and dt > 0:
             tl = _record(now, t_next, n_active, paths, draining, tl)
         # 2. the flows that finish, their ops, and the ops those release
@@ -117,7 +118,6 @@ def run_events(solver, max_events, ops, flows, paths, links, draining, ht, hq, i
             if n_left:
                 ht, hq, size, seq = make_room(n_left, now, ops, ht, hq, size, seq)
         # 3. the timed events due; the flows whose latency ran out start
-        horizon = now + _REL_TOL * max(dt, 0.0)
         counts[:] = 0
         while size > 0 and ht[0] <= horizon:
             need, size, seq = timed(horizon, now, ops, flows, paths, links, ht, hq, size, seq,
@@ -159,7 +159,7 @@ def new_timeline(n_links, record):
     per-link work row (zeros)."""
     return (np.empty((64, 2)), np.zeros(65, dtype=np.int64), np.empty(256, dtype=np.int64),
             np.empty(256), np.array([0, 0, int(record)], dtype=np.int64),
-            np.zeros(max(n_links, 1)))
+            np.zeros(max(n_links, 1) if record else 1))
 
 
 @njit(cache=True)

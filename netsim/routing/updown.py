@@ -35,8 +35,8 @@ class _TreeState:
     ups: dict
     downs: dict
     anchor_paths: dict
-    up_tables: dict = None           # node a -> its up walks to every node, by length
-    down_tables: dict = None         # node b -> the down walks from every node to it
+    up_tables: dict                  # node a -> its up walks to every node, by length
+    down_tables: dict                # node b -> the down walks from every node to it
 
 
 def _levels(topo: Topology, pairs: Pairs) -> np.ndarray:

@@ -74,9 +74,7 @@ def _run_loops() -> None:
     # specialisation).
     for reduce in (False, True):
         topology, schedule, routes = _case(dependencies=True, alike=reduce)
-        # (rate classes run on flows, never on a symmetry quotient)
-        for loop in ("kernel", "incremental") if reduce else ("kernel", "incremental",
-                                                               "classes"):
+        for loop in ("kernel", "incremental", "classes"):
             config = EngineConfig(loop=loop, symmetry=reduce, symmetry_min_subflows=0)
             result = execute(topology, schedule, routes, config=config)
             assert not reduce or result.meta.get("symmetry_classes"), "no quotient formed"

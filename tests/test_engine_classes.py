@@ -146,17 +146,17 @@ def test_flows_released_out_of_id_order_are_found_on_their_links(seed, backwards
     assert_same_run(topo, schedule, not_before)
 
 
-def test_flat_unweighted_schedules_take_the_classes_loop():
-    """Under ``auto`` (handing over from the first event) an unweighted schedule without
-    dependencies runs in engine.classes; symmetry weights (a torus all-to-all's classes)
-    are not for rate classes: that run takes engine.incremental."""
+def test_flat_schedules_take_the_classes_loop_weighted_or_not():
+    """Under ``auto`` (handing over from the first event) a schedule without dependencies
+    runs in engine.classes, on flows or on symmetry classes (a torus all-to-all's, whose
+    representatives carry weights: an entry counts the flows they stand for)."""
     rng = np.random.default_rng(4)
     config = EngineConfig(numpy_work=0, symmetry_min_subflows=0)
     topo, schedule = _alltoall(mesh, (3, 4), np.rint(rng.lognormal(np.log(1e5), 1.0, 132)))
     assert simulate(topo, schedule, config=config).meta["engine"]["loop"] == "classes"
     topo, schedule = _alltoall(torus, (4, 4), np.full(240, 1e5))
     engine = simulate(topo, schedule, config=config).meta["engine"]
-    assert engine["symmetry"]["classes"] and engine["loop"] == "incremental"
+    assert engine["symmetry"]["classes"] and engine["loop"] == "classes"
 
 
 @pytest.mark.parametrize("shape", [(4, 11), (6, 11)])

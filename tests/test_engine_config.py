@@ -21,7 +21,8 @@ SIZES = dict(ops=100, subflows=100, incidences=300, dependencies=0, weighted=Fal
 
 def test_choose_path_reads_sizes_and_config_only():
     assert choose_path(EngineConfig(), **SIZES).loop == "classes"
-    assert choose_path(EngineConfig(), **{**SIZES, "weighted": True}).loop == "incremental"
+    assert choose_path(EngineConfig(), **{**SIZES, "weighted": True}).loop == "classes"
+    assert choose_path(EngineConfig(classes=False), **SIZES).loop == "incremental"
     # dependencies: the incremental loop only from incremental_min_subflows sub-flows on
     assert choose_path(EngineConfig(), **{**SIZES, "dependencies": 5}).loop == "kernel"
     assert choose_path(EngineConfig(), **{**SIZES, "dependencies": 5,
@@ -32,8 +33,8 @@ def test_choose_path_reads_sizes_and_config_only():
     assert choose_path(EngineConfig(loop="classes"), **{**SIZES, "timeline": True}).loop == "numpy"
     assert choose_path(EngineConfig(loop="kernel"), **SIZES).numpy_work == 0
     assert choose_path(EngineConfig(warm=False, loop="kernel"), **SIZES).solver == "cold"
-    with pytest.raises(InputError, match="'classes' runs on flows"):
-        choose_path(EngineConfig(loop="classes"), **{**SIZES, "weighted": True})
+    assert choose_path(EngineConfig(loop="classes"), **{**SIZES, "weighted": True}).loop == \
+        "classes"
     with pytest.raises(InputError, match="needs numba"):
         choose_path(EngineConfig(loop="incremental"), **{**SIZES, "compiled": False})
 

@@ -48,12 +48,13 @@ PATHS = {
     "kernel-by-link": EngineConfig(loop="kernel", link_scan_factor=1e18, symmetry=False),
     "kernel-by-pass": EngineConfig(loop="kernel", link_scan_factor=0.0, symmetry=False),
     "incremental": EngineConfig(loop="incremental", symmetry_min_subflows=0),
-    "classes": EngineConfig(loop="classes"),
+    "classes": EngineConfig(loop="classes", symmetry=False),
+    "classes-symmetry": EngineConfig(loop="classes", symmetry_min_subflows=0),
     "hand-over": EngineConfig(numpy_work=20, event_work=1, incremental_min_subflows=0,
                               symmetry=False),
 }
 COMPILED = {"kernel", "kernel-by-link", "kernel-by-pass", "incremental", "classes",
-            "hand-over"}
+            "classes-symmetry", "hand-over"}
 MERGE_WINDOW = 1e-9
 SETTINGS = dict(deadline=None, max_examples=80,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

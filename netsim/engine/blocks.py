@@ -70,7 +70,7 @@ def simulate_blocks(topology, blocks: BlockSchedule, placement: np.ndarray, *, r
     one = blocks.block()
     routes = route_schedule(topology, one, np.asarray(placement, dtype=np.int64), router)
     config = EngineConfig() if config is None else config
-    if not config.searches_symmetry:          # the reference, or a loop on flows only
+    if not config.searches_symmetry:          # the reference, or symmetry off
         return None
     classes = find_classes(one, routes, topology.bandwidth, overhead=float(overhead),
                            min_subflows=0, config=config)

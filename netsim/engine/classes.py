@@ -54,8 +54,10 @@ bottleneck, which then serves them all (:func:`_merge_equal`: the smaller joins 
 larger, its members' thresholds shifted by the difference of progress); this keeps
 classes from fragmenting. The result is the same progressive filling as
 engine.incremental's on a grouping in which every member of a class has the same rate and
-bottleneck, so its argument (module docstring there) carries over. Unweighted paths only
-(symmetry weights take engine.incremental). ``tests/test_engine_conformance.py`` runs it
+bottleneck, so its argument (module docstring there) carries over. On a symmetry quotient
+a member stands for as many flows on each link as its path's weight there: an entry
+counts both its members (to tell whether a class lies wholly on a link) and the flows they
+stand for (the link's load and level). ``tests/test_engine_conformance.py`` runs it
 (``EngineConfig(loop="classes")``) against the reference on random cases, within the 1e-9
 merge window and with the same events. What each choice measured is recorded in
 ``benchmarks/bench_irregular.py``.
@@ -85,10 +87,11 @@ _LOAD_RESCAN = 1 << 14
 CS, CM, CE, CB, CST, CMIN, CNEAR, CINS, CDIRTY, CALIVE = range(10)
 # class rows (float): rate (B/s), progress (B) as of TA (s), rate before the refill, after
 RR, PA, TA, ORIG, NEW = range(5)
-# entry rows: class, link, members of the class crossing the link, next and previous on
+# entry rows: class, link, the flows the class's members stand for on the link (their
+# symmetry weights summed: the members where paths are unweighted), next and previous on
 # the class's list, next and previous on the link's list, counted among the link's rising
-# (a pinned class's entries only, during a refill)
-EC, EL, EK, ECN, ECP, ELN, ELP, EM = range(8)
+# (a pinned class's entries only, during a refill), members crossing the link
+EC, EL, EK, ECN, ECP, ELN, ELP, EM, EN = range(9)
 # flow rows: class (-1 when not draining), next and previous member
 FC, FN, FP = range(3)
 
@@ -127,9 +130,9 @@ def _unlink(rows, nxt, prv, x, heads, h):
 
 
 @njit(cache=True, _nrt=False)
-def _count(c, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops):
-    """Add ``k`` members of class c on ``link`` (the entry is made or dropped as its
-    count leaves or reaches zero)."""
+def _count(c, link, k, w, n_links, htab, bits, ei, ci, lhead, efree, tops):
+    """Add ``k`` members of class c on ``link``, standing for ``w`` flows there (the
+    entry is made or dropped as its count of members leaves or reaches zero)."""
     key = c * n_links + link
     mask = htab.size - 1
     i = _slot(key, bits)
@@ -142,11 +145,12 @@ def _count(c, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops):
         tops[1] -= 1
         e = efree[tops[1]]
         htab[i] = e
-        ei[EC, e], ei[EL, e], ei[EK, e], ei[EM, e] = c, link, 0, 0
+        ei[EC, e], ei[EL, e], ei[EK, e], ei[EM, e], ei[EN, e] = c, link, 0, 0, 0
         _push(ei, ECN, ECP, e, ci[CE], c)
         _push(ei, ELN, ELP, e, lhead, link)
-    ei[EK, e] += k
-    if ei[EK, e] != 0:
+    ei[EK, e] += w
+    ei[EN, e] += k
+    if ei[EN, e] != 0:
         return
     _unlink(ei, ECN, ECP, e, ci[CE], c)        # off both lists
     _unlink(ei, ELN, ELP, e, lhead, link)
@@ -254,8 +258,8 @@ def _refresh(c, fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos, nkey
 
 
 @njit(cache=True, _nrt=False)
-def _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, thr,
-           sub_bytes, n_links, htab, bits, ei, lhead, efree, cfree, tops):
+def _split(c, link, lfl_win, lfl, path_start, path_len, path_links, weight, weighted, fm,
+           ci, cf, thr, sub_bytes, n_links, htab, bits, ei, lhead, efree, cfree, tops):
     """The members of class c that cross ``link`` leave it for a new class (same rate,
     progress and bottleneck); returns the new class. They are found in the link's window
     of ``lfl`` (:func:`_open`), narrowed first past flows not draining at either end, or,
@@ -280,30 +284,32 @@ def _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, 
             f = fm[FN, f]
             for j in range(path_start[g], path_start[g] + path_len[g]):
                 if path_links[j] == link:
-                    _move(g, c, d, pinned, path_start, path_len, path_links, fm, ci, thr,
-                          sub_bytes, n_links, htab, bits, ei, lhead, efree, tops)
+                    _move(g, c, d, pinned, path_start, path_len, path_links, weight,
+                          weighted, fm, ci, thr, sub_bytes, n_links, htab, bits, ei, lhead,
+                          efree, tops)
                     break
         return d
     for s in range(lo, hi):
         f = lfl[s]
         if fm[FC, f] == c:
-            _move(f, c, d, pinned, path_start, path_len, path_links, fm, ci, thr, sub_bytes,
-                  n_links, htab, bits, ei, lhead, efree, tops)
+            _move(f, c, d, pinned, path_start, path_len, path_links, weight, weighted, fm,
+                  ci, thr, sub_bytes, n_links, htab, bits, ei, lhead, efree, tops)
     return d
 
 
 @njit(cache=True, inline="always")
-def _move(f, c, d, pinned, path_start, path_len, path_links, fm, ci, thr, sub_bytes,
-          n_links, htab, bits, ei, lhead, efree, tops):
+def _move(f, c, d, pinned, path_start, path_len, path_links, weight, weighted, fm, ci, thr,
+          sub_bytes, n_links, htab, bits, ei, lhead, efree, tops):
     """Flow f leaves class c for class d, with its counts on its links (and, for a
     pinned class, the marks of the links where it rose)."""
     _drop_member(f, c, fm, ci)
     _add_member(f, d, fm, ci, thr, sub_bytes)
     for j in range(path_start[f], path_start[f] + path_len[f]):
         other = path_links[j]
+        w = np.int64(weight[j]) if weighted else 1
         lifted = pinned and ei[EM, _find(c, other, n_links, htab, bits, ei)] == 1
-        _count(c, other, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
-        _count(d, other, 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        _count(c, other, -1, -w, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        _count(d, other, 1, w, n_links, htab, bits, ei, ci, lhead, efree, tops)
         if lifted:
             ei[EM, _find(d, other, n_links, htab, bits, ei)] = 1
 
@@ -351,9 +357,9 @@ def _merge(b, a, fm, ci, cf, thr, n_links, htab, bits, ei, lhead, efree, cfree, 
     e = ci[CE, b]
     while e >= 0:
         nxt = ei[ECN, e]
-        link, k = ei[EL, e], ei[EK, e]
-        _count(a, link, k, n_links, htab, bits, ei, ci, lhead, efree, tops)
-        _count(b, link, -k, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        link, k, w = ei[EL, e], ei[EN, e], ei[EK, e]
+        _count(a, link, k, w, n_links, htab, bits, ei, ci, lhead, efree, tops)
+        _count(b, link, -k, -w, n_links, htab, bits, ei, ci, lhead, efree, tops)
         e = nxt
     ci[CS, b], ci[CM, b] = 0, -1
 
@@ -669,22 +675,23 @@ def _settle(link, t, s_list, n_s, capacity, load, touched, t_list, n_t, spare, c
     ``flows``: the per-link flow lists and the paths; ``pool``: the entries' hash table
     and the free rows; ``pinned``: the heap of pinned classes by rate. (Grouped: a call
     of more than 30 arguments cannot be inlined.)"""
-    lfl_win, lfl, path_start, path_len, path_links = flows
+    lfl_win, lfl, path_start, path_len, path_links, weight, weighted = flows
     htab, bits, efree, cfree, tops = pool
     pheap, ppos, pkey = pinned
     n_links = capacity.size
     e = lhead[link]
     while e >= 0:
         c = ei[EC, e]
-        k = ei[EK, e]
+        k = ei[EN, e]
         st = ci[CST, c]
         if not (st == 1 or (st >= 3 and ei[EM, e] == 1)):
             e = ei[ELN, e]
             continue
         e = ei[ELN, e]
         if k != ci[CS, c]:                     # only its members on the link stop
-            c = _split(c, link, lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf,
-                       thr, sub_bytes, n_links, htab, bits, ei, lhead, efree, cfree, tops)
+            c = _split(c, link, lfl_win, lfl, path_start, path_len, path_links, weight,
+                       weighted, fm, ci, cf, thr, sub_bytes, n_links, htab, bits, ei, lhead,
+                       efree, cfree, tops)
             ci[CINS, c] = 1
             s_list[n_s] = c
             n_s += 1
@@ -755,7 +762,7 @@ def _merge_equal(s_list, n_s, now, load, fm, ci, cf, thr, htab, bits, ei, lhead,
         e = lhead[link]
         while e >= 0:
             y = ei[EC, e]
-            if (y != c and ei[EK, e] == ci[CS, y]
+            if (y != c and ei[EN, e] == ci[CS, y]
                     and abs(cf[RR, y] - cf[RR, c]) <= _SAME * cf[RR, c]):
                 ys[n_y] = y                    # (merged after the scan: a merge edits
                 n_y += 1                       # the list)
@@ -783,8 +790,8 @@ def _merge_equal(s_list, n_s, now, load, fm, ci, cf, thr, htab, bits, ei, lhead,
 @njit(cache=True, _nrt=False)
 def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, updates,
             touched, spare, cnt, hp, hval, hpos, dirty, t_list, d_list, lfl_win, lfl,
-            path_start, path_len, path_links, fm, ci, cf, thr, sub_bytes, htab, bits, ei,
-            lhead, efree, cfree, tops, ys, pheap, ppos, pkey):
+            path_start, path_len, path_links, weight, weighted, fm, ci, cf, thr, sub_bytes,
+            htab, bits, ei, lhead, efree, cfree, tops, ys, pheap, ppos, pkey):
     """Progressive filling of what an event changed (module docstring), then the new
     rates in place, loads moved, and classes frozen on one link at one rate merged.
     ``seed`` is the class of the flows that start (-1 if none); ``checks[:n_checks]``
@@ -835,7 +842,8 @@ def _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load, up
             break
         n_t, n_h, n_s, n_p = _settle(node, t, s_list, n_s, capacity, load, touched, t_list,
                                      n_t, spare, cnt, hp, hval, hpos, n_h,
-                                     (lfl_win, lfl, path_start, path_len, path_links), fm,
+                                     (lfl_win, lfl, path_start, path_len, path_links, weight,
+                                      weighted), fm,
                                      ci, cf, thr, sub_bytes, (htab, bits, efree, cfree, tops),
                                      ei, lhead, (pheap, ppos, pkey), n_p)
     for i in range(n_h):                       # leave the heaps and marks empty
@@ -883,7 +891,7 @@ def new_state(n_sub, n_links, paths):
     while (1 << bits) < 2 * n_ent:
         bits += 1
     cls = (np.zeros((10, n_cls), dtype=np.int64), np.zeros((5, n_cls)),
-           np.arange(n_cls - 1, -1, -1).astype(np.int64), np.zeros((8, n_ent), dtype=np.int64),
+           np.arange(n_cls - 1, -1, -1).astype(np.int64), np.zeros((9, n_ent), dtype=np.int64),
            np.arange(n_ent - 1, -1, -1).astype(np.int64),
            np.array([n_cls, n_ent], dtype=np.int64), np.full(1 << bits, -1, dtype=np.int64),
            bits, np.full(n_links, -1, dtype=np.int64),
@@ -918,8 +926,7 @@ def add(started, n_started, now, n_active, paths, draining, st):
     """The flows ``started[:n_started]`` start draining at ``now``: members of the
     event's class of new flows, which rises from rate 0 at the next refill; returns the
     draining count."""
-    path_start, path_len, path_links = paths[0], paths[1], paths[2]
-    sub_bytes = paths[5]
+    path_start, path_len, path_links, weight, weighted, sub_bytes = paths
     active, remaining = draining[0], draining[7]
     lfl_start, lfl, lfl_win = st[0]
     ci, cf, cfree, ei, efree, tops, htab, bits, lhead, fm, thr = st[1]
@@ -938,7 +945,8 @@ def add(started, n_started, now, n_active, paths, draining, st):
         thr[f] = remaining[f]
         _add_member(f, sc[0], fm, ci, thr, sub_bytes)
         for j in range(path_start[f], path_start[f] + path_len[f]):
-            _count(sc[0], path_links[j], 1, n_links, htab, bits, ei, ci, lhead, efree, tops)
+            _count(sc[0], path_links[j], 1, np.int64(weight[j]) if weighted else 1, n_links,
+                   htab, bits, ei, ci, lhead, efree, tops)
             _open(f, path_links[j], lfl_start, lfl_win, lfl)
     return n_active
 
@@ -979,8 +987,9 @@ def take_done(now, before, limit, n_active, paths, links, draining, st):
             for j in range(path_start[f], path_start[f] + path_len[f]):
                 link = path_links[j]
                 was = _load_of(link, load) >= capacity[link] * (1 - _NEAR)
-                _count(c, link, -1, n_links, htab, bits, ei, ci, lhead, efree, tops)
-                _add_load(link, -r, load)
+                w = np.int64(weight[j]) if weighted else 1
+                _count(c, link, -1, -w, n_links, htab, bits, ei, ci, lhead, efree, tops)
+                _add_load(link, -r * w, load)
                 if lhead[link] < 0:
                     load[link, 0], load[link, 1] = 0.0, 0.0
                 if opened[link] >= 0.0:
@@ -1006,7 +1015,7 @@ def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, float
     """Refill what changed (the event's class of new flows, the links opened) and
     refresh the keys of the classes that moved; False if a flow meets a link with no
     capacity left."""
-    path_start, path_len, path_links, _, _, sub_bytes = paths
+    path_start, path_len, path_links, weight, weighted, sub_bytes = paths
     lfl_start, lfl, lfl_win = st[0]
     ci, cf, cfree, ei, efree, tops, htab, bits, lhead, fm, thr = st[1]
     fheap, fpos, fkey, nheap, npos, nkey, hsize, _ = st[2]
@@ -1027,9 +1036,9 @@ def resolve(n_started, now, n_active, paths, capacity, draining, st, ints, float
             n_checks += 1
     ok, n_s = _refill(seed, checks, check_level, n_checks, now, s_list, capacity, load,
                       updates, touched, spare, cnt, hp, hval, hpos, dirty, t_list, d_list,
-                      lfl_win, lfl, path_start, path_len, path_links, fm, ci, cf, thr,
-                      sub_bytes, htab, bits, ei, lhead, efree, cfree, tops, ys, pheap, ppos,
-                      pkey)
+                      lfl_win, lfl, path_start, path_len, path_links, weight, weighted, fm, ci,
+                      cf, thr, sub_bytes, htab, bits, ei, lhead, efree, cfree, tops, ys, pheap,
+                      ppos, pkey)
     for k in range(n_s):
         _refresh(s_list[k], fm, ci, cf, thr, sub_bytes, fheap, fpos, fkey, nheap, npos,
                  nkey, hsize, cfree, tops)

@@ -50,7 +50,7 @@ class EngineConfig:
     ``reference`` is the numpy loop solving cold over every draining flow at every event,
     with no symmetry search: what every other path is tested against; ``numpy`` the numpy
     loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
-    the first event (``classes`` runs on flows, so it turns the symmetry search off).
+    the first event.
     A run that records a timeline takes engine.kernel's loop (its solver keeps every
     flow's rate, which the links' loads are summed from), or the numpy loop where
     ``incremental`` or ``classes`` is forced; with faults the compiled loop stops at each
@@ -73,8 +73,8 @@ class EngineConfig:
     the merge window and, through the successors it releases, an op's finish by more than
     the window; without them a completion moves by at most the window.
     ``incremental_max_incidences``: above this many path incidences, engine.kernel.
-    ``classes``: where the incremental loop runs on unweighted paths, run it on rate
-    classes (engine.classes). ``link_scan_factor``: engine.kernel fills one bottleneck
+    ``classes``: run the incremental loop on rate classes (engine.classes; False:
+    engine.incremental, flow by flow). ``link_scan_factor``: engine.kernel fills one bottleneck
     link at a time when (links carrying flows)^2 is below this times the flows to fill,
     else in parallel passes.
 
@@ -119,8 +119,8 @@ class EngineConfig:
 
     @property
     def searches_symmetry(self) -> bool:
-        """Whether runs look for symmetry classes (not the reference, not on flows only)."""
-        return self.symmetry and self.loop not in ("reference", "classes")
+        """Whether runs look for symmetry classes (every path but the reference)."""
+        return self.symmetry and self.loop != "reference"
 
 
 @dataclass(frozen=True)
@@ -170,13 +170,10 @@ def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: in
         if not timeline and threshold is not None and \
                 incidences <= config.incremental_max_incidences and (
                     subflows >= threshold or (config.incremental_flat and dependencies == 0)):
-            loop = "classes" if config.classes and not weighted else "incremental"
+            loop = "classes" if config.classes else "incremental"
         work = config.numpy_work
     else:
         loop, work = config.loop, 0
-        if loop == "classes" and weighted:
-            raise InputError("engine loop 'classes' runs on flows, not on symmetry "
-                             "classes: set symmetry off")
     solver = {"kernel": "warm" if config.warm else "cold", "incremental": "incremental",
               "classes": "rate classes"}[loop]
     return EnginePath(loop, solver, work)

@@ -26,21 +26,18 @@ per flow: the process's peak over the flows simulated) and the makespan. ``--ref
 ``max_min_rates_csr`` over every draining flow at every event, no fast paths) and prints
 its wall time and the largest relative difference of the per-op finish times;
 ``--kernel`` also runs it with engine.kernel's loop where the incremental one
-(engine.incremental) would take over (``EngineConfig(incremental_min_subflows=None)``);
-``--flows`` also runs it with the incremental loop on flows (engine.incremental) where
-the one on rate classes (engine.classes) would run (``EngineConfig(classes=False)``);
+(engine.classes) would take over (``EngineConfig(incremental_min_subflows=None)``);
 ``--no-symmetry`` also runs each case with symmetry classes off (engine.symmetry), every
 flow simulated (warm start kept); ``--numpy`` also runs it with the numpy event loop only
 (no hand-over to the compiled loop of engine.kernel). ``kernel`` says whether the
 compiled loop ran; its wall time then includes importing numba and loading the cached
 compiled loop, about 0.3 s once per process (the first run after an install also compiles
 it, about 15-25 s). ``loop`` names the loop of the last run (``Result.meta["engine"]``:
-``classes``: engine.classes; ``incremental``: engine.incremental on flows; ``kernel``;
-``numpy``). ``classes``
+``classes``: engine.classes; ``kernel``; ``numpy``). ``classes``
 is the flow classes simulated where the symmetry search found some (summed over runs).
 
-    python benchmarks/bench_engine_events.py [--reference] [--kernel] [--flows]
-        [--no-symmetry] [--numpy] [CASE ...]
+    python benchmarks/bench_engine_events.py [--reference] [--kernel] [--no-symmetry]
+        [--numpy] [CASE ...]
 """
 
 from __future__ import annotations
@@ -56,8 +53,7 @@ import time
 import numpy as np
 
 #: The engine configuration of each mode (fields of netsim.engine.EngineConfig).
-MODES = {"fast": {}, "kernel": {"incremental_min_subflows": None},
-         "flows": {"classes": False}, "nosym": {"symmetry": False},
+MODES = {"fast": {}, "kernel": {"incremental_min_subflows": None}, "nosym": {"symmetry": False},
          "numpy": {"loop": "numpy"}, "reference": {"loop": "reference"}}
 CONFIG = None           # the EngineConfig of this process's mode (set in one())
 
@@ -191,7 +187,6 @@ def max_rel_diff(a: str, b: str) -> float:
 
 def main(argv: list[str]) -> None:
     modes = ["fast"] + (["kernel"] if "--kernel" in argv else []) + \
-        (["flows"] if "--flows" in argv else []) + \
         (["numpy"] if "--numpy" in argv else []) + \
         (["nosym"] if "--no-symmetry" in argv else []) + \
         (["reference"] if "--reference" in argv else [])

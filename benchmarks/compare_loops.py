@@ -2,17 +2,17 @@
 
 Runs a k x k mesh all-to-all (1 GB/s links, zero latency, XY routing; per-pair sizes
 log-normal around 100 kB, sigma 1, whole bytes, numpy seed SEED) with engine.classes
-(rate classes), engine.incremental (flows) and, with ``--kernel``, engine.kernel (a full
-re-solve at every event, whose arithmetic follows the reference's), each forced on from
-the first event, and prints per loop its wall time, its events and the largest
-difference of its per-op finish times from the first loop's, relative to the makespan.
+(rate classes) and engine.kernel (a full re-solve at every event, whose arithmetic follows
+the reference's), each forced on from the first event, and prints per loop its wall time,
+its events and the largest difference of its per-op finish times from the first loop's,
+relative to the makespan.
 
-    python benchmarks/compare_loops.py K SEED [--kernel]
+    python benchmarks/compare_loops.py K SEED
 
-On 16x16, seed 1: classes 20.4 s, incremental 137-170 s, kernel 433 s; all three agree
-to 4.6e-14 with 65,246 events each (14x14, seed 1: 6.0e-14). Before checks judged
-saturation relative to the level (engine.incremental's ``_SLACK``), incremental differed
-by 9.4e-6 there, with 65,245 events.
+On 16x16, seed 1: classes 20.4 s, kernel 433 s, with 65,246 events each, agreeing to
+4.6e-14 (14x14, seed 1: 6.0e-14). engine.incremental, the same refill flow by flow
+(removed since), took 137-170 s there; before its checks judged saturation relative to
+the level (``_SLACK``) it differed by 9.4e-6, with 65,245 events.
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ def main(argv: list[str]) -> None:
 
     k, seed = int(argv[0]), int(argv[1])
     topo, schedule = case(k, seed)
-    loops = ["classes", "incremental"] + (["kernel"] if "--kernel" in argv else [])
+    loops = ["classes", "kernel"]
     first = None
     for name in loops:
         start = time.perf_counter()
-        result = simulate(topo, schedule, config=EngineConfig(loop=name))
+        result = simulate(topo, schedule, config=EngineConfig(loop=name, symmetry=False))
         wall = time.perf_counter() - start
         if first is None:
             first = result

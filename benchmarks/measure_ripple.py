@@ -8,7 +8,7 @@ per sampled event:
 * ``moved``: draining flows whose rate changed (beyond 1e-9 relative);
 * ``blocks``: how many groups they form by (old rate, new rate);
 * ``incidences``: flow-link incidences of the moved flows (what a per-flow update
-  touches: engine.incremental re-lists each moved flow on each of its links);
+  touches: a flow-by-flow refill re-lists each moved flow on each of its links);
 * ``block_links``: distinct (block, link) pairs (what an update per group of flows
   sharing a rate would touch);
 * ``classes`` / ``split``: old rates (classes of flows at one rate) that moved, and how

@@ -64,7 +64,7 @@ def _case(*, dependencies: bool, alike: bool = False):
 
 
 def _run_loops() -> None:
-    """The compiled event loop (engine.loop) with each solver: kernel, incremental, classes."""
+    """The compiled event loop (engine.loop) with each solver: kernel, classes."""
     from .engine import execute
     from .engine.config import EngineConfig
 
@@ -74,7 +74,7 @@ def _run_loops() -> None:
     # specialisation).
     for reduce in (False, True):
         topology, schedule, routes = _case(dependencies=True, alike=reduce)
-        for loop in ("kernel", "incremental", "classes"):
+        for loop in ("kernel", "classes"):
             config = EngineConfig(loop=loop, symmetry=reduce, symmetry_min_subflows=0)
             result = execute(topology, schedule, routes, config=config)
             assert not reduce or result.meta.get("symmetry_classes"), "no quotient formed"

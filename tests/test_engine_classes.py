@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netsim.engine import EngineConfig, execute, route_schedule, simulate
+from netsim.errors import ResourceError
 from netsim.schedule import ScheduleBuilder, sends_from_arrays
 from netsim.topology import mesh, torus
 
@@ -22,7 +23,7 @@ from engine_helpers import lognormal_alltoall
 pytest.importorskip("numba")
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-CLASSES = EngineConfig(loop="classes")
+CLASSES = EngineConfig(loop="classes", symmetry=False)
 REFERENCE = EngineConfig(loop="reference")
 REL = 1e-9                    # the engine's merge window (tests/test_engine_conformance.py)
 
@@ -157,14 +158,36 @@ def test_flat_schedules_take_the_classes_loop_weighted_or_not():
     topo, schedule = _alltoall(torus, (4, 4), np.full(240, 1e5))
     engine = simulate(topo, schedule, config=config).meta["engine"]
     assert engine["symmetry"]["classes"] and engine["loop"] == "classes"
+    b = ScheduleBuilder(9)                 # with dependencies, of that size: engine.kernel
+    last = None
+    for k in range(72):                    # a chain: each send waits for the one before
+        last = b.send(k % 9, (k + 1) % 9, 1e5 + k, [] if last is None else [last])
+    topo = mesh((3, 3), bandwidth=1e9, latency=0.0)
+    assert simulate(topo, b.build(), config=config).meta["engine"]["loop"] == "kernel"
+
+
+def test_a_work_space_beyond_the_budget_is_refused_with_its_estimate():
+    """The classes loop's work space (112 B per path link, 300 B per flow) beyond the
+    memory budget is refused with one line, not switched to another loop."""
+    topo, schedule = lognormal_alltoall((2, 3), 5)
+    small = EngineConfig(loop="classes", symmetry=False, memory_budget=1000)
+    # 50 path links x 112 B + 30 flows x 300 B = 14,600 B
+    with pytest.raises(ResourceError, match=r"classes loop on 30 flows \(50 path links\) "
+                                            r".*about 14\.26 KiB"):
+        simulate(topo, schedule, config=small)
+    assert simulate(topo, schedule, config=EngineConfig(
+        loop="kernel", symmetry=False, memory_budget=1000)).meta["engine"]["loop"] == "kernel"
 
 
 @pytest.mark.parametrize("shape", [(4, 11), (6, 11)])
 def test_checks_judge_saturation_relative_to_the_level(shape):
-    """The log-normal all-to-alls on which engine.incremental's capacity-relative check
-    once drifted (``test_engine_incremental``): the classes loop, whose checks judge
-    saturation the same way, agrees with engine.kernel's full re-solve to rounding, with
-    the same events."""
+    """Log-normal all-to-alls (seed 1) where a check once let a slack of up to 1e-12 of the
+    capacity pass as "still saturated" (in the flow-by-flow solver that preceded rate
+    classes): on a link of ~100 flows the one rising flow took it and froze 5e-11 above
+    the flows bottlenecked with it, and a later check at its rate left those frozen, so
+    rates went far from max-min (op finish times off by 1.8e-4 and 0.83 of the makespan).
+    The classes loop, whose checks judge saturation relative to the level (``_SLACK``),
+    agrees with engine.kernel's full re-solve to rounding, with the same events."""
     topo, schedule = lognormal_alltoall(shape, 1)
     ours = simulate(topo, schedule, config=CLASSES)
     full = simulate(topo, schedule, config=EngineConfig(loop="kernel", symmetry=False))

@@ -15,15 +15,12 @@ from netsim.budget import set_max_memory
 from netsim.engine import EngineConfig, choose_path, simulate
 from netsim.errors import InputError
 
-SIZES = dict(ops=100, subflows=100, incidences=300, dependencies=0, weighted=False,
-             compiled=True)
+SIZES = dict(ops=100, subflows=100, incidences=300, dependencies=0, compiled=True)
 
 
 def test_choose_path_reads_sizes_and_config_only():
     assert choose_path(EngineConfig(), **SIZES).loop == "classes"
-    assert choose_path(EngineConfig(), **{**SIZES, "weighted": True}).loop == "classes"
-    assert choose_path(EngineConfig(classes=False), **SIZES).loop == "incremental"
-    # dependencies: the incremental loop only from incremental_min_subflows sub-flows on
+    # dependencies: the classes loop only from incremental_min_subflows sub-flows on
     assert choose_path(EngineConfig(), **{**SIZES, "dependencies": 5}).loop == "kernel"
     assert choose_path(EngineConfig(), **{**SIZES, "dependencies": 5,
                                           "subflows": 20_000}).loop == "classes"
@@ -33,10 +30,8 @@ def test_choose_path_reads_sizes_and_config_only():
     assert choose_path(EngineConfig(loop="classes"), **{**SIZES, "timeline": True}).loop == "numpy"
     assert choose_path(EngineConfig(loop="kernel"), **SIZES).numpy_work == 0
     assert choose_path(EngineConfig(warm=False, loop="kernel"), **SIZES).solver == "cold"
-    assert choose_path(EngineConfig(loop="classes"), **{**SIZES, "weighted": True}).loop == \
-        "classes"
     with pytest.raises(InputError, match="needs numba"):
-        choose_path(EngineConfig(loop="incremental"), **{**SIZES, "compiled": False})
+        choose_path(EngineConfig(loop="classes"), **{**SIZES, "compiled": False})
 
 
 def test_a_config_is_frozen_keyword_only_picklable_and_checked():

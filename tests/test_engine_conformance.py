@@ -47,14 +47,13 @@ PATHS = {
     "kernel": EngineConfig(loop="kernel", symmetry_min_subflows=0, symmetry_compiled_from=0),
     "kernel-by-link": EngineConfig(loop="kernel", link_scan_factor=1e18, symmetry=False),
     "kernel-by-pass": EngineConfig(loop="kernel", link_scan_factor=0.0, symmetry=False),
-    "incremental": EngineConfig(loop="incremental", symmetry_min_subflows=0),
     "classes": EngineConfig(loop="classes", symmetry=False),
     "classes-symmetry": EngineConfig(loop="classes", symmetry_min_subflows=0),
     "hand-over": EngineConfig(numpy_work=20, event_work=1, incremental_min_subflows=0,
                               symmetry=False),
 }
-COMPILED = {"kernel", "kernel-by-link", "kernel-by-pass", "incremental", "classes",
-            "classes-symmetry", "hand-over"}
+COMPILED = {"kernel", "kernel-by-link", "kernel-by-pass", "classes", "classes-symmetry",
+            "hand-over"}
 MERGE_WINDOW = 1e-9
 SETTINGS = dict(deadline=None, max_examples=80,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -207,11 +206,11 @@ def test_every_path_gives_the_reference_answer(path, case):
         assert engine["loop"] == PATHS[path].loop
 
 
-@pytest.mark.parametrize("path", ["auto", "kernel", "incremental", "classes"])
+@pytest.mark.parametrize("path", ["auto", "kernel", "classes"])
 @pytest.mark.parametrize("shape,latency", [((3, 4), 1e-6), ((4, 4), 0.0)])
 def test_imbalanced_alltoalls_give_the_reference_answer(path, shape, latency):
     """Log-normal all-to-alls: nearly every event ends one flow and changes a few rates,
-    the incremental and classes loops' own case (classes split, rise, freeze, merge)."""
+    the classes loop's own case (classes split, rise, freeze, merge)."""
     if path != "auto":
         pytest.importorskip("numba")
     n = shape[0] * shape[1]

@@ -181,7 +181,7 @@ def test_a_dead_plane_costs_what_running_its_bundle_at_three_quarters_costs(at):
 # it, hands its state back and takes over again after it. These runs force each compiled
 # solver from the first event on and check it ran, with the hand-computed answer.
 
-COMPILED_SOLVERS = ["kernel", "incremental", "classes"]
+COMPILED_SOLVERS = ["kernel", "classes"]
 
 
 def _chain(nbytes=1e9):

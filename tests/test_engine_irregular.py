@@ -5,7 +5,7 @@ different capacities (10-100 GB/s, some one way), flows between random pairs, Po
 arrivals (each op's ``not_before``), heavy-tailed sizes (Pareto or log-normal), with and
 without dependencies (each op after a random earlier one, some computes between), and a
 small fat-tree with ECMP by hash. Each runs with the compiled loop from the first event
-(engine.kernel's, engine.incremental's on flows, engine.classes' on rate classes) and
+(engine.kernel's, engine.classes' on rate classes) and
 with the reference engine (numpy, a cold max-min over every draining flow at every
 event): per-op finish times within 1e-12 relative, the same number of events and the
 same bytes per link. ``benchmarks/bench_irregular.py`` runs the large versions.
@@ -29,12 +29,11 @@ pytest.importorskip("numba")
 REL = 1e-12
 SETTINGS = dict(deadline=None, max_examples=25,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-LOOPS = ("kernel", "incremental", "classes")
+LOOPS = ("kernel", "classes")
 
 
 #: Each compiled loop forced from the first event of every run, and the reference.
-CONFIGS = {"kernel": EngineConfig(loop="kernel"), "incremental": EngineConfig(loop="incremental"),
-           "classes": EngineConfig(loop="classes")}
+CONFIGS = {"kernel": EngineConfig(loop="kernel"), "classes": EngineConfig(loop="classes")}
 REFERENCE = EngineConfig(loop="reference")
 
 

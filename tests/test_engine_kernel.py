@@ -1,4 +1,4 @@
-"""The compiled loops (engine.kernel, engine.incremental, engine.classes) as the executor
+"""The compiled loops (engine.kernel, engine.classes) as the executor
 runs them: progress reports, refusals, and numba's lazy BLAS probe. (Their answers against
 the reference: tests/test_engine_conformance.py.)"""
 
@@ -13,7 +13,7 @@ from netsim.topology import torus
 
 pytest.importorskip("numba")
 
-COMPILED_LOOPS = ["kernel", "incremental", "classes"]
+COMPILED_LOOPS = ["kernel", "classes"]
 
 
 @pytest.mark.parametrize("loop", COMPILED_LOOPS)

@@ -60,7 +60,7 @@ def _fat_tree_pairs():
     return topology, schedule, routes, np.cumsum(rng.exponential(1e-6, 200))
 
 
-@pytest.mark.parametrize("loop", ["kernel", "incremental", "classes"])
+@pytest.mark.parametrize("loop", ["kernel", "classes"])
 def test_real_runs_need_no_other_specialisation(compiled, loop):
     """Runs shaped like the benchmarks' (a symmetric all-to-all reduced to classes, random
     pairs with staggered starts on the router's read-only paths, a ring all-reduce with

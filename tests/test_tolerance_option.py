@@ -47,13 +47,12 @@ def test_cli_tolerance_out_of_range_is_one_line_and_json_carries_it(capsys):
 
 MESH = parse_topology("mesh:3x3")
 
-#: The event loops: numpy only; then the compiled kernel, incremental and classes loops
-#: from the first event on.
+#: The event loops: numpy only; then the compiled kernel and classes loops from the first
+#: event on.
 LOOPS = {
     "numpy": EngineConfig(loop="numpy"),
     "kernel": EngineConfig(loop="kernel"),
-    "incremental": EngineConfig(loop="incremental", symmetry=False),
-    "classes": EngineConfig(loop="classes"),
+    "classes": EngineConfig(loop="classes", symmetry=False),
 }
 
 

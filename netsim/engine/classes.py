@@ -1,9 +1,36 @@
-"""The compiled loop's solver on rate classes: a level change costs per class and per link.
+"""The compiled loop's incremental max-min solver: an event costs what it changes, per class.
 
-:mod:`netsim.engine.incremental` repairs the max-min solution per event, but it still
-moves every flow whose rate moves. The rates that move come in blocks: flows held back by
-the same link at the same level rise and settle together (``benchmarks/measure_ripple.py``).
-This solver keeps those blocks (the loop is engine.loop's).
+engine.kernel re-solves every draining flow at each event. When thousands of flows drain
+together and an event moves few of their rates, that is nearly all waste. This solver
+keeps the solution between events and re-runs progressive filling only where the event
+reaches (the loop is engine.loop's).
+
+**The refill, on flows.** Every flow the event does not reach stays frozen at its rate and
+comes back only when the filling proves that rate wrong. Flows that start rise from zero;
+a link that a finishing flow leaves gets a *check* at its old level. The water rises over
+an indexed heap of the links the rising flows cross, each keyed by the level at which it
+saturates given what the frozen flows leave of it. In order of level ``t``:
+
+* a link saturates at ``t``: a frozen flow on it faster than ``t`` cannot keep its rate
+  (the link would be over capacity, or unfair), so it rises with the water from ``t``,
+  which it can, being above ``t`` on every link it crosses; otherwise the rising flows on
+  the link stop at ``t`` with it as their bottleneck;
+* a check at a link's old level ``t`` finds it no longer saturated: the flows
+  bottlenecked there at that level rise.
+
+A frozen flow whose bottleneck no one touched keeps a valid bottleneck (a saturated link on
+which no flow is faster); one whose bottleneck was touched got a check there; a flow that
+stopped in the refill stopped on a saturated link with no one faster. So every flow ends
+with a bottleneck and no link is over capacity: the rates are the max-min fair ones, which
+are unique, and the work follows progressive filling's order, so they equal a cold solve's
+to rounding. A check finds its link still saturated to :data:`_SLACK` of the level, "no
+flow faster" is judged to :data:`_TOP`, and a link within :data:`_NEAR` of its capacity
+gets a check when a refill touches it (a needless check costs time, a missed one would
+cost exactness).
+
+**Classes.** The rates that move come in blocks: flows held back by the same link at the
+same level rise and settle together (``benchmarks/measure_ripple.py``). This solver keeps
+those blocks, so that a level change costs per class and per link, not per flow.
 
 A *class* is a set of draining flows with one rate and one bottleneck link (``CB``: a
 saturated link on which no flow is faster) that every member crosses. Per class it keeps:
@@ -16,8 +43,8 @@ saturated link on which no flow is faster) that every member crosses. Per class 
   *entry*: class, link, count, on the class's list and the link's, found by hash).
 
 A link's load is the sum over its entries of rate x count, its largest rate the largest
-rate among them. The refill (:func:`_refill`) is engine.incremental's progressive filling
-with classes in place of flows:
+rate among them. The refill (:func:`_refill`) is the filling above with classes in place
+of flows:
 
 * new flows of an event form one class that rises from zero; a link that a finishing
   flow leaves gets a check at its old level, and a link touched while saturated a check
@@ -52,9 +79,11 @@ members move between classes only on splits. After the refill (:func:`_apply`) a
 merges with every class of the same rate (to :data:`_SAME`) whose members all cross its
 bottleneck, which then serves them all (:func:`_merge_equal`: the smaller joins the
 larger, its members' thresholds shifted by the difference of progress); this keeps
-classes from fragmenting. The result is the same progressive filling as
-engine.incremental's on a grouping in which every member of a class has the same rate and
-bottleneck, so its argument (module docstring there) carries over. On a symmetry quotient
+classes from fragmenting. The result is the filling above on a grouping in which every
+member of a class has the same rate and bottleneck, so its argument carries over. (The
+same refill flow by flow, engine.incremental, ran beside this one until classes carried
+symmetry weights: on the 16x16 log-normal all-to-all it took 137-170 s where classes take
+20.4 s, ``benchmarks/compare_loops.py``.) On a symmetry quotient
 a member stands for as many flows on each link as its path's weight there: an entry
 counts both its members (to tell whether a class lies wholly on a link) and the flows they
 stand for (the link's load and level). ``tests/test_engine_conformance.py`` runs it
@@ -68,12 +97,24 @@ from __future__ import annotations
 import numpy as np
 
 from .heaps import _heap_max_upto, _heap_remove, _heap_set, _put, _rise, _take
-from .incremental import _KEEP, _NEAR, _SLACK, _TOP
 from .events import _REL_TOL, I_SOLVED, links_off, njit
 
 __all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
            "hand_back"]
 
+#: A check finds its link still saturated at its old level t when the capacity left there
+#: is at most this times t. Relative to t, not to the capacity: the slack a check lets
+#: pass goes to the rates, so ``capacity * 1e-12`` on a link of n flows left rates off by
+#: up to n * 1e-12, and past :data:`_TOP` a later check at the top rate then missed the
+#: flows bottlenecked with it, which kept a rate far from max-min.
+_SLACK = 1e-12
+#: A link this close to its capacity (relative) gets a check when a refill touches it.
+_NEAR = 1e-9
+#: A rate within this (relative) of a link's largest rate counts as the largest.
+_TOP = 1e-11
+#: A new rate within this (relative) of the old one keeps the old one: the difference is
+#: rounding, and keeping it spares the class's finish keys an update.
+_KEEP = 1e-14
 #: Classes whose rates are this close (relative) are one rate, apart by rounding.
 _SAME = 1e-14
 #: A link's load is recomputed from its list after this many rate updates, a guard only:
@@ -628,7 +669,7 @@ def _check(link, t, x, ci, cf, ei, capacity, load, lhead, touched, t_list, n_t, 
     longer saturated, the fixed classes bottlenecked there at that level rise."""
     if spare[link] - t * cnt[link] <= t * _SLACK:
         return n_t, n_h, n_s                   # still saturated there (to the level:
-                                               # engine.incremental's _SLACK)
+                                               # _SLACK)
     n_d = 0
     e = lhead[link]
     while e >= 0:

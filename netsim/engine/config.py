@@ -1,8 +1,8 @@
 """What the engine may do, and the one function that decides what it does.
 
 Every choice the engine makes between its event loops (the numpy loop of
-:mod:`.executor`, the compiled loop of :mod:`.loop` with the solver of :mod:`.kernel`,
-:mod:`.incremental` or :mod:`.classes`) and whether it looks for symmetry classes (:mod:`.symmetry`) is a function
+:mod:`.executor`, the compiled loop of :mod:`.loop` with the solver of :mod:`.kernel` or
+:mod:`.classes`) and whether it looks for symmetry classes (:mod:`.symmetry`) is a function
 of the input's sizes and of an :class:`EngineConfig` passed in: :func:`choose_path`. Free
 memory never switches paths (a path whose work space does not fit is refused with an
 estimate: :func:`require_work_space`), and nothing a process did before changes a run, so
@@ -10,11 +10,11 @@ the same input gives the same bits on every machine and in every process. The ch
 recorded in ``Result.meta["engine"]``.
 
 >>> path = choose_path(EngineConfig(), ops=10, subflows=10, incidences=20,
-...                    dependencies=0, weighted=False, compiled=True)
+...                    dependencies=0, compiled=True)
 >>> path.loop, path.solver, path.numpy_work
 ('classes', 'rate classes', 5000000)
 >>> choose_path(EngineConfig(loop="reference"), ops=10, subflows=10, incidences=20,
-...             dependencies=0, weighted=False, compiled=True).solver
+...             dependencies=0, compiled=True).solver
 'cold'
 """
 
@@ -30,14 +30,12 @@ __all__ = ["EngineConfig", "EnginePath", "LOOPS", "choose_path", "require_work_s
 
 #: Values of :attr:`EngineConfig.loop`: ``auto`` lets :func:`choose_path` pick; the others
 #: force one path (the conformance tests run each against ``reference``).
-LOOPS = ("auto", "reference", "numpy", "kernel", "incremental", "classes")
+LOOPS = ("auto", "reference", "numpy", "kernel", "classes")
 
-#: Work space of the compiled loops, on top of the run's own arrays. engine.incremental:
-#: per incidence its place in the link's list and the refill's chains (5 x 8 B), per
-#: sub-flow two finish heaps, positions, rates and lists (17 x 8 B). engine.classes: per
-#: incidence an entry (8 x 8 B), its hash slot (up to 32 B) and its place in the per-link
+#: Work space of the compiled loop with engine.classes, on top of the run's own arrays: per
+#: incidence an entry (9 x 8 B), its hash slot (up to 32 B) and its place in the per-link
 #: flow lists; per sub-flow its class rows, member links and heap places.
-WORK_SPACE = {"incremental": (40, 136), "classes": (104, 300)}   # B per incidence, per sub
+WORK_SPACE = {"classes": (112, 300)}   # B per incidence, per sub-flow
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,11 +47,11 @@ class EngineConfig:
     ``loop``: one of :data:`LOOPS`. ``auto`` (default) picks by size (:func:`choose_path`);
     ``reference`` is the numpy loop solving cold over every draining flow at every event,
     with no symmetry search: what every other path is tested against; ``numpy`` the numpy
-    loop throughout; ``kernel``, ``incremental`` and ``classes`` that compiled loop after
+    loop throughout; ``kernel`` and ``classes`` the compiled loop with that solver after
     the first event.
     A run that records a timeline takes engine.kernel's loop (its solver keeps every
     flow's rate, which the links' loads are summed from), or the numpy loop where
-    ``incremental`` or ``classes`` is forced; with faults the compiled loop stops at each
+    ``classes`` is forced; with faults the compiled loop stops at each
     fault, which the numpy loop applies (rerouting calls the router).
 
     ``warm``: the numpy loop and engine.kernel start each solve from the last one (below
@@ -66,17 +64,15 @@ class EngineConfig:
     the hand-over point is a function of the input.
 
     ``incremental_min_subflows``: the compiled loop refills only what each event changes
-    (engine.incremental) for runs of at least this many sub-flows (after symmetry
+    (engine.classes) for runs of at least this many sub-flows (after symmetry
     classes), or of any size without dependencies when ``incremental_flat``; None: never.
     Below it an event's full re-solve (engine.kernel) is cheap and is the reference's own
     arithmetic. With dependencies a rounding-level difference can move a completion across
     the merge window and, through the successors it releases, an op's finish by more than
     the window; without them a completion moves by at most the window.
     ``incremental_max_incidences``: above this many path incidences, engine.kernel.
-    ``classes``: run the incremental loop on rate classes (engine.classes; False:
-    engine.incremental, flow by flow). ``link_scan_factor``: engine.kernel fills one bottleneck
-    link at a time when (links carrying flows)^2 is below this times the flows to fill,
-    else in parallel passes.
+    ``link_scan_factor``: engine.kernel fills one bottleneck link at a time when (links
+    carrying flows)^2 is below this times the flows to fill, else in parallel passes.
 
     ``symmetry``: look for symmetry classes (engine.symmetry) and simulate one flow per
     class. ``symmetry_min_subflows``: below this many sub-flows the search costs more than
@@ -102,7 +98,6 @@ class EngineConfig:
     incremental_min_subflows: int | None = 20_000
     incremental_flat: bool = True
     incremental_max_incidences: int = 16_000_000
-    classes: bool = True
     link_scan_factor: float = 64.0
     symmetry: bool = True
     symmetry_min_subflows: int = 512
@@ -125,10 +120,10 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class EnginePath:
-    """What runs: ``loop`` (``numpy``, ``kernel``, ``incremental`` or ``classes``), its
-    ``solver`` (``cold``: progressive filling over every draining flow at every event;
-    ``warm``: from the last solution; ``incremental``: refill what the event changed;
-    ``rate classes``: the same on classes of flows that move together) and ``numpy_work``,
+    """What runs: ``loop`` (``numpy``, ``kernel`` or ``classes``), its ``solver``
+    (``cold``: progressive filling over every draining flow at every event; ``warm``: from
+    the last solution; ``rate classes``: refill what the event changed, on classes of
+    flows that move together) and ``numpy_work``,
     the numpy loop's work after which the compiled ``loop`` takes over (0: after the first
     event; None for the numpy loop)."""
 
@@ -143,11 +138,11 @@ def compiled_available() -> bool:
 
 
 def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: int,
-                dependencies: int, weighted: bool, timeline: bool = False,
+                dependencies: int, timeline: bool = False,
                 compiled: bool | None = None) -> EnginePath:
     """The path a run takes, from the sizes of what it simulates (after symmetry classes:
-    ``ops``, ``subflows``, path ``incidences``, ``dependencies`` (edges), ``weighted``
-    paths, a recorded ``timeline``), ``config`` and whether the compiled loops can run
+    ``ops``, ``subflows``, path ``incidences``, ``dependencies`` (edges), a recorded
+    ``timeline``), ``config`` and whether the compiled loops can run
     (``compiled``; default: numba installed). Nothing else: faults do not change it (the
     compiled loop stops at each, and the numpy loop applies it)."""
     if config.loop == "reference":
@@ -156,13 +151,12 @@ def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: in
     if compiled is None:
         compiled = compiled_available()
     # a timeline sums the links' loads from every flow's rate: engine.kernel keeps them,
-    # the incremental solvers keep rates per class or refill, not per flow at every event
-    if config.loop == "numpy" or (timeline and config.loop in ("incremental", "classes")):
+    # engine.classes keeps rates per class
+    if config.loop == "numpy" or (timeline and config.loop == "classes"):
         return numpy_path
     if not compiled:
         if config.loop != "auto":
-            raise InputError(f"engine loop {config.loop!r} needs numba (pip install "
-                             f"'netsim[fast]')")
+            raise InputError(f"engine loop {config.loop!r} needs numba (pip install numba)")
         return numpy_path
     if config.loop == "auto":
         loop = "kernel"
@@ -170,12 +164,11 @@ def choose_path(config: EngineConfig, *, ops: int, subflows: int, incidences: in
         if not timeline and threshold is not None and \
                 incidences <= config.incremental_max_incidences and (
                     subflows >= threshold or (config.incremental_flat and dependencies == 0)):
-            loop = "classes" if config.classes else "incremental"
+            loop = "classes"
         work = config.numpy_work
     else:
         loop, work = config.loop, 0
-    solver = {"kernel": "warm" if config.warm else "cold", "incremental": "incremental",
-              "classes": "rate classes"}[loop]
+    solver = {"kernel": "warm" if config.warm else "cold", "classes": "rate classes"}[loop]
     return EnginePath(loop, solver, work)
 
 

@@ -172,7 +172,7 @@ class _Execution:
         self.path = path if path is not None else choose_path(
             self.config, ops=schedule.num_ops, subflows=self.n_flows,
             incidences=int(self.path_len.sum()), dependencies=int(self.succ_idx.size),
-            weighted=self.path_weight is not None, timeline=self.timeline is not None)
+            timeline=self.timeline is not None)
         require_work_space(self.config, self.path, subflows=self.n_flows,
                            incidences=int(self.path_len.sum()))
 

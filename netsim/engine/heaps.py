@@ -4,9 +4,9 @@ Both hold nodes ``0..m-1`` in slots ``heap[:n]`` with ``pos[f]`` the slot of nod
 when absent), ordered by key with ties broken by node id, so a pop order is the same
 whatever the heap's shape. They differ in where a key lives:
 
-* **keyed by node** (``_heap_set``, ``_heap_remove``, ``_heap_pop``): ``key[f]`` is read
-  by the loops as data of its own (a flow's finish time, a class's next finish, a link's
-  level that may be stale), so it stays indexed by node; binary.
+* **keyed by node** (``_heap_set``, ``_heap_remove``): ``key[f]`` is read by the loop as
+  data of its own (a class's next finish, a pinned class's rate), so it stays indexed by
+  node; binary.
 * **keyed by slot** (``_put``, ``_take``, ``_rise``, ``_place``; engine.classes' heap of
   link levels): ``hval[i]`` is the level of the node in slot i, so the children compared
   at each step down sit side by side, and the heap is 2**_FANOUT-ary. On the 16x16
@@ -74,21 +74,6 @@ def _heap_set(heap, pos, key, n, f, t):
         n += 1
     _sift(heap, pos, key, n, pos[f])
     return n
-
-
-@njit(cache=True, _nrt=False)
-def _heap_set_many(heap, pos, key, n, flows, n_flows, times):
-    """:func:`_heap_set` for ``flows[:n_flows]`` at ``times[:n_flows]``; returns the heap's
-    size."""
-    for q in range(n_flows):
-        n = _heap_set(heap, pos, key, n, flows[q], times[q])
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def _heap_pop(heap, pos, key, n):
-    """Remove the top flow; returns the heap's size."""
-    return _heap_remove(heap, pos, key, n, heap[0])
 
 
 @njit(cache=True, _nrt=False)

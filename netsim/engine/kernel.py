@@ -21,7 +21,7 @@ import numpy as np
 
 from .events import AVAILABLE, F_SCAN, I_SOLVED, _REL_TOL, links_off, njit
 
-__all__ = ["AVAILABLE", "freeze_at", "new_state", "start", "first_finish", "take_done", "add",
+__all__ = ["AVAILABLE", "new_state", "start", "first_finish", "take_done", "add",
            "resolve", "end_event", "hand_back"]
 
 _MARGIN = 1e-12                          # the warm start's margin below tau (maxmin._MARGIN)

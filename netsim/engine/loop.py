@@ -13,9 +13,9 @@ draining flows. At each event the loop
 
 The solvers (:data:`SOLVERS`) implement the same eight steps over their own state (a tuple
 built by their ``new_state``): :mod:`.kernel` re-solves every draining flow at each change
-(``cold`` or ``warm`` from the last solution), :mod:`.incremental` refills only what an event
-changed, flow by flow, and :mod:`.classes` does so on classes of flows of equal rate. The
-state of the solvers not chosen is built empty. Everything else, the heap of timed events,
+(``cold`` or ``warm`` from the last solution), :mod:`.classes` refills only what an event
+changed, on classes of flows of equal rate. The state of the solver not chosen is built
+empty. Everything else, the heap of timed events,
 releases and dependencies, per-link busy time and counts, lives in :mod:`.events`.
 
 A run is :func:`new_states`, then :func:`run_events` as many times as the executor pauses it
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import classes, incremental, kernel
+from . import classes, kernel
 from .events import (_REL_TOL, AVAILABLE, DONE, F_NOW, F_STOP, F_TOLERANCE, I_ACTIVE,
                      I_BEGUN, I_EVENTS, I_HEAP, I_PAUSE, I_SEQ, NO_CAPACITY, PAUSED, STOPPED,
                      done_limit, make_room, next_time, njit, note_peaks, retire, timed)
@@ -40,8 +40,8 @@ __all__ = ["AVAILABLE", "SOLVERS", "new_states", "new_timeline", "run_events", "
            "PAUSED", "NO_CAPACITY", "STOPPED"]
 
 #: The solvers by name (EnginePath.loop), as the integer :func:`run_events` takes.
-SOLVERS = {"kernel": 0, "incremental": 1, "classes": 2}
-_KERNEL, _INCREMENTAL, _CLASSES = 0, 1, 2
+SOLVERS = {"kernel": 0, "classes": 1}
+_KERNEL, _CLASSES = 0, 1
 
 
 @njit(cache=True)
@@ -216,10 +216,8 @@ def _record(t0, t1, n_active, paths, draining, tl):
 
 @njit(cache=True)
 def _new_states(solver, n_sub, n_links, paths):
-    """Each solver's state, the chosen one's for this run, the others' empty."""
+    """Each solver's state, the chosen one's for this run, the other's empty."""
     return (kernel.new_state(n_links if solver == _KERNEL else 0),
-            incremental.new_state(n_sub if solver == _INCREMENTAL else 0,
-                                  n_links if solver == _INCREMENTAL else 0, paths),
             classes.new_state(n_sub if solver == _CLASSES else 0,
                               n_links if solver == _CLASSES else 0, paths))
 
@@ -228,29 +226,21 @@ def _new_states(solver, n_sub, n_links, paths):
 def _start(solver, sts, n_active, now, paths, links, draining, ints, floats, warm):
     if solver == _KERNEL:
         return kernel.start(n_active, now, paths, links, draining, sts[0], ints, floats, warm)
-    if solver == _INCREMENTAL:
-        return incremental.start(n_active, now, paths, links, draining, sts[1], ints, floats,
-                                 warm)
-    return classes.start(n_active, now, paths, links, draining, sts[2], ints, floats, warm)
+    return classes.start(n_active, now, paths, links, draining, sts[1], ints, floats, warm)
 
 
 @njit(cache=True, _nrt=False)
 def _first_finish(solver, sts, now, tolerance, t_heap, n_active, draining):
     if solver == _KERNEL:
         return kernel.first_finish(now, tolerance, t_heap, n_active, draining, sts[0])
-    if solver == _INCREMENTAL:
-        return incremental.first_finish(now, tolerance, t_heap, n_active, draining, sts[1])
-    return classes.first_finish(now, tolerance, t_heap, n_active, draining, sts[2])
+    return classes.first_finish(now, tolerance, t_heap, n_active, draining, sts[1])
 
 
 @njit(cache=True, _nrt=False)
 def _take_done(solver, sts, now, before, limit, n_active, paths, links, draining):
     if solver == _KERNEL:
         return kernel.take_done(now, before, limit, n_active, paths, links, draining, sts[0])
-    if solver == _INCREMENTAL:
-        return incremental.take_done(now, before, limit, n_active, paths, links, draining,
-                                     sts[1])
-    return classes.take_done(now, before, limit, n_active, paths, links, draining, sts[2])
+    return classes.take_done(now, before, limit, n_active, paths, links, draining, sts[1])
 
 
 @njit(cache=True, _nrt=False)
@@ -258,9 +248,7 @@ def _add(solver, sts, n_started, now, n_active, paths, draining):
     started = draining[6]
     if solver == _KERNEL:
         return kernel.add(started, n_started, now, n_active, paths, draining, sts[0])
-    if solver == _INCREMENTAL:
-        return incremental.add(started, n_started, now, n_active, paths, draining, sts[1])
-    return classes.add(started, n_started, now, n_active, paths, draining, sts[2])
+    return classes.add(started, n_started, now, n_active, paths, draining, sts[1])
 
 
 @njit(cache=True, inline="always")
@@ -269,17 +257,13 @@ def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, i
     if solver == _KERNEL:          # its solve allocates: not in a step with _nrt=False
         return kernel.resolve(n_started, now, n_active, paths, capacity, draining, sts[0],
                               ints, floats, warm)
-    return _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints,
-                   floats, warm)
+    return _refill(sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
+                   warm)
 
 
 @njit(cache=True, _nrt=False)
-def _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, ints, floats,
-            warm):
-    if solver == _INCREMENTAL:
-        return incremental.resolve(n_started, now, n_active, paths, capacity, draining,
-                                   sts[1], ints, floats, warm)
-    return classes.resolve(n_started, now, n_active, paths, capacity, draining, sts[2], ints,
+def _refill(sts, n_started, now, n_active, paths, capacity, draining, ints, floats, warm):
+    return classes.resolve(n_started, now, n_active, paths, capacity, draining, sts[1], ints,
                            floats, warm)
 
 
@@ -287,17 +271,13 @@ def _refill(solver, sts, n_started, now, n_active, paths, capacity, draining, in
 def _end_event(solver, sts, n_active, ints):
     if solver == _KERNEL:
         kernel.end_event(n_active, sts[0], ints)
-    elif solver == _INCREMENTAL:
-        incremental.end_event(n_active, sts[1], ints)
     else:
-        classes.end_event(n_active, sts[2], ints)
+        classes.end_event(n_active, sts[1], ints)
 
 
 @njit(cache=True, _nrt=False)
 def _hand_back(solver, sts, now, n_active, draining, ints):
     if solver == _KERNEL:
         kernel.hand_back(now, n_active, draining, sts[0], ints)
-    elif solver == _INCREMENTAL:
-        incremental.hand_back(now, n_active, draining, sts[1], ints)
     else:
-        classes.hand_back(now, n_active, draining, sts[2], ints)
+        classes.hand_back(now, n_active, draining, sts[1], ints)

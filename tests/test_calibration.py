@@ -91,6 +91,24 @@ def test_applied_calibration_is_kept_in_meta_and_read_back():
         apply_calibration(topo, Calibration(alpha=1e-6))
 
 
+@pytest.mark.parametrize("op,phases", [("allgather", 1), ("allreduce", 2)])
+@pytest.mark.parametrize("chips", [2, 4])
+def test_launch_per_device_adds_to_each_phase_per_chip(op, phases, chips):
+    """A tt-metal CCL phase over n chips starts after launch + launch_per_device x n: with
+    launch_per_device = 1 us the same run ends n us later per phase (the launch is on every
+    rank's path before its first send)."""
+    def machine(**cal):
+        return apply_calibration(parse_topology("ring:8,bw=25GB/s,lat=515ns,links=2"),
+                                 Calibration.from_mapping({"launch": "3us", **cal}))
+
+    plain = run_collective(op, machine(), "tt_line", 1 << 20, ranks=chips)
+    more = run_collective(op, machine(launch_per_device="1us"), "tt_line", 1 << 20,
+                          ranks=chips)
+    assert more.time_s - plain.time_s == pytest.approx(phases * chips * 1e-6, rel=1e-6)
+    assert calibrated_launch(machine(launch_per_device="1us"), chips) == \
+        pytest.approx(3e-6 + chips * 1e-6)
+
+
 def test_run_collective_takes_alpha_and_gamma_from_the_calibration():
     topo = parse_topology("dgx-h100")
     calibrated = run_collective("allreduce", topo, "ring", "8KiB").time_s

@@ -17,7 +17,8 @@ per step (tt-metal CCL_bandwidth.md, "Bytes through the bottleneck link"):
 * all-reduce: reduce-scatter, then all-gather (two CCL phases, as tt-metal runs it).
 
 Every phase starts with a barrier over the ranks (the op's entry barrier) and a fixed cost
-``launch`` per rank, read from the topology's calibration (:mod:`netsim.topology.calibration`).
+per rank, ``launch + launch_per_device x n`` for n chips, read from the topology's
+calibration (:mod:`netsim.topology.calibration`).
 With ``options.chunks`` = C every block moves in C slices that follow each other on every
 link. Ring runs go on the ring fabric: the deadlock-free ring fabric costs every packet
 extra link time (CCL_bandwidth.md, "What a ring costs"). The schedules say which fabric
@@ -325,7 +326,7 @@ def _build(op: str, num_ranks: int, size: float, options: AlgoOptions, *, ring: 
     c = options.chunks
     plan = Plan(op, num_ranks, size, num_ranks * HALVES * c, options)
     order = rank_order(options.order, num_ranks, options, "ring" if ring else "line")
-    launch = calibrated_launch(options.topology)
+    launch = calibrated_launch(options.topology, num_ranks)
     done = None
     if op in ("reducescatter", "allreduce"):
         if direct_rs:
@@ -358,7 +359,7 @@ def _not_too_many(num_ranks: int, options: AlgoOptions) -> str | None:
 def _no_launch(num_ranks: int, options: AlgoOptions) -> bool:
     """Whether the schedule scales with the size (registry ``size_linear``): all but the
     launch cost does (bytes and reductions), so where the machine has none."""
-    return not calibrated_launch(options.topology) > 0
+    return not calibrated_launch(options.topology, num_ranks) > 0
 
 
 def _register(op: str, what: str) -> None:

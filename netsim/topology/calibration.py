@@ -11,6 +11,7 @@ which a switch or a chip can add numbers. A topology file states those costs onc
       header: 48B              # ... and its header: efficiency from Ethernet framing
       alpha: 3.4us             # per-message software overhead at the sender
       launch: 4.5us            # fixed cost per collective phase (barrier, setup)
+      launch_per_device: 1us   # ... plus this per device of the collective (dispatch)
       gamma: 50GB/s            # reduction rate of an endpoint (bytes reduced per second)
       reduce_bandwidth: 1TB/s  # in-switch (NVLS) reduction rate of every reducing switch
       fabric: ring             # 'line', 'ring' (deadlock-free ring fabric) or 'auto'
@@ -29,7 +30,7 @@ tt-metal's CCL_bandwidth.md states), P the packet payload and t_ring the ring fa
 per-packet cost (0 on a line fabric). With ``fabric: auto`` the links load at line-fabric
 rates and :func:`on_fabric` gives the ring-fabric machine to algorithms that run on one
 (tt-metal's ring CCLs configure FABRIC_1D_RING, its line CCLs FABRIC_1D). Reducing switches get ``reduce_bandwidth``. The rest
-(alpha, launch, gamma) is read at run time: :func:`calibrated_alpha` by
+(alpha, launch, launch_per_device, gamma) is read at run time: :func:`calibrated_alpha` by
 :func:`netsim.run.collective.run_collective` when the caller gives no alpha, and so on. The
 applied calibration is kept in ``topology.meta['calibration']`` as plain values.
 """
@@ -64,6 +65,7 @@ _KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
     "frame_overhead": ("size", ()),
     "alpha": ("time", ()),
     "launch": ("time", ()),
+    "launch_per_device": ("time", ()),
     "gamma": ("rate", ()),
     "reduce_bandwidth": ("rate", ("reduce_bw",)),
     "fabric": ("fabric", ()),
@@ -129,6 +131,7 @@ class Calibration:
     frame_overhead: float = ETH_FRAME_OVERHEAD
     alpha: float = 0.0
     launch: float = 0.0
+    launch_per_device: float = 0.0
     gamma: float | None = None
     reduce_bandwidth: float | None = None
     fabric: str = "line"
@@ -266,10 +269,13 @@ def calibrated_gamma(topology) -> float | None:
     return calibration.gamma if calibration is not None else None
 
 
-def calibrated_launch(topology) -> float:
-    """Fixed cost (s) of one collective phase from the calibration, 0 without one."""
+def calibrated_launch(topology, devices: int = 0) -> float:
+    """Fixed cost (s) of one collective phase over ``devices`` devices from the
+    calibration: ``launch + launch_per_device * devices``, 0 without one."""
     calibration = calibration_of(topology)
-    return calibration.launch if calibration is not None else 0.0
+    if calibration is None:
+        return 0.0
+    return calibration.launch + calibration.launch_per_device * devices
 
 
 def on_fabric(topology, fabric: str | None):

@@ -71,10 +71,10 @@ WH_EFF = 6144 / (6144 + 48 + 5 * 50)
     ("n300", 12.5e9 * WH_EFF),
     ("t3000", 12.5e9 * WH_EFF),
     ("galaxy-wh", 12.5e9 * WH_EFF),
-    # ring fabric: P / (P / (R e) + t), t = 17.9 ns per 8192 B packet (fitted, galaxy-bh.yaml),
+    # fabric auto: links load at line-fabric rates, R e with 8192 B + 48 B framing;
     # R = 25 GB/s: today's Blackhole links (the rated 50 GB/s is galaxy-bh,rated)
-    ("galaxy-bh", 8192 / (8192 / (25e9 * 8192 / (8192 + 48 + 6 * 50)) + 17.9e-9)),
-    ("galaxy-bh,rated", 8192 / (8192 / (50e9 * 8192 / (8192 + 48 + 6 * 50)) + 17.9e-9)),
+    ("galaxy-bh", 25e9 * 8192 / (8192 + 48 + 6 * 50)),
+    ("galaxy-bh,rated", 50e9 * 8192 / (8192 + 48 + 6 * 50)),
     ("tpu-v4-4x4x4", 45e9),
 ])
 def test_links_carry_line_rate_times_payload_efficiency(spec, rate):

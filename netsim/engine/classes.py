@@ -97,7 +97,7 @@ from __future__ import annotations
 import numpy as np
 
 from .heaps import _heap_max_upto, _heap_remove, _heap_set, _put, _rise, _take
-from .events import _REL_TOL, I_SOLVED, links_off, njit
+from .events import _REL_TOL, I_SOLVED, flows_at, links_off, njit
 
 __all__ = ["new_state", "start", "first_finish", "take_done", "add", "resolve", "end_event",
            "hand_back"]
@@ -347,7 +347,7 @@ def _move(f, c, d, pinned, path_start, path_len, path_links, weight, weighted, f
     _add_member(f, d, fm, ci, thr, sub_bytes)
     for j in range(path_start[f], path_start[f] + path_len[f]):
         other = path_links[j]
-        w = np.int64(weight[j]) if weighted else 1
+        w = flows_at(j, weight, weighted)
         lifted = pinned and ei[EM, _find(c, other, n_links, htab, bits, ei)] == 1
         _count(c, other, -1, -w, n_links, htab, bits, ei, ci, lhead, efree, tops)
         _count(d, other, 1, w, n_links, htab, bits, ei, ci, lhead, efree, tops)
@@ -986,8 +986,8 @@ def add(started, n_started, now, n_active, paths, draining, st):
         thr[f] = remaining[f]
         _add_member(f, sc[0], fm, ci, thr, sub_bytes)
         for j in range(path_start[f], path_start[f] + path_len[f]):
-            _count(sc[0], path_links[j], 1, np.int64(weight[j]) if weighted else 1, n_links,
-                   htab, bits, ei, ci, lhead, efree, tops)
+            _count(sc[0], path_links[j], 1, flows_at(j, weight, weighted), n_links, htab,
+                   bits, ei, ci, lhead, efree, tops)
             _open(f, path_links[j], lfl_start, lfl_win, lfl)
     return n_active
 
@@ -1028,7 +1028,7 @@ def take_done(now, before, limit, n_active, paths, links, draining, st):
             for j in range(path_start[f], path_start[f] + path_len[f]):
                 link = path_links[j]
                 was = _load_of(link, load) >= capacity[link] * (1 - _NEAR)
-                w = np.int64(weight[j]) if weighted else 1
+                w = flows_at(j, weight, weighted)
                 _count(c, link, -1, -w, n_links, htab, bits, ei, ci, lhead, efree, tops)
                 _add_load(link, -r * w, load)
                 if lhead[link] < 0:

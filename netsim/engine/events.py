@@ -38,7 +38,7 @@ else:                                   # pragma: no cover - exercised without n
 
 __all__ = ["AVAILABLE", "DONE", "PAUSED", "NO_CAPACITY", "STOPPED", "next_time", "done_limit",
            "retire",
-           "timed", "make_room", "links_on", "links_off", "note_peaks"]
+           "timed", "make_room", "flows_at", "links_on", "links_off", "note_peaks"]
 
 #: Status codes of :func:`netsim.engine.loop.run_events`: STOPPED before an event whose
 #: merge window reaches ``floats[F_STOP]`` (a link fault, which the executor applies).
@@ -262,6 +262,13 @@ def make_room(n_stack, t, ops, ht, hq, size, seq):
 # -- links -----------------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
+def flows_at(j, weight, weighted):
+    """How many flows path incidence j stands for: its symmetry weight (a whole number,
+    ``symmetry.quotient``), 1 where paths are unweighted."""
+    return np.int64(np.rint(weight[j])) if weighted else np.int64(1)
+
+
+@njit(cache=True, inline="always")
 def links_on(f, now, path_start, path_len, path_links, weight, weighted, link_count,
              busy_from, grown, n_grown):
     """Sub-flow f starts draining at ``now``: count it on its links (a link that was idle
@@ -270,7 +277,7 @@ def links_on(f, now, path_start, path_len, path_links, weight, weighted, link_co
         link = path_links[j]
         if link_count[link] == 0:
             busy_from[link] = now
-        link_count[link] += np.int64(np.rint(weight[j])) if weighted else 1
+        link_count[link] += flows_at(j, weight, weighted)
         grown[n_grown] = link
         n_grown += 1
     return n_grown
@@ -282,7 +289,7 @@ def links_off(f, now, path_start, path_len, path_links, weight, weighted, link_c
     """Sub-flow f stops draining at ``now``: a link it leaves idle was busy until now."""
     for j in range(path_start[f], path_start[f] + path_len[f]):
         link = path_links[j]
-        link_count[link] -= np.int64(np.rint(weight[j])) if weighted else 1
+        link_count[link] -= flows_at(j, weight, weighted)
         if link_count[link] == 0:
             link_busy[link] += now - busy_from[link]
 

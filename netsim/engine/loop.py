@@ -263,6 +263,8 @@ def _resolve(solver, sts, n_started, now, n_active, paths, capacity, draining, i
 
 @njit(cache=True, _nrt=False)
 def _refill(sts, n_started, now, n_active, paths, capacity, draining, ints, floats, warm):
+    # engine.classes' state is taken out of the states here, in a step without reference
+    # counting, not in the inlined _resolve, where the loop would count each of its arrays
     return classes.resolve(n_started, now, n_active, paths, capacity, draining, sts[1], ints,
                            floats, warm)
 
